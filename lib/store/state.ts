@@ -1,0 +1,239 @@
+// The in-memory state shared by every Store implementation: live records, tombstones and ordered
+// keys per collection, and the one function that applies a batch. The memory store wraps it with a
+// serial queue; the file store wraps it with a journal. Keeping the apply logic here means both
+// stores cannot disagree about what a batch does (SPEC: one interface, one conformance suite).
+import type { JsonObject } from '../json.js';
+import type {
+  Applied,
+  Batch,
+  Commit,
+  Expectation,
+  Mutation,
+  ScanOptions,
+  StoredRecord,
+  Tombstone,
+} from './types.js';
+import { insertKey, removeKey, upperBound } from './sorted-keys.js';
+
+interface CollectionState {
+  readonly records: Map<string, StoredRecord>;
+  readonly tombstones: Map<string, Tombstone>;
+  /** Ascending ids of `records`. */
+  readonly keys: string[];
+  lastModified: number | undefined;
+}
+
+export type Verdict =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly index: number; readonly current?: StoredRecord };
+
+export class StoreState {
+  private readonly spaces = new Map<string, CollectionState>();
+  private lastSeq = 0;
+
+  constructor(private readonly now: () => number) {}
+
+  get seq(): number {
+    return this.lastSeq;
+  }
+
+  get(collection: string, id: string): StoredRecord | undefined {
+    const record = this.spaces.get(collection)?.records.get(id);
+    if (record === undefined || this.isExpired(record)) return undefined;
+    return record;
+  }
+
+  getTombstone(collection: string, id: string): Tombstone | undefined {
+    const tombstone = this.spaces.get(collection)?.tombstones.get(id);
+    if (tombstone === undefined || tombstone.retainUntil <= this.now()) return undefined;
+    return tombstone;
+  }
+
+  scan(collection: string, options: ScanOptions = {}): StoredRecord[] {
+    const space = this.spaces.get(collection);
+    if (space === undefined) return [];
+    const limit = options.limit ?? Number.POSITIVE_INFINITY;
+    const out: StoredRecord[] = [];
+    let at = options.after === undefined ? 0 : upperBound(space.keys, options.after);
+    for (; at < space.keys.length && out.length < limit; at++) {
+      const record = space.records.get(space.keys[at] as string) as StoredRecord;
+      if (!this.isExpired(record)) out.push(record);
+    }
+    return out;
+  }
+
+  count(collection: string): number {
+    return this.spaces.get(collection)?.records.size ?? 0;
+  }
+
+  collections(): string[] {
+    const names: string[] = [];
+    for (const [name, space] of this.spaces) if (space.records.size > 0) names.push(name);
+    return names.sort();
+  }
+
+  lastModified(collection: string): number | undefined {
+    return this.spaces.get(collection)?.lastModified;
+  }
+
+  /** Checks every expectation of the batch against the current state without changing anything. */
+  check(batch: Batch): Verdict {
+    // Mutations later in a batch see the effect of earlier ones, so simulate presence per key.
+    const pending = new Map<string, StoredRecord | null>();
+    for (let index = 0; index < batch.mutations.length; index++) {
+      const mutation = batch.mutations[index] as Mutation;
+      const key = `${mutation.collection}\u0000${mutation.id}`;
+      const current = pending.has(key) ? (pending.get(key) ?? undefined) : this.get(mutation.collection, mutation.id);
+      if (mutation.kind === 'restore') {
+        const tombstone = this.getTombstone(mutation.collection, mutation.id);
+        if (current !== undefined || tombstone === undefined) return conflict(index, current);
+        pending.set(key, { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: tombstone.doc });
+        continue;
+      }
+      if (mutation.expect !== undefined && !meets(mutation.expect, current)) return conflict(index, current);
+      pending.set(
+        key,
+        mutation.kind === 'put'
+          ? { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: mutation.doc }
+          : null,
+      );
+    }
+    return { ok: true };
+  }
+
+  /**
+   * Applies a batch that `check` accepted (or that a journal recorded as accepted). `seq` and `at`
+   * come from the caller so that replaying a journal reproduces the original versions and times.
+   */
+  apply(batch: Batch, seq: number, at: number): Commit {
+    const applied: Applied[] = [];
+    for (const mutation of batch.mutations) applied.push(this.applyOne(mutation, seq, at));
+    this.lastSeq = Math.max(this.lastSeq, seq);
+    return { seq, at, applied };
+  }
+
+  /** Drops expired records and tombstones; returns how many entries were removed. */
+  purgeExpired(): number {
+    const now = this.now();
+    let removed = 0;
+    for (const space of this.spaces.values()) {
+      for (const [id, record] of space.records) {
+        if (record.expiresAt !== undefined && record.expiresAt <= now) {
+          space.records.delete(id);
+          removeKey(space.keys, id);
+          removed++;
+        }
+      }
+      for (const [id, tombstone] of space.tombstones) {
+        if (tombstone.retainUntil <= now) {
+          space.tombstones.delete(id);
+          removed++;
+        }
+      }
+    }
+    return removed;
+  }
+
+  /** Every live record and tombstone, for snapshots. */
+  *entries(): Generator<{ record?: StoredRecord; tombstone?: Tombstone }> {
+    for (const space of this.spaces.values()) {
+      for (const id of space.keys) yield { record: space.records.get(id) as StoredRecord };
+      for (const tombstone of space.tombstones.values()) yield { tombstone };
+    }
+  }
+
+  /** Loads one entry from a snapshot (no expectations, no sequence bump beyond the entry's). */
+  load(entry: { record?: StoredRecord; tombstone?: Tombstone }): void {
+    if (entry.record !== undefined) {
+      const space = this.space(entry.record.collection);
+      if (!space.records.has(entry.record.id)) insertKey(space.keys, entry.record.id);
+      space.records.set(entry.record.id, entry.record);
+      space.lastModified = Math.max(space.lastModified ?? 0, entry.record.modifiedAt);
+      this.lastSeq = Math.max(this.lastSeq, entry.record.version);
+    }
+    if (entry.tombstone !== undefined) {
+      const space = this.space(entry.tombstone.collection);
+      space.tombstones.set(entry.tombstone.id, entry.tombstone);
+      space.lastModified = Math.max(space.lastModified ?? 0, entry.tombstone.deletedAt);
+      this.lastSeq = Math.max(this.lastSeq, entry.tombstone.version, entry.tombstone.restoredVersion ?? 0);
+    }
+  }
+
+  /** Sets the sequence counter after loading a snapshot whose last commit wrote no live record. */
+  advanceSeq(seq: number): void {
+    this.lastSeq = Math.max(this.lastSeq, seq);
+  }
+
+  private applyOne(mutation: Mutation, seq: number, at: number): Applied {
+    const space = this.space(mutation.collection);
+    const previous = this.get(mutation.collection, mutation.id);
+    space.lastModified = at;
+    switch (mutation.kind) {
+      case 'put': {
+        const record = makeRecord(mutation.collection, mutation.id, seq, at, mutation.doc, mutation.expiresAt);
+        if (!space.records.has(mutation.id)) insertKey(space.keys, mutation.id);
+        space.records.set(mutation.id, record);
+        return previous === undefined ? { mutation, record } : { mutation, record, previous };
+      }
+      case 'delete': {
+        if (space.records.delete(mutation.id)) removeKey(space.keys, mutation.id);
+        if (previous !== undefined && mutation.retainUntil !== undefined) {
+          space.tombstones.set(mutation.id, {
+            collection: mutation.collection,
+            id: mutation.id,
+            version: seq,
+            deletedAt: at,
+            retainUntil: mutation.retainUntil,
+            doc: previous.doc,
+          });
+        }
+        return previous === undefined ? { mutation } : { mutation, previous };
+      }
+      case 'restore': {
+        const tombstone = space.tombstones.get(mutation.id);
+        if (tombstone === undefined) return { mutation };
+        const record = makeRecord(mutation.collection, mutation.id, seq, at, tombstone.doc, undefined);
+        if (!space.records.has(mutation.id)) insertKey(space.keys, mutation.id);
+        space.records.set(mutation.id, record);
+        space.tombstones.set(mutation.id, { ...tombstone, restoredVersion: seq });
+        return { mutation, record };
+      }
+    }
+  }
+
+  private space(collection: string): CollectionState {
+    let space = this.spaces.get(collection);
+    if (space === undefined) {
+      space = { records: new Map(), tombstones: new Map(), keys: [], lastModified: undefined };
+      this.spaces.set(collection, space);
+    }
+    return space;
+  }
+
+  private isExpired(record: StoredRecord): boolean {
+    return record.expiresAt !== undefined && record.expiresAt <= this.now();
+  }
+}
+
+function makeRecord(
+  collection: string,
+  id: string,
+  version: number,
+  modifiedAt: number,
+  doc: JsonObject,
+  expiresAt: number | undefined,
+): StoredRecord {
+  return expiresAt === undefined
+    ? { collection, id, version, modifiedAt, doc }
+    : { collection, id, version, modifiedAt, expiresAt, doc };
+}
+
+function meets(expect: Expectation, current: StoredRecord | undefined): boolean {
+  if ('absent' in expect) return current === undefined;
+  if ('present' in expect) return current !== undefined;
+  return current !== undefined && current.version === expect.version;
+}
+
+function conflict(index: number, current: StoredRecord | undefined): Verdict {
+  return current === undefined ? { ok: false, index } : { ok: false, index, current };
+}

@@ -1,0 +1,146 @@
+// The Store interface: the only thing that owns durability (design card: "the store owns
+// durability; handlers never touch fs"; "the store never knows HTTP").
+//
+// Both implementations (memory.ts, and the journal-backed file store) keep the live state in memory,
+// so reads are synchronous and cheap; only `commit` waits (for the fsync, in the file store).
+//
+// Everything later sections need lives here from the start:
+// - atomic batches: one `commit` may write an item, an idempotency record and an outbox row
+//   together (CONTRACT §6, §8); either all of it is applied or none;
+// - compare-and-set per mutation (`expect`), so a precondition evaluated by the HTTP layer cannot be
+//   overtaken by a concurrent write between evaluation and commit;
+// - ordered keys per collection (`scan` returns ids in ascending code-unit order) for keyset paging;
+// - tombstones kept until `retainUntil`, for `$undoDelete` (seed, Endpoints row 8);
+// - a version per record: the store-wide sequence number of the commit that wrote it;
+// - a change feed (`watch`) of committed batches, in commit order.
+//
+// Collections whose name starts with `$` are system spaces (idempotency records, later the inbox,
+// outbox, subscriptions and query resources). They can never collide with a user collection, whose
+// names match ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (CONTRACT §2).
+import type { JsonObject } from '../json.js';
+
+/** One live record. Immutable once returned: a write replaces the object, never edits it. */
+export interface StoredRecord {
+  readonly collection: string;
+  readonly id: string;
+  /** Sequence number of the commit that last wrote this record; strictly increasing store-wide. */
+  readonly version: number;
+  /** Milliseconds since the epoch when this record was last written (the store's clock). */
+  readonly modifiedAt: number;
+  /** Records in system spaces may expire; an expired record reads as absent. */
+  readonly expiresAt?: number;
+  readonly doc: JsonObject;
+}
+
+/** A deleted record kept for undo (seed: "Deleted resources must be retained to support this"). */
+export interface Tombstone {
+  readonly collection: string;
+  readonly id: string;
+  /** Version of the delete commit. */
+  readonly version: number;
+  readonly deletedAt: number;
+  readonly retainUntil: number;
+  /** The record as it was just before the delete. */
+  readonly doc: JsonObject;
+  /** Set when the tombstone was used to restore the record: the version the restore wrote. */
+  readonly restoredVersion?: number;
+}
+
+/** What a mutation expects of the record's current state; a mismatch fails the whole batch. */
+export type Expectation =
+  | { readonly absent: true }
+  | { readonly present: true }
+  | { readonly version: number };
+
+export type Mutation =
+  | {
+      readonly kind: 'put';
+      readonly collection: string;
+      readonly id: string;
+      readonly doc: JsonObject;
+      readonly expect?: Expectation;
+      readonly expiresAt?: number;
+    }
+  | {
+      readonly kind: 'delete';
+      readonly collection: string;
+      readonly id: string;
+      readonly expect?: Expectation;
+      /** Keep a tombstone until this time (ms); omit to delete without a trace. */
+      readonly retainUntil?: number;
+    }
+  | {
+      /** Bring back the tombstoned record; fails with a conflict if the record exists or no tombstone. */
+      readonly kind: 'restore';
+      readonly collection: string;
+      readonly id: string;
+    };
+
+export interface Batch {
+  readonly mutations: readonly Mutation[];
+}
+
+/** The effect of one applied mutation, in batch order. `record` is absent after a delete. */
+export interface Applied {
+  readonly mutation: Mutation;
+  readonly record?: StoredRecord;
+  readonly previous?: StoredRecord;
+}
+
+export interface Commit {
+  readonly seq: number;
+  readonly at: number;
+  readonly applied: readonly Applied[];
+}
+
+/** Outcomes are values, not exceptions (design card: errors are values with a problem type). */
+export type CommitResult =
+  | { readonly ok: true; readonly commit: Commit }
+  | {
+      readonly ok: false;
+      readonly reason: 'conflict';
+      /** Index of the mutation whose expectation failed. */
+      readonly index: number;
+      readonly current?: StoredRecord;
+    }
+  | {
+      readonly ok: false;
+      readonly reason: 'unavailable';
+      /** Internal description for the log; never sent to a client. */
+      readonly detail: string;
+    };
+
+export interface ScanOptions {
+  /** Return only ids strictly greater than this one (code-unit order). */
+  readonly after?: string;
+  readonly limit?: number;
+}
+
+export interface StoreHealth {
+  readonly writable: boolean;
+  /** Internal description for the log; never sent to a client. */
+  readonly detail?: string;
+}
+
+export type CommitListener = (commit: Commit) => void;
+
+export interface Store {
+  /** True when an acknowledged commit survives a crash. */
+  readonly durable: boolean;
+  get(collection: string, id: string): StoredRecord | undefined;
+  getTombstone(collection: string, id: string): Tombstone | undefined;
+  /** Records in ascending id order. */
+  scan(collection: string, options?: ScanOptions): StoredRecord[];
+  count(collection: string): number;
+  /** Names of collections holding at least one live record, sorted; `$` spaces included. */
+  collections(): string[];
+  /** Time (ms) of the last commit that changed the collection (deletes included), or undefined. */
+  lastModified(collection: string): number | undefined;
+  /** Applies the batch atomically. Resolves once it is durable (or failed). Never rejects. */
+  commit(batch: Batch): Promise<CommitResult>;
+  /** Calls `listener` after each successful commit, in commit order. Returns an unsubscribe. */
+  watch(listener: CommitListener): () => void;
+  health(): StoreHealth;
+  /** Waits for pending commits, then releases resources. */
+  close(): Promise<void>;
+}
