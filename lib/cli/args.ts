@@ -1,0 +1,100 @@
+// Command-line arguments of `resapi serve` (CONTRACT §1). Pure: argv in, options or a usage error
+// out, so every flag is unit-tested without starting anything.
+
+export interface ServeArgs {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly baseUrl?: string;
+  readonly config?: string;
+  readonly memory: boolean;
+  readonly noCacheMode: boolean;
+  readonly seed?: string;
+  readonly handlers?: string;
+}
+
+export type ParsedArgs =
+  | { readonly ok: true; readonly command: 'serve'; readonly serve: ServeArgs }
+  | { readonly ok: true; readonly command: 'help' }
+  | { readonly ok: true; readonly command: 'version' }
+  | { readonly ok: false; readonly message: string };
+
+const VALUE_FLAGS = new Set(['--host', '--port', '--data-dir', '--base-url', '--config', '--seed', '--handlers']);
+const BOOLEAN_FLAGS = new Set(['--memory', '--no-cache-mode']);
+
+export const USAGE = `Usage:
+  resapi serve [--host 127.0.0.1] [--port 3000] [--data-dir data/store] [--base-url URL]
+               [--config FILE] [--memory] [--no-cache-mode] [--seed PATH] [--handlers FILE.mjs]
+  resapi --help | --version
+
+Environment:
+  RESAPI_API_KEYS          comma-separated API keys; when set, requests need Authorization: Bearer <key>
+  RESAPI_WEBHOOK_SECRETS   comma-separated webhook signing secrets (current first, previous second)`;
+
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { ok: true, command: 'help' };
+  if (command === '--version' || command === '-v') return { ok: true, command: 'version' };
+  if (command !== 'serve') return { ok: false, message: `unknown command '${command}'` };
+  const values = new Map<string, string>();
+  const flags = new Set<string>();
+  for (let index = 0; index < rest.length; index++) {
+    const arg = rest[index] as string;
+    const equals = arg.indexOf('=');
+    const name = arg.startsWith('--') && equals !== -1 ? arg.slice(0, equals) : arg;
+    if (BOOLEAN_FLAGS.has(name)) {
+      if (equals !== -1) return { ok: false, message: `${name} takes no value` };
+      flags.add(name);
+    } else if (VALUE_FLAGS.has(name)) {
+      const value = equals !== -1 ? arg.slice(equals + 1) : rest[++index];
+      if (value === undefined || value === '') return { ok: false, message: `${name} needs a value` };
+      if (values.has(name)) return { ok: false, message: `${name} given twice` };
+      values.set(name, value);
+    } else {
+      return { ok: false, message: `unknown option '${arg}'` };
+    }
+  }
+  const port = parsePort(values.get('--port') ?? '3000');
+  if (port === undefined) return { ok: false, message: `--port must be an integer from 0 to 65535` };
+  const baseUrl = values.get('--base-url');
+  if (baseUrl !== undefined && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(baseUrl)) {
+    return { ok: false, message: `--base-url must be an absolute http(s) URL without query or fragment` };
+  }
+  const serve: ServeArgs = {
+    host: values.get('--host') ?? '127.0.0.1',
+    port,
+    dataDir: values.get('--data-dir') ?? 'data/store',
+    memory: flags.has('--memory'),
+    noCacheMode: flags.has('--no-cache-mode'),
+  };
+  return { ok: true, command: 'serve', serve: withOptional(serve, values) };
+}
+
+/** Splits a comma-separated list from the environment; empty members are dropped. */
+export function splitList(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+}
+
+function withOptional(serve: ServeArgs, values: ReadonlyMap<string, string>): ServeArgs {
+  const baseUrl = values.get('--base-url');
+  const config = values.get('--config');
+  const seed = values.get('--seed');
+  const handlers = values.get('--handlers');
+  return {
+    ...serve,
+    ...(baseUrl === undefined ? {} : { baseUrl }),
+    ...(config === undefined ? {} : { config }),
+    ...(seed === undefined ? {} : { seed }),
+    ...(handlers === undefined ? {} : { handlers }),
+  };
+}
+
+function parsePort(text: string): number | undefined {
+  if (!/^\d{1,5}$/.test(text)) return undefined;
+  const port = Number(text);
+  return port <= 65535 ? port : undefined;
+}

@@ -1,0 +1,85 @@
+// The `resapi` executable (CONTRACT §1). `serve` prints `listening on http://HOST:PORT` as the first
+// line on stdout (tests and scripts wait for it), logs to stderr, and on SIGTERM/SIGINT stops
+// accepting, drains in-flight requests (up to 10 s), flushes the store and exits 0.
+import { readFile } from 'node:fs/promises';
+import { parseConfig } from '../config.js';
+import { start, type StartOptions } from '../server.js';
+import { parseArgs, splitList, USAGE, type ServeArgs } from './args.js';
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const parsed = parseArgs(argv);
+  if (!parsed.ok) {
+    process.stderr.write(`resapi: ${parsed.message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (parsed.command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (parsed.command === 'version') {
+    process.stdout.write(`${await version()}\n`);
+    return 0;
+  }
+  return serve(parsed.serve);
+}
+
+async function serve(args: ServeArgs): Promise<number> {
+  const fileConfig = args.config === undefined ? {} : await readConfigFile(args.config);
+  if (fileConfig === undefined) return 1;
+  const options: StartOptions = {
+    ...fileConfig,
+    host: args.host,
+    port: args.port,
+    dataDir: args.dataDir,
+    memory: args.memory,
+    noCacheMode: args.noCacheMode,
+    apiKeys: splitList(process.env['RESAPI_API_KEYS']),
+    ...(args.baseUrl === undefined ? {} : { baseUrl: args.baseUrl }),
+    ...(args.seed === undefined ? {} : { seed: args.seed }),
+  };
+  let server;
+  try {
+    server = await start(options);
+  } catch (error) {
+    process.stderr.write(`resapi: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+  process.stdout.write(`listening on ${server.url}\n`);
+  const running = server;
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string): void => {
+      process.stderr.write(`resapi: ${signal}: draining and shutting down\n`);
+      running.close().then(
+        () => resolve(0),
+        (error: unknown) => {
+          process.stderr.write(`resapi: shutdown failed: ${error instanceof Error ? error.message : String(error)}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+/** Reads and validates --config; on failure prints why (naming the key) and returns undefined. */
+async function readConfigFile(path: string): Promise<Record<string, unknown> | undefined> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    process.stderr.write(`resapi: config ${path}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return undefined;
+  }
+  const parsed = parseConfig(value);
+  if (!parsed.ok) {
+    process.stderr.write(`resapi: config ${path}: ${parsed.key}: ${parsed.message}\n`);
+    return undefined;
+  }
+  return value as Record<string, unknown>;
+}
+
+async function version(): Promise<string> {
+  const manifest: unknown = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8'));
+  return typeof manifest === 'object' && manifest !== null && 'version' in manifest ? String(manifest.version) : 'unknown';
+}

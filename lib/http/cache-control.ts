@@ -1,0 +1,47 @@
+// Cache policy (seed, "Caching and conditional-request headers"; CONTRACT §4; RFC 9111 §5.2.2).
+// - Changing data is served with an ETag plus must-revalidate (seed rule 4): the default for reads
+//   is `max-age=0, must-revalidate`, so a cache may store the response but revalidates every use.
+// - Reference data gets its long max-age from the collection's config (seed rule 2).
+// - Responses that depend on the caller's credentials are `private` and carry Vary: Authorization
+//   (seed, Authentication rule 5; RFC 9111 §5.2.2.7).
+// - During risky deploys every response says `no-cache, no-store` (seed rule 6).
+// - Errors and the responses to PUT, POST and DELETE are `no-store` (CONTRACT §4).
+
+export const DEFAULT_READ_POLICY = 'max-age=0, must-revalidate';
+export const NO_STORE = 'no-store';
+export const RISKY_DEPLOY = 'no-cache, no-store';
+
+export interface CachePolicy {
+  readonly noCacheMode: boolean;
+  /** True when API keys are on: every response depends on the caller's credentials. */
+  readonly credentialed: boolean;
+  readonly perCollection: (collection: string) => string | undefined;
+}
+
+/** Cache-Control for a successful read of `collection` (undefined for the service document). */
+export function readCacheControl(policy: CachePolicy, collection?: string): string {
+  if (policy.noCacheMode) return RISKY_DEPLOY;
+  const configured = collection === undefined ? undefined : policy.perCollection(collection);
+  const value = configured ?? DEFAULT_READ_POLICY;
+  return policy.credentialed ? makePrivate(value) : value;
+}
+
+/** Cache-Control for errors and for the responses to unsafe methods. */
+export function noStoreCacheControl(policy: CachePolicy): string {
+  return policy.noCacheMode ? RISKY_DEPLOY : NO_STORE;
+}
+
+/** Vary for a response: what the representation was chosen by, plus Authorization when credentialed. */
+export function varyOf(policy: CachePolicy, negotiated: readonly string[]): string | undefined {
+  const fields = policy.credentialed ? [...negotiated, 'Authorization'] : [...negotiated];
+  return fields.length === 0 ? undefined : fields.join(', ');
+}
+
+/** Drops `public` and adds `private` (RFC 9111 §5.2.2.7): a shared cache must not store it. */
+function makePrivate(value: string): string {
+  const directives = value
+    .split(',')
+    .map((directive) => directive.trim())
+    .filter((directive) => directive !== '' && directive.toLowerCase() !== 'public' && directive.toLowerCase() !== 'private');
+  return ['private', ...directives].join(', ');
+}

@@ -1,0 +1,82 @@
+// Problem details for HTTP APIs, RFC 9457. Every error resapi sends is one of these, built from the
+// table below so that a problem `type` always maps to the same status and title (STYLE: "wire errors
+// become problems with a stable type, mapped to a status in one table").
+//
+// Type URIs are `tag:` URIs (RFC 4151): stable identifiers that need no registration and promise no
+// dereferenceable page (RFC 9457 §3.1.1 allows that). The seed's rule "Internal error details are not
+// leaked to callers" is kept by construction: `detail` of a 5xx problem is always the fixed text of
+// the table, never an internal message.
+
+export const PROBLEM_TYPE_PREFIX = 'tag:resapi,2026:problem/';
+
+export const PROBLEM_TYPES = {
+  'bad-request': { status: 400, title: 'Bad Request' },
+  'invalid-json': { status: 400, title: 'Malformed JSON body' },
+  'invalid-body': { status: 400, title: 'Invalid request body' },
+  'invalid-name': { status: 400, title: 'Invalid collection name or resource id' },
+  'invalid-header': { status: 400, title: 'Invalid header field' },
+  unauthorized: { status: 401, title: 'Unauthorized' },
+  'not-found': { status: 404, title: 'Not Found' },
+  'method-not-allowed': { status: 405, title: 'Method Not Allowed' },
+  'not-acceptable': { status: 406, title: 'Not Acceptable' },
+  'request-timeout': { status: 408, title: 'Request Timeout' },
+  conflict: { status: 409, title: 'Conflict' },
+  'idempotency-key-in-flight': { status: 409, title: 'A request with this Idempotency-Key is still in progress' },
+  'precondition-failed': { status: 412, title: 'Precondition Failed' },
+  'content-too-large': { status: 413, title: 'Content Too Large' },
+  'unsupported-media-type': { status: 415, title: 'Unsupported Media Type' },
+  'idempotency-key-reused': { status: 422, title: 'Idempotency-Key reused for a different request' },
+  'precondition-required': { status: 428, title: 'Precondition Required' },
+  'header-fields-too-large': { status: 431, title: 'Request Header Fields Too Large' },
+  internal: { status: 500, title: 'Internal Server Error' },
+  unavailable: { status: 503, title: 'Service Unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemType = keyof typeof PROBLEM_TYPES;
+
+/** One entry of the optional `errors` extension (CONTRACT §3). */
+export interface ProblemItem {
+  readonly pointer?: string;
+  readonly parameter?: string;
+  readonly header?: string;
+  readonly row?: number;
+  readonly detail: string;
+}
+
+export interface Problem {
+  readonly type: ProblemType;
+  readonly status: number;
+  readonly title: string;
+  readonly detail: string;
+  readonly errors?: readonly ProblemItem[];
+  /** Response header fields the status calls for (Allow for 405, WWW-Authenticate for 401, ...). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+const FIXED_DETAIL_5XX: Readonly<Record<number, string>> = {
+  500: 'The server could not complete the request. The X-Request-Id response header identifies it in the server log.',
+  503: 'The service cannot complete the request right now. Retry after the delay in Retry-After.',
+};
+
+export function problem(
+  type: ProblemType,
+  detail: string,
+  extras: { errors?: readonly ProblemItem[]; headers?: Readonly<Record<string, string>> } = {},
+): Problem {
+  const { status, title } = PROBLEM_TYPES[type];
+  // Rule 2 of the seed's Errors section: a 5xx never carries a caller-visible internal message.
+  const safeDetail = status >= 500 ? (FIXED_DETAIL_5XX[status] ?? FIXED_DETAIL_5XX[500] as string) : detail;
+  return { type, status, title, detail: safeDetail, ...extras };
+}
+
+/** The JSON body of a problem (RFC 9457 §3). */
+export function problemBody(p: Problem): string {
+  const body: Record<string, unknown> = {
+    type: PROBLEM_TYPE_PREFIX + p.type,
+    title: p.title,
+    status: p.status,
+    detail: p.detail,
+  };
+  if (p.errors !== undefined && p.errors.length > 0) body['errors'] = p.errors;
+  return JSON.stringify(body);
+}

@@ -1,0 +1,71 @@
+// The one place that writes responses (STYLE: "Responses are written from one place"): HEAD gets the
+// GET headers without content (RFC 9110 §9.3.2), 204 and 304 never carry content (RFC 9110 §15.3.5,
+// §15.4.5), Content-Length is always exact, and a connection we must close is closed the way
+// RFC 9112 §9.6 asks (a staged close, so the client can read our last response).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { problemBody, type Problem } from './problem.js';
+
+export const JSON_TYPE = 'application/json';
+export const PROBLEM_TYPE = 'application/problem+json';
+
+export interface Reply {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: Buffer;
+  /** Send `Connection: close` and close after a bounded drain of whatever the client still sends. */
+  readonly closeConnection?: boolean;
+}
+
+/** How long a closing connection keeps reading (and discarding) client data after the response. */
+export const LINGER_MS = 2000;
+
+export function jsonReply(status: number, body: Buffer, headers: Readonly<Record<string, string>>): Reply {
+  return { status, headers: { 'Content-Type': JSON_TYPE, ...headers }, body };
+}
+
+export function problemReply(p: Problem, headers: Readonly<Record<string, string>> = {}): Reply {
+  return {
+    status: p.status,
+    headers: { 'Content-Type': PROBLEM_TYPE, ...headers, ...p.headers },
+    body: Buffer.from(problemBody(p)),
+  };
+}
+
+export function send(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+  if (res.headersSent) return;
+  const bodiless = reply.status === 204 || reply.status === 304 || (reply.status >= 100 && reply.status < 200);
+  res.statusCode = reply.status;
+  for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
+  if (reply.closeConnection === true) {
+    res.setHeader('Connection', 'close');
+    stageClose(req);
+  }
+  if (bodiless) {
+    res.removeHeader('Content-Type');
+    res.end();
+    return;
+  }
+  const body = reply.body ?? Buffer.alloc(0);
+  res.setHeader('Content-Length', body.length);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/**
+ * RFC 9112 §9.6: a server that closes right after responding while the client is still sending
+ * makes the client's TCP stack receive a reset, which can discard our response unread. So we stop
+ * processing input, keep reading and discarding it, half-close our side once the response is out,
+ * and destroy the socket only when the client closes or after LINGER_MS. Node's server would call
+ * socket.destroySoon() after a `Connection: close` response, which destroys the socket as soon as our
+ * FIN is flushed; for this one socket we replace that with the staged close.
+ */
+function stageClose(req: IncomingMessage): void {
+  const socket: Socket = req.socket;
+  req.resume();
+  socket.destroySoon = function stagedDestroy(this: Socket): void {
+    this.end();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS);
+    timer.unref();
+    this.once('close', () => clearTimeout(timer));
+  };
+}

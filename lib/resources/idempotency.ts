@@ -1,0 +1,74 @@
+// Idempotency keys on POST (seed, Endpoints row 6: "With the key, a retried request is recognised and
+// deduplicated"; CONTRACT §6). The record of a request is (key, fingerprint = method + path + SHA-256
+// of the body, status, headers, body), kept 24 hours in the `$idempotency` store space, and written in
+// the same atomic batch as the resource the request created, so a crash can never leave a created
+// resource without its record (a retry would create a duplicate) or a record without its resource.
+//
+// Keys are scoped to the caller: with API keys on, two clients that happen to pick the same key do not
+// see each other's responses.
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { JsonObject } from '../json.js';
+import type { Mutation, StoredRecord } from '../store/types.js';
+import type { Reply } from '../http/respond.js';
+import { formatHttpDate } from '../http/http-date.js';
+
+export const IDEMPOTENCY_SPACE = '$idempotency';
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Only these outcomes are stored: 2xx, and the 4xx that the same request would always get again. */
+const DETERMINISTIC_4XX = new Set([400, 422]);
+
+/** The response headers a replay repeats; the rest (Date, X-Request-Id) belong to the new exchange. */
+// Last-Modified is rebuilt from the record's commit time, which is the created item's (same batch).
+const REPLAYED_HEADERS = ['Content-Type', 'Location', 'Content-Location', 'ETag', 'Cache-Control', 'Vary'];
+
+export function recordId(principal: string, key: string): string {
+  return createHash('sha256').update(`${principal}\u0000${key}`).digest('hex');
+}
+
+export function fingerprintOf(req: IncomingMessage, target: string, body: Buffer): string {
+  const bodyHash = createHash('sha256').update(body).digest('hex');
+  return `${req.method ?? ''} ${target} ${bodyHash}`;
+}
+
+export function isStorable(status: number): boolean {
+  return (status >= 200 && status < 300) || DETERMINISTIC_4XX.has(status);
+}
+
+/** The store mutation that records `reply` as the outcome of the keyed request. */
+export function recordMutation(id: string, fingerprint: string, reply: Reply, now: number): Mutation {
+  const headers: JsonObject = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = reply.headers[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  return {
+    kind: 'put',
+    collection: IDEMPOTENCY_SPACE,
+    id,
+    doc: { fingerprint, status: reply.status, headers, body: (reply.body ?? Buffer.alloc(0)).toString('utf8') },
+    expiresAt: now + IDEMPOTENCY_TTL_MS,
+  };
+}
+
+/** Rebuilds the stored response, marked as a replay. */
+export function replayOf(record: StoredRecord): Reply {
+  const headers: Record<string, string> = { 'Idempotent-Replayed': 'true' };
+  const stored = record.doc['headers'];
+  if (typeof stored === 'object' && stored !== null && !Array.isArray(stored)) {
+    for (const [name, value] of Object.entries(stored)) if (typeof value === 'string') headers[name] = value;
+  }
+  if (typeof headers['ETag'] === 'string') headers['Last-Modified'] = formatHttpDate(record.modifiedAt);
+  const body = record.doc['body'];
+  return {
+    status: Number(record.doc['status']),
+    headers,
+    body: Buffer.from(typeof body === 'string' ? body : '', 'utf8'),
+  };
+}
+
+export function fingerprintOfRecord(record: StoredRecord): string | undefined {
+  const fingerprint = record.doc['fingerprint'];
+  return typeof fingerprint === 'string' ? fingerprint : undefined;
+}

@@ -1,0 +1,195 @@
+// One resource: GET/HEAD (seed, Endpoints row 2), PUT create and replace (rows 3-4), DELETE (row 5)
+// and the undo of a delete (row 8), with the conditional-request rules of RFC 9110 §13 and CONTRACT §4.
+//
+// Preconditions are evaluated before the body is read (CONTRACT §4: "a stale If-Match with malformed
+// JSON is 412, not 400"), and the write then carries the version it was evaluated against, so a
+// concurrent write between evaluation and commit is detected by the store and the evaluation repeats.
+import { evaluatePreconditions, hasEntityTagPrecondition, type Validators } from '../http/conditional.js';
+import { formatHttpDate } from '../http/http-date.js';
+import { problem } from '../http/problem.js';
+import { jsonReply, problemReply, type Reply } from '../http/respond.js';
+import { noStoreCacheControl, readCacheControl, varyOf } from '../http/cache-control.js';
+import type { JsonObject } from '../json.js';
+import type { StoredRecord } from '../store/types.js';
+import type { App, RequestContext } from './context.js';
+import {
+  acceptsJson,
+  checkJsonContent,
+  contentReply,
+  checkSchema,
+  itemPath,
+  link,
+  preconditionFields,
+  readJsonObject,
+  verdictProblem,
+} from './common.js';
+
+/** How often a write re-evaluates its preconditions after losing a race before giving up with 503. */
+const MAX_WRITE_ATTEMPTS = 5;
+const DAY_MS = 86_400_000;
+
+export function getItem(app: App, rq: RequestContext, collection: string, id: string): Reply {
+  const notAcceptable = acceptsJson(rq.req);
+  if (notAcceptable !== undefined) return problemReply(notAcceptable);
+  const record = app.store.get(collection, id);
+  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', preconditionFields(rq.req), validatorsOf(app, record), { now: app.now() });
+  if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
+  if (record === undefined) return problemReply(problem('not-found', `There is no resource at ${itemPath(collection, id)}.`));
+  const representation = app.representations.itemJson(record);
+  const headers = readHeaders(app, collection, record);
+  // RFC 9110 §15.4.5: a 304 carries the fields a 200 would have sent for the same request.
+  if (verdict.kind === 'not-modified') return { status: 304, headers };
+  return jsonReply(200, representation.bytes, headers);
+}
+
+export async function putItem(app: App, rq: RequestContext, collection: string, id: string): Promise<Reply> {
+  const notAcceptable = acceptsJson(rq.req);
+  if (notAcceptable !== undefined) return problemReply(notAcceptable);
+  const contentProblem = checkJsonContent(rq.req, app.config.maxBodyBytes);
+  if (contentProblem !== undefined) return contentReply(contentProblem);
+  const fields = preconditionFields(rq.req);
+  if (!hasEntityTagPrecondition(fields) && !app.config.allowUnconditionalPut) {
+    // RFC 6585 §3: this server requires conditional writes, so a lost update cannot happen silently.
+    return problemReply(
+      problem(
+        'precondition-required',
+        'This PUT must be conditional: send If-None-Match: * to create the resource, or If-Match: "<etag>" (from a GET) to replace it.',
+        { errors: [{ header: 'If-Match', detail: 'required to replace' }, { header: 'If-None-Match', detail: 'send * to create' }] },
+      ),
+    );
+  }
+  let doc: JsonObject | undefined;
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    const current = app.store.get(collection, id);
+    const verdict = evaluatePreconditions('PUT', fields, validatorsOf(app, current), { now: app.now() });
+    if (verdict.kind === 'malformed') return problemReply(verdictProblem(verdict));
+    if (verdict.kind === 'failed') return problemReply(putPreconditionFailed(verdict.field, current));
+    if (doc === undefined) {
+      const body = await readJsonObject(rq.req, app.config.maxBodyBytes);
+      if (!body.ok) return body.reply;
+      const checked = checkItemBody(app, collection, id, body.doc);
+      if (!checked.ok) return problemReply(checked.problem);
+      doc = checked.doc;
+      continue; // the body took time to arrive: evaluate against the state as it is now
+    }
+    const result = await app.store.commit({
+      mutations: [{ kind: 'put', collection, id, doc, expect: current === undefined ? { absent: true } : { version: current.version } }],
+    });
+    if (result.ok) {
+      const record = result.commit.applied[0]?.record as StoredRecord;
+      return writeReply(app, current === undefined ? 201 : 200, record);
+    }
+    if (result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);
+  }
+  return unavailableReply(app, rq, 'PUT lost the race against concurrent writes too many times');
+}
+
+export async function deleteItem(app: App, rq: RequestContext, collection: string, id: string): Promise<Reply> {
+  const fields = preconditionFields(rq.req);
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    const current = app.store.get(collection, id);
+    const verdict = evaluatePreconditions('DELETE', fields, validatorsOf(app, current), { now: app.now() });
+    if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
+    // Seed row 5: DELETE is idempotent, so deleting what is not there is the same success.
+    if (current === undefined) return { status: 204, headers: {} };
+    const result = await app.store.commit({
+      mutations: [
+        {
+          kind: 'delete',
+          collection,
+          id,
+          expect: { version: current.version },
+          retainUntil: app.now() + app.config.tombstoneDays * DAY_MS,
+        },
+      ],
+    });
+    if (result.ok) return { status: 204, headers: {} };
+    if (result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);
+  }
+  return unavailableReply(app, rq, 'DELETE lost the race against concurrent writes too many times');
+}
+
+/**
+ * PUT /{c}/{id}/$undoDelete (seed row 8, CONTRACT §4): 200 with the restored representation; 404 with
+ * no tombstone; 409 when something else recreated the resource; a repeat of an undo that already
+ * restored it (and nothing changed since) → 200 again, so the undo is itself safe to retry.
+ */
+export async function undoDelete(app: App, rq: RequestContext, collection: string, id: string): Promise<Reply> {
+  const notAcceptable = acceptsJson(rq.req);
+  if (notAcceptable !== undefined) return problemReply(notAcceptable);
+  const tombstone = app.store.getTombstone(collection, id);
+  if (tombstone === undefined) {
+    return problemReply(problem('not-found', `${itemPath(collection, id)} has no deleted version to restore (deleted resources are kept for ${app.config.tombstoneDays} days).`));
+  }
+  const current = app.store.get(collection, id);
+  if (current !== undefined) {
+    if (tombstone.restoredVersion === current.version) return writeReply(app, 200, current);
+    return problemReply(problem('conflict', `${itemPath(collection, id)} exists again: it was recreated after the delete, so the undo would overwrite it.`));
+  }
+  const result = await app.store.commit({ mutations: [{ kind: 'restore', collection, id }] });
+  if (result.ok) return writeReply(app, 200, result.commit.applied[0]?.record as StoredRecord);
+  if (result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);
+  // Lost a race: someone recreated or restored it in between; answer from the new state.
+  return undoDelete(app, rq, collection, id);
+}
+
+export function validatorsOf(app: App, record: StoredRecord | undefined): Validators | undefined {
+  if (record === undefined) return undefined;
+  return { etag: app.representations.itemJson(record).etag, lastModified: record.modifiedAt };
+}
+
+/** Response to a successful PUT (CONTRACT §4): the stored representation, its ETag, Content-Location. */
+export function writeReply(app: App, status: 200 | 201, record: StoredRecord): Reply {
+  const representation = app.representations.itemJson(record);
+  const location = link(app, itemPath(record.collection, record.id));
+  const headers: Record<string, string> = {
+    ETag: representation.etag,
+    'Last-Modified': formatHttpDate(record.modifiedAt),
+    'Content-Location': location,
+    'Cache-Control': noStoreCacheControl(app.policy),
+  };
+  if (status === 201) headers['Location'] = location;
+  const vary = varyOf(app.policy, ['Accept']);
+  if (vary !== undefined) headers['Vary'] = vary;
+  return jsonReply(status, representation.bytes, headers);
+}
+
+export function unavailableReply(app: App, rq: RequestContext, detail: string): Reply {
+  app.log('error', 'store write failed', { requestId: rq.requestId, detail });
+  return problemReply(problem('unavailable', detail), { 'Retry-After': '1' });
+}
+
+function readHeaders(app: App, collection: string, record: StoredRecord): Record<string, string> {
+  const headers: Record<string, string> = {
+    ETag: app.representations.itemJson(record).etag,
+    'Last-Modified': formatHttpDate(record.modifiedAt),
+    'Cache-Control': readCacheControl(app.policy, collection),
+  };
+  const vary = varyOf(app.policy, ['Accept']);
+  if (vary !== undefined) headers['Vary'] = vary;
+  return headers;
+}
+
+/** The stored object always carries "id" equal to the path id (CONTRACT §3). */
+function checkItemBody(app: App, collection: string, id: string, body: JsonObject): { ok: true; doc: JsonObject } | { ok: false; problem: ReturnType<typeof problem> } {
+  if (Object.hasOwn(body, 'id') && body['id'] !== id) {
+    return {
+      ok: false,
+      problem: problem('invalid-body', `The body's "id" must equal the id in the path ('${id}') or be left out.`, { errors: [{ pointer: '/id', detail: `must be "${id}"` }] }),
+    };
+  }
+  const doc: JsonObject = Object.hasOwn(body, 'id') ? body : { id, ...body };
+  const schemaProblem = checkSchema(doc, app.config.collections[collection]);
+  if (schemaProblem !== undefined) return { ok: false, problem: schemaProblem };
+  return { ok: true, doc };
+}
+
+function putPreconditionFailed(field: string, current: StoredRecord | undefined): ReturnType<typeof problem> {
+  if (field === 'If-None-Match' && current !== undefined) {
+    return problem('precondition-failed', 'The resource already exists, so If-None-Match: * fails. GET it, merge, and replace it with If-Match.');
+  }
+  if (field === 'If-Match' && current === undefined) {
+    return problem('precondition-failed', 'The resource does not exist, so If-Match fails. Create it with If-None-Match: *.');
+  }
+  return problem('precondition-failed', `The ${field} precondition is not met: the resource changed. GET it again, merge, and retry with its current ETag.`);
+}

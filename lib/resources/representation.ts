@@ -1,0 +1,30 @@
+// Representations and their validators (CONTRACT §3: "ETag: strong, derived from the exact bytes of
+// the representation sent"; seed: "The ETag of one representation ... is not the ETag of another").
+// A record is immutable, so its JSON bytes and ETag are computed once and remembered per record
+// object; a write makes a new record object and so a new entry.
+import type { StoredRecord } from '../store/types.js';
+import { strongEtag } from '../http/etag.js';
+
+export interface Representation {
+  readonly bytes: Buffer;
+  readonly etag: string;
+}
+
+export class RepresentationCache {
+  private readonly json = new WeakMap<StoredRecord, Representation>();
+
+  /** The application/json representation of one record. */
+  itemJson(record: StoredRecord): Representation {
+    let representation = this.json.get(record);
+    if (representation === undefined) {
+      representation = represent(JSON.stringify(record.doc));
+      this.json.set(record, representation);
+    }
+    return representation;
+  }
+}
+
+export function represent(text: string): Representation {
+  const bytes = Buffer.from(text, 'utf8');
+  return { bytes, etag: strongEtag(bytes) };
+}

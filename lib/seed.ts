@@ -1,0 +1,82 @@
+// `--seed PATH` (CONTRACT §1): a folder of JSON files, one array per collection named after the file
+// (products.json → /products), or a json-server style db.json ({ "products": [...], ... }), loaded
+// into a store that holds no user collection yet, in one atomic batch.
+//
+// json-server data often has numeric ids; a path id is text, so `1` is stored as "1". An item with
+// no id gets a generated one. Anything that cannot be stored as given refuses the start, naming the
+// file and item, rather than loading part of it.
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { isCollectionName, isResourceId } from './names.js';
+import { newId } from './ids.js';
+import { isJsonObject, type JsonObject } from './json.js';
+import type { Mutation, Store } from './store/types.js';
+
+export type SeedResult = { readonly ok: true; readonly loaded: number } | { readonly ok: false; readonly message: string };
+
+export async function loadSeed(store: Store, path: string, now: () => number = Date.now): Promise<SeedResult> {
+  if (store.collections().some(isCollectionName)) return { ok: true, loaded: 0 };
+  const sources = await readSources(path);
+  if (!sources.ok) return sources;
+  const mutations: Mutation[] = [];
+  for (const [collection, items, file] of sources.collections) {
+    if (!isCollectionName(collection)) return { ok: false, message: `seed ${file}: '${collection}' is not a valid collection name` };
+    if (!Array.isArray(items)) return { ok: false, message: `seed ${file}: "${collection}" must be an array of objects` };
+    const seen = new Set<string>();
+    for (const [index, item] of items.entries()) {
+      if (!isJsonObject(item)) return { ok: false, message: `seed ${file}: ${collection}[${index}] is not an object` };
+      const doc = withTextId(item, now);
+      const id = doc['id'] as string;
+      if (!isResourceId(id)) return { ok: false, message: `seed ${file}: ${collection}[${index}] has an invalid id '${id}'` };
+      if (seen.has(id)) return { ok: false, message: `seed ${file}: ${collection}[${index}] repeats id '${id}'` };
+      seen.add(id);
+      mutations.push({ kind: 'put', collection, id, doc });
+    }
+  }
+  if (mutations.length === 0) return { ok: true, loaded: 0 };
+  const result = await store.commit({ mutations });
+  if (!result.ok) return { ok: false, message: `seed ${path}: the store refused the data (${result.reason})` };
+  return { ok: true, loaded: mutations.length };
+}
+
+type Sources = { ok: true; collections: [string, unknown, string][] } | { ok: false; message: string };
+
+async function readSources(path: string): Promise<Sources> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch {
+    return { ok: false, message: `seed ${path}: no such file or folder` };
+  }
+  if (info.isDirectory()) {
+    const files = (await readdir(path)).filter((name) => name.endsWith('.json')).sort();
+    const collections: [string, unknown, string][] = [];
+    for (const name of files) {
+      const file = join(path, name);
+      const parsed = await readJson(file);
+      if (!parsed.ok) return parsed;
+      collections.push([basename(name, '.json'), parsed.value, file]);
+    }
+    return { ok: true, collections };
+  }
+  const parsed = await readJson(path);
+  if (!parsed.ok) return parsed;
+  if (!isJsonObject(parsed.value)) return { ok: false, message: `seed ${path}: a db.json must be an object of arrays` };
+  return { ok: true, collections: Object.entries(parsed.value).map(([name, items]) => [name, items, path]) };
+}
+
+async function readJson(file: string): Promise<{ ok: true; value: unknown } | { ok: false; message: string }> {
+  try {
+    return { ok: true, value: JSON.parse(await readFile(file, 'utf8')) };
+  } catch (error) {
+    return { ok: false, message: `seed ${file}: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+function withTextId(item: JsonObject, now: () => number): JsonObject {
+  const id = item['id'];
+  if (typeof id === 'string') return item;
+  if (typeof id === 'number' && Number.isInteger(id)) return { ...item, id: String(id) };
+  if (id === undefined) return { id: newId(now()), ...item };
+  return { ...item, id: JSON.stringify(id) };
+}
