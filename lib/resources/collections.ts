@@ -66,7 +66,7 @@ export async function postToCollection(app: App, rq: RequestContext, collection:
 async function create(app: App, rq: RequestContext, collection: string, keyId: string | undefined): Promise<Reply> {
   const body = await readJsonObject(rq.req, app.config.maxBodyBytes);
   if (!body.ok && !body.deterministic) return body.reply;
-  const fingerprint = keyId === undefined || !body.ok ? undefined : fingerprintOf(rq.req, rq.path + (rq.query === '' ? '' : `?${rq.query}`), body.bytes);
+  const fingerprint = keyId === undefined ? undefined : fingerprintOf(rq.req, rq.path + (rq.query === '' ? '' : `?${rq.query}`), body.bytes);
   if (keyId !== undefined && fingerprint !== undefined) {
     const stored = app.store.get(IDEMPOTENCY_SPACE, keyId);
     if (stored !== undefined) {

@@ -73,7 +73,11 @@ export function tooLargeReply(limit: number): Reply {
   return { ...problemReply(tooLarge(limit)), closeConnection: true };
 }
 
-export type JsonBody = { readonly ok: true; readonly bytes: Buffer; readonly doc: JsonObject } | { readonly ok: false; readonly reply: Reply; readonly deterministic: boolean };
+/** A failed body is `deterministic` when it was read whole and the same bytes would always fail. */
+export type JsonBody =
+  | { readonly ok: true; readonly bytes: Buffer; readonly doc: JsonObject }
+  | { readonly ok: false; readonly reply: Reply; readonly deterministic: false }
+  | { readonly ok: false; readonly reply: Reply; readonly deterministic: true; readonly bytes: Buffer };
 
 /** Reads and parses a JSON object body; every failure is a reply ready to send. */
 export async function readJsonObject(req: IncomingMessage, limit: number): Promise<JsonBody> {
@@ -84,7 +88,7 @@ export async function readJsonObject(req: IncomingMessage, limit: number): Promi
       : { ok: false, reply: problemReply(problem('bad-request', 'The request body ended early.')), deterministic: false };
   }
   const parsed = parseJsonObject(body.bytes);
-  if (!parsed.ok) return { ok: false, reply: problemReply(parsed.problem), deterministic: true };
+  if (!parsed.ok) return { ok: false, reply: problemReply(parsed.problem), deterministic: true, bytes: body.bytes };
   return { ok: true, bytes: body.bytes, doc: parsed.doc };
 }
 

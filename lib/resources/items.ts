@@ -32,9 +32,10 @@ export function getItem(app: App, rq: RequestContext, collection: string, id: st
   const notAcceptable = acceptsJson(rq.req);
   if (notAcceptable !== undefined) return problemReply(notAcceptable);
   const record = app.store.get(collection, id);
+  // RFC 9110 §13.2.1: preconditions are ignored when the answer without them would not be 2xx or 412.
+  if (record === undefined) return problemReply(problem('not-found', `There is no resource at ${itemPath(collection, id)}.`));
   const verdict = evaluatePreconditions(rq.req.method ?? 'GET', preconditionFields(rq.req), validatorsOf(app, record), { now: app.now() });
   if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
-  if (record === undefined) return problemReply(problem('not-found', `There is no resource at ${itemPath(collection, id)}.`));
   const representation = app.representations.itemJson(record);
   const headers = readHeaders(app, collection, record);
   // RFC 9110 §15.4.5: a 304 carries the fields a 200 would have sent for the same request.

@@ -1,0 +1,183 @@
+// Preconditions: the four conditional request fields of RFC 9110 §13.1, evaluated in the order of
+// §13.2.2, as a pure decision that the HTTP layer applies (CONTRACT §4). No I/O, no clock unless
+// the caller leaves `now` out.
+// The caller owns §13.2.1: preconditions are evaluated only when the request, without them, would
+// get a 2xx or 412 (a GET of a missing resource is a 404 with every precondition ignored), and only
+// after the state-independent checks (CONTRACT §4: 401, 405, 406, 413, 415) and before the body.
+import { parseEntityTag, parseEntityTagList, strongCompare, weakCompare } from './etag.js';
+import type { EntityTag, EntityTagList } from './etag.js';
+import { parseHttpDate } from './http-date.js';
+
+/** Validators of the selected representation; `undefined` for the whole argument means the resource does not exist. */
+export interface Validators {
+  /** An entity-tag as sent in ETag, e.g. '"abc"'. */
+  readonly etag: string;
+  /** Last modification time in ms since the epoch; absent when the resource has none. */
+  readonly lastModified?: number;
+}
+
+/** Every received field line of each header, as in Node's req.headersDistinct (Node folds or drops duplicates in req.headers). */
+export interface PreconditionFields {
+  readonly ifMatch?: readonly string[];
+  readonly ifNoneMatch?: readonly string[];
+  readonly ifModifiedSince?: readonly string[];
+  readonly ifUnmodifiedSince?: readonly string[];
+}
+
+export type PreconditionVerdict =
+  | { readonly kind: 'proceed' }
+  | { readonly kind: 'not-modified' } // respond 304 (GET/HEAD only)
+  | { readonly kind: 'failed'; readonly field: 'If-Match' | 'If-Unmodified-Since' | 'If-None-Match' } // respond 412
+  | { readonly kind: 'malformed'; readonly field: 'If-Match' | 'If-None-Match'; readonly detail: string }; // respond 400
+
+export interface PreconditionOptions {
+  /** The origin server's clock in ms since the epoch (default Date.now()). */
+  readonly now?: number;
+}
+
+const MS_PER_SECOND = 1000;
+const PROCEED: PreconditionVerdict = Object.freeze({ kind: 'proceed' });
+const NOT_MODIFIED: PreconditionVerdict = Object.freeze({ kind: 'not-modified' });
+
+/**
+ * Decides what a conditional request gets, following RFC 9110 §13.2.2 steps 1-4 (step 5, If-Range,
+ * does not apply: resapi serves no ranges).
+ * Note: a syntactically malformed If-Match or If-None-Match is answered 400 (`malformed`) rather
+ * than ignored. The RFC does not say what to do with one; resapi's choice is that a client that sent
+ * a validator it could not express is told so, rather than having its write silently unguarded.
+ * The check comes first, so the answer to a malformed request does not depend on the resource's state.
+ * A malformed date, by contrast, is ignored, as §13.1.3 and §13.1.4 require.
+ */
+export function evaluatePreconditions(
+  method: string,
+  fields: PreconditionFields,
+  current: Validators | undefined,
+  options: PreconditionOptions = {},
+): PreconditionVerdict {
+  if (typeof method !== 'string') {
+    throw new TypeError('evaluatePreconditions: method must be a string');
+  }
+  const now = options.now ?? Date.now();
+  if (!Number.isFinite(now)) {
+    throw new TypeError('evaluatePreconditions: options.now must be a finite number');
+  }
+  const currentTag = current === undefined ? undefined : currentEntityTag(current);
+  const lastModified = current === undefined ? undefined : lastModifiedSeconds(current);
+  // RFC 9110 §9.1: method names are case-sensitive, so "get" is not GET.
+  const isRead = method === 'GET' || method === 'HEAD';
+
+  const ifMatch = readEntityTagField(fields.ifMatch);
+  if (ifMatch === 'malformed') {
+    return malformed('If-Match');
+  }
+  const ifNoneMatch = readEntityTagField(fields.ifNoneMatch);
+  if (ifNoneMatch === 'malformed') {
+    return malformed('If-None-Match');
+  }
+
+  if (ifMatch !== undefined) {
+    // §13.2.2 step 1, with §13.1.1: If-Match uses the strong comparison; false → 412.
+    if (!listMatches(ifMatch, currentTag, strongCompare)) {
+      return { kind: 'failed', field: 'If-Match' };
+    }
+  } else {
+    // §13.2.2 step 2: If-Unmodified-Since only when If-Match is absent (§13.1.4).
+    const date = readSingleDate(fields.ifUnmodifiedSince, now);
+    // §13.1.4: ignored without a modification date; false when modified after the date → 412.
+    if (date !== undefined && lastModified !== undefined && lastModified > date) {
+      return { kind: 'failed', field: 'If-Unmodified-Since' };
+    }
+  }
+
+  if (ifNoneMatch !== undefined) {
+    // §13.2.2 step 3, with §13.1.2: If-None-Match uses the weak comparison; a match makes it false,
+    // which is 304 for GET/HEAD and 412 for every other method.
+    if (listMatches(ifNoneMatch, currentTag, weakCompare)) {
+      return isRead ? NOT_MODIFIED : { kind: 'failed', field: 'If-None-Match' };
+    }
+  } else if (isRead) {
+    // §13.2.2 step 4: If-Modified-Since only for GET/HEAD and only when If-None-Match is absent (§13.1.3).
+    const date = readSingleDate(fields.ifModifiedSince, now);
+    // Note: RFC 9110 does not require ignoring a date later than the server's clock; resapi does,
+    // because it cannot be a Last-Modified this server sent (§8.8.2.1 forbids future ones) and
+    // honouring it would answer 304 to every change made before that future moment.
+    if (date !== undefined && date <= now && lastModified !== undefined && lastModified <= date) {
+      return NOT_MODIFIED; // §13.1.3: not modified since the date → false → 304
+    }
+  }
+  return PROCEED;
+}
+
+/** True when the request carries If-Match or If-None-Match (used for 428 Precondition Required, RFC 6585 §3). */
+export function hasEntityTagPrecondition(fields: PreconditionFields): boolean {
+  return isPresent(fields.ifMatch) || isPresent(fields.ifNoneMatch);
+}
+
+/** Parses an If-Match / If-None-Match field: undefined when absent. */
+function readEntityTagField(lines: readonly string[] | undefined): EntityTagList | 'malformed' | undefined {
+  if (!isPresent(lines)) {
+    return undefined;
+  }
+  // RFC 9110 §5.3: field lines of one list-based field combine, in order, into one comma-separated list.
+  return parseEntityTagList(lines.join(', ')) ?? 'malformed';
+}
+
+/**
+ * §13.1.1 / §13.1.2: "*" matches when the resource has a current representation; a list matches
+ * when any member does. Without a current representation nothing matches.
+ */
+function listMatches(
+  list: EntityTagList,
+  current: EntityTag | undefined,
+  compare: (a: EntityTag, b: EntityTag) => boolean,
+): boolean {
+  if (current === undefined) {
+    return false;
+  }
+  return list.any || list.tags.some((tag) => compare(tag, current));
+}
+
+/**
+ * Reads If-Modified-Since / If-Unmodified-Since. §13.1.3 and §13.1.4: the field is ignored (undefined)
+ * when it is not a valid HTTP-date, including when it was sent more than once (two field lines) or
+ * its value is a list of dates (which no HTTP-date parses as).
+ */
+function readSingleDate(lines: readonly string[] | undefined, now: number): number | undefined {
+  if (lines === undefined || lines.length !== 1) {
+    return undefined;
+  }
+  const [line] = lines;
+  return line === undefined ? undefined : parseHttpDate(line, now);
+}
+
+/** HTTP dates have one-second resolution (§5.6.7), so the stored time is compared in whole seconds. */
+function lastModifiedSeconds(current: Validators): number | undefined {
+  const { lastModified } = current;
+  if (lastModified === undefined) {
+    return undefined;
+  }
+  if (!Number.isFinite(lastModified)) {
+    throw new TypeError('evaluatePreconditions: current.lastModified must be a finite number');
+  }
+  return Math.floor(lastModified / MS_PER_SECOND) * MS_PER_SECOND;
+}
+
+function currentEntityTag(current: Validators): EntityTag {
+  const tag = typeof current.etag === 'string' ? parseEntityTag(current.etag) : undefined;
+  if (tag === undefined) {
+    throw new TypeError('evaluatePreconditions: current.etag must be an entity-tag such as \'"abc"\'');
+  }
+  return tag;
+}
+
+function isPresent(lines: readonly string[] | undefined): lines is readonly string[] {
+  return lines !== undefined && lines.length > 0;
+}
+
+function malformed(field: 'If-Match' | 'If-None-Match'): PreconditionVerdict {
+  return {
+    kind: 'malformed',
+    field,
+    detail: `${field} must be "*" or a comma-separated list of entity-tags such as "abc" or W/"abc".`,
+  };
+}

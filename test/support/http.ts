@@ -1,0 +1,49 @@
+// A small HTTP client for tests: exact control of methods, header lines (an array value sends one
+// field line per element) and bodies, and the raw response back.
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+
+export interface TestResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+  readonly text: string;
+  json(): unknown;
+}
+
+export interface TestRequest {
+  readonly method?: string;
+  readonly headers?: Readonly<Record<string, string | readonly string[]>>;
+  readonly body?: string | Buffer;
+}
+
+export function request(base: string, path: string, options: TestRequest = {}): Promise<TestResponse> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(base);
+    const req = httpRequest({ host: url.hostname, port: url.port, path, method: options.method ?? 'GET', agent: false });
+    for (const [name, value] of Object.entries(options.headers ?? {})) req.setHeader(name, typeof value === 'string' ? value : [...value]);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const text = body.toString('utf8');
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text, json: () => JSON.parse(text) as unknown });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+export const JSON_HEADERS = { 'Content-Type': 'application/json' } as const;
+
+/** PUT that creates (If-None-Match: *). */
+export function create(base: string, path: string, doc: unknown): Promise<TestResponse> {
+  return request(base, path, { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body: JSON.stringify(doc) });
+}
+
+/** Asserts-free accessor for a problem body's fields. */
+export function problemOf(res: TestResponse): { type: string; title: string; status: number; detail: string; errors?: unknown[] } {
+  return res.json() as { type: string; title: string; status: number; detail: string; errors?: unknown[] };
+}
