@@ -1,0 +1,115 @@
+// End to end: starting, configuring and stopping the server (CONTRACT §1).
+import { describe, it } from 'node:test';
+import { once } from 'node:events';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { start } from '../../lib/index.js';
+import { runBinary, startBinary } from '../support/binary.js';
+import { JSON_HEADERS, request } from '../support/http.js';
+import { silentLogger } from '../../lib/log.js';
+
+function configFile(content: string): { path: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'resapi-config-'));
+  const path = join(dir, 'config.json');
+  writeFileSync(path, content);
+  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+describe('resapi serve', () => {
+  it('should print "listening on http://HOST:PORT" first and serve on that port', async () => {
+    const server = await startBinary(['--memory']);
+    try {
+      assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.equal((await request(server.url, '/$health')).status, 200);
+    } finally {
+      assert.equal(await server.stop(), 0);
+    }
+  });
+
+  it('should refuse to start with exit 1 naming an unknown config key or a wrong type', async () => {
+    const unknown = configFile('{"pageSize":{"default":50,"maxx":10}}');
+    const wrongType = configFile('{"webhooks":{"retry":{"factor":"two"}}}');
+    try {
+      const first = await runBinary(['serve', '--memory', '--port', '0', '--config', unknown.path]);
+      assert.equal(first.code, 1);
+      assert.match(first.stderr, /pageSize\.maxx/);
+      assert.equal(first.stdout, '');
+      const second = await runBinary(['serve', '--memory', '--port', '0', '--config', wrongType.path]);
+      assert.equal(second.code, 1);
+      assert.match(second.stderr, /webhooks\.retry\.factor/);
+    } finally {
+      unknown.cleanup();
+      wrongType.cleanup();
+    }
+  });
+
+  it('should refuse unknown flags with exit 2 and the usage', async () => {
+    const result = await runBinary(['serve', '--bogus']);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /unknown option '--bogus'/);
+    assert.match(result.stderr, /Usage:/);
+  });
+
+  it('should finish an in-flight request on SIGTERM, then exit 0', async () => {
+    const server = await startBinary(['--memory']);
+    const url = new URL(server.url);
+    const slow = httpRequest({ host: url.hostname, port: url.port, path: '/drain/one', method: 'PUT', agent: false, headers: { ...JSON_HEADERS, 'If-None-Match': '*', 'Transfer-Encoding': 'chunked' } });
+    const status = new Promise<number>((resolve, reject) => {
+      slow.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      slow.on('error', reject);
+    });
+    slow.write('{"half":');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const exited = once(server.child, 'exit');
+    slow.end('true}');
+    assert.equal(await status, 201);
+    assert.deepEqual(await exited, [0, null]);
+    assert.match(server.stderr(), /SIGTERM/);
+  });
+
+  it('should print --no-cache-mode as Cache-Control: no-cache, no-store on every response', async () => {
+    const server = await startBinary(['--memory', '--seed', 'data/sample', '--config', 'data/config.json', '--no-cache-mode']);
+    try {
+      for (const path of ['/', '/products', '/currencies/EUR', '/products/none']) {
+        assert.equal((await request(server.url, path)).headers['cache-control'], 'no-cache, no-store', path);
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('should make links absolute with --base-url, never from the Host header', async () => {
+    const server = await startBinary(['--memory', '--base-url', 'https://api.example.test/v1/']);
+    try {
+      const res = await request(server.url, '/things/a', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*', Host: 'evil.test' }, body: '{}' });
+      assert.equal(res.headers.location, 'https://api.example.test/v1/things/a');
+      const doc = (await request(server.url, '/', { headers: { Host: 'evil.test' } })).json() as { value: { url: string }[] };
+      assert.deepEqual(doc.value.map((c) => c.url), ['https://api.example.test/v1/things']);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe('start() (library)', () => {
+  it('should listen on port 0, serve, and close', async () => {
+    const server = await start({ port: 0, memory: true, log: silentLogger, collections: { tags: { cacheControl: 'public, max-age=60' } } });
+    const created = await request(server.url, '/tags/t1', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body: '{}' });
+    assert.equal(created.status, 201);
+    assert.equal((await request(server.url, '/tags/t1')).headers['cache-control'], 'public, max-age=60');
+    await server.close();
+    await assert.rejects(request(server.url, '/tags/t1'), { code: 'ECONNREFUSED' });
+  });
+
+  it('should throw a TypeError naming an invalid option', async () => {
+    await assert.rejects(start({ port: 0, memory: true, log: silentLogger, tombstoneDays: 'soon' }), { name: 'TypeError', message: /tombstoneDays/ });
+  });
+});
