@@ -102,7 +102,7 @@ function configOf(options: StartOptions): Config {
   const fileKeys: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(options)) if (!RUNTIME_KEYS.has(key)) fileKeys[key] = value;
   const parsed = parseConfig(fileKeys);
-  if (!parsed.ok) throw new TypeError(`start(): option ${parsed.key}: ${parsed.message}`);
+  if (!parsed.ok) throw new TypeError(`start(): ${parsed.message}`);
   return parsed.config;
 }
 

@@ -73,7 +73,7 @@ async function readConfigFile(path: string): Promise<Record<string, unknown> | u
   }
   const parsed = parseConfig(value);
   if (!parsed.ok) {
-    process.stderr.write(`resapi: config ${path}: ${parsed.key}: ${parsed.message}\n`);
+    process.stderr.write(`resapi: config ${path}: ${parsed.message}\n`);
     return undefined;
   }
   return value as Record<string, unknown>;

@@ -1,0 +1,282 @@
+// The pure decision behind `PUT /{collection}/$bulk` (CONTRACT §6; seed, "Bulk price-style update
+// body"): "The service applies newPrice only when the stored value still equals currentPrice.
+// Records already updated are skipped." Replacement values applied conditionally are what make the
+// payload safe to repeat (seed, "Idempotence rules" 3): sending the same file twice skips every row
+// the second time. Increments and percentages are refused because applying them twice compounds.
+//
+// This module reads the header, converts CSV text to each stored value's type, and decides every row;
+// the HTTP layer commits `updates` in one atomic store write and answers `reportOf(plan)`.
+// Nothing here mutates the documents handed to it.
+import type { JsonObject, JsonValue } from '../json.js';
+import { isJsonObject } from '../json.js';
+
+const CURRENT = 'current';
+const NEW = 'new';
+// RFC 8259 §6 number grammar: `10`, `10.50`, `-3`, `1e2`; no `0x10`, `+1`, `.5`, `Infinity`, `NaN`.
+// Echoed CSV text is cut short: a problem detail must not repeat a megabyte field back.
+const ECHO_MAX = 64;
+const DECIMAL = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+
+export interface BulkField {
+  /** The document member the pair updates: `currentPrice`/`newPrice` → `price`. */
+  readonly field: string;
+  /** Column index of current<Field>. */
+  readonly current: number;
+  /** Column index of new<Field>. */
+  readonly next: number;
+}
+
+export interface BulkColumns {
+  /** Header name of the id column (`id` or a name ending in `Id`). */
+  readonly idColumn: string;
+  /** Column index of the id column. */
+  readonly idIndex: number;
+  readonly fields: readonly BulkField[];
+}
+
+export interface BulkProblem {
+  readonly kind: 'bulk';
+  readonly message: string;
+  /** 1-based CSV record number; the header is row 1. */
+  readonly row: number;
+}
+
+export type BulkHeaderResult = { ok: true; columns: BulkColumns } | { ok: false; problem: BulkProblem };
+
+export interface RowOutcome {
+  readonly row: number;
+  readonly id: string;
+  readonly outcome: 'applied' | 'skipped' | 'conflict' | 'notFound';
+  /** For conflicts: field → stored value (null when the member is missing). */
+  readonly actual?: Readonly<Record<string, JsonValue>>;
+}
+
+export interface BulkPlan {
+  readonly outcomes: readonly RowOutcome[];
+  /** New documents for the applied rows, id → doc (the stored doc with the new values), ready for one atomic store batch. */
+  readonly updates: ReadonlyMap<string, JsonObject>;
+}
+
+export type BulkPlanResult = { ok: true; plan: BulkPlan } | { ok: false; problem: BulkProblem };
+
+export interface BulkReport {
+  readonly applied: number;
+  readonly skipped: number;
+  readonly conflicts: readonly { row: number; id: string; actual?: Record<string, JsonValue> }[];
+  readonly notFound: readonly { row: number; id: string }[];
+}
+
+/**
+ * Header row → the id column and the current<Field>/new<Field> pairs. A name matching current<Upper…>
+ * or new<Upper…> is a pair column even when it also ends in `Id` (`currentAccountId` updates
+ * `accountId`). Anything else that is not `id` or `…Id` is refused, as are duplicates.
+ */
+export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
+  let idIndex = -1;
+  const seen = new Set<string>();
+  const pairs = new Map<string, { current: number; next: number }>();
+  for (const [index, name] of header.entries()) {
+    if (seen.has(name)) return headerProblem(`column ${quoted(name)} appears twice`);
+    seen.add(name);
+    const current = fieldAfter(name, CURRENT);
+    const field = current ?? fieldAfter(name, NEW);
+    if (field !== undefined) {
+      if (field === 'id') return headerProblem(`column ${quoted(name)}: the id cannot be changed by a bulk update`);
+      if (field.includes('/')) return headerProblem(`column ${quoted(name)}: only top-level fields can be updated`);
+      const pair = pairs.get(field) ?? { current: -1, next: -1 };
+      if (current !== undefined) pair.current = index;
+      else pair.next = index;
+      pairs.set(field, pair);
+    } else if (name === 'id' || name.endsWith('Id')) {
+      if (idIndex !== -1) return headerProblem(`two id columns: ${quoted(header[idIndex] ?? '')} and ${quoted(name)}`);
+      idIndex = index;
+    } else {
+      return headerProblem(
+        `unknown column ${quoted(name)}: expected one id column (id or <name>Id) and current<Field>/new<Field> pairs; ` +
+          'increments and percentages are not accepted because applying them twice compounds',
+      );
+    }
+  }
+  const idColumn = header[idIndex];
+  if (idColumn === undefined) return headerProblem('no id column (id or a name ending in Id, e.g. productId)');
+  const fields: BulkField[] = [];
+  for (const [field, pair] of pairs) {
+    const upper = field.charAt(0).toUpperCase() + field.slice(1);
+    if (pair.next === -1) return headerProblem(`column ${quoted(CURRENT + upper)} has no ${quoted(NEW + upper)}`);
+    if (pair.current === -1) return headerProblem(`column ${quoted(NEW + upper)} has no ${quoted(CURRENT + upper)}`);
+    fields.push({ field, current: pair.current, next: pair.next });
+  }
+  if (fields.length === 0) return headerProblem('no current<Field>/new<Field> pair, e.g. currentPrice,newPrice');
+  return { ok: true, columns: { idColumn, idIndex, fields } };
+}
+
+/**
+ * Decides every data row (row numbers start at 2) against the stored documents. A problem (400 for
+ * the whole request, nothing applied) for an empty or repeated id, or a new value that can never be
+ * stored in the field's type; everything else is an outcome.
+ */
+export function planBulk(
+  columns: BulkColumns,
+  rows: readonly (readonly string[])[],
+  lookup: (id: string) => JsonObject | undefined,
+): BulkPlanResult {
+  const outcomes: RowOutcome[] = [];
+  const updates = new Map<string, JsonObject>();
+  const firstRowOf = new Map<string, number>();
+  for (const [index, cells] of rows.entries()) {
+    const row = index + 2;
+    const id = cells[columns.idIndex];
+    if (id === undefined) return rowProblem(row, 'has fewer fields than the header');
+    if (id === '') return rowProblem(row, `the ${columns.idColumn} field is empty`);
+    const first = firstRowOf.get(id);
+    if (first !== undefined) return rowProblem(row, `id ${quoted(id)} already appears on row ${first}`);
+    firstRowOf.set(id, row);
+    const doc = lookup(id);
+    if (doc === undefined) {
+      outcomes.push({ row, id, outcome: 'notFound' });
+      continue;
+    }
+    const decided = decideRow(columns.fields, cells, doc, row, id);
+    if (!decided.ok) return decided;
+    outcomes.push(decided.outcome);
+    if (decided.updated !== undefined) updates.set(id, decided.updated);
+  }
+  return { ok: true, plan: { outcomes, updates } };
+}
+
+/** The JSON report body of CONTRACT §6. */
+export function reportOf(plan: BulkPlan): BulkReport {
+  let applied = 0;
+  let skipped = 0;
+  const conflicts: { row: number; id: string; actual?: Record<string, JsonValue> }[] = [];
+  const notFound: { row: number; id: string }[] = [];
+  for (const { row, id, outcome, actual } of plan.outcomes) {
+    if (outcome === 'applied') applied++;
+    else if (outcome === 'skipped') skipped++;
+    else if (outcome === 'notFound') notFound.push({ row, id });
+    else conflicts.push(actual === undefined ? { row, id } : { row, id, actual: { ...actual } });
+  }
+  return { applied, skipped, conflicts, notFound };
+}
+
+type RowDecision =
+  | { readonly ok: true; readonly outcome: RowOutcome; readonly updated?: JsonObject }
+  | { readonly ok: false; readonly problem: BulkProblem };
+
+/** Applied when every current matches, skipped when every field already holds its new value, else conflict. */
+function decideRow(fields: readonly BulkField[], cells: readonly string[], doc: JsonObject, row: number, id: string): RowDecision {
+  let allCurrent = true;
+  let allNew = true;
+  const actual: Record<string, JsonValue> = {};
+  const changes: [string, JsonValue][] = [];
+  for (const { field, current, next } of fields) {
+    const currentText = cells[current];
+    const nextText = cells[next];
+    if (currentText === undefined || nextText === undefined) return rowProblem(row, 'has fewer fields than the header');
+    // A missing member reads as null; hasOwn so that `constructor` is never found on the prototype.
+    const stored = Object.hasOwn(doc, field) ? (doc[field] ?? null) : null;
+    const nextValue = convert(nextText, stored);
+    if (nextValue === undefined) {
+      return rowProblem(row, `new value ${quoted(nextText)} for ${field} is not ${describe(stored)}, the type of the stored value`);
+    }
+    // A current value that cannot convert cannot equal the stored one: a conflict, not a problem.
+    const currentValue = convert(currentText, stored);
+    allCurrent &&= currentValue !== undefined && sameJson(stored, currentValue);
+    allNew &&= sameJson(stored, nextValue);
+    actual[field] = stored;
+    changes.push([field, nextValue]);
+  }
+  // Checked first, so a row whose current and new are equal is skipped, not rewritten.
+  if (allNew) return { ok: true, outcome: { row, id, outcome: 'skipped' } };
+  if (allCurrent) {
+    // fromEntries defines own properties, so no key can reach a prototype setter; the stored doc is untouched.
+    const updated: JsonObject = Object.fromEntries([...Object.entries(doc), ...changes]);
+    return { ok: true, outcome: { row, id, outcome: 'applied' }, updated };
+  }
+  return { ok: true, outcome: { row, id, outcome: 'conflict', actual } };
+}
+
+/**
+ * CSV text → a value of the stored value's type, or undefined when it cannot be one. A null (or
+ * missing) member has no type to follow, so the text is read as it looks: empty → null,
+ * `true`/`false` → boolean, decimal → number, anything else → string.
+ */
+function convert(text: string, stored: JsonValue): JsonValue | undefined {
+  if (typeof stored === 'string') return text;
+  if (typeof stored === 'number') return decimal(text);
+  if (typeof stored === 'boolean') return text === 'true' ? true : text === 'false' ? false : undefined;
+  if (stored === null) {
+    if (text === '') return null;
+    if (text === 'true' || text === 'false') return text === 'true';
+    return decimal(text) ?? text;
+  }
+  // Arrays and objects travel as JSON text, as the text/csv representation writes them.
+  const parsed = parseJson(text);
+  if (Array.isArray(stored)) return Array.isArray(parsed) ? parsed : undefined;
+  return isJsonObject(parsed) ? parsed : undefined;
+}
+
+function decimal(text: string): number | undefined {
+  if (!DECIMAL.test(text)) return undefined;
+  const value = Number(text);
+  return Number.isFinite(value) ? value : undefined; // `1e400` is decimal syntax but not a JSON number
+}
+
+function parseJson(text: string): JsonValue | undefined {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Deep JSON equality (member order ignored), iterative so deep values cannot overflow the stack. */
+function sameJson(a: JsonValue, b: JsonValue): boolean {
+  const pending: [JsonValue | undefined, JsonValue | undefined][] = [[a, b]];
+  for (let pair = pending.pop(); pair !== undefined; pair = pending.pop()) {
+    const [x, y] = pair;
+    if (x === y) continue;
+    if (Array.isArray(x)) {
+      if (!Array.isArray(y) || x.length !== y.length) return false;
+      for (const [index, item] of x.entries()) pending.push([item, y[index]]);
+    } else if (isJsonObject(x)) {
+      if (!isJsonObject(y)) return false;
+      const keys = Object.keys(x);
+      if (keys.length !== Object.keys(y).length) return false;
+      for (const key of keys) {
+        if (!Object.hasOwn(y, key)) return false;
+        pending.push([x[key], y[key]]);
+      }
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+function describe(stored: JsonValue): string {
+  if (stored === null) return 'null';
+  if (Array.isArray(stored)) return 'an array';
+  if (typeof stored === 'object') return 'an object';
+  return `a ${typeof stored}`;
+}
+
+/** `current<Upper…>` → `<lower…>`; undefined when the name is not of that form. */
+function fieldAfter(name: string, prefix: string): string | undefined {
+  if (name.length <= prefix.length || !name.startsWith(prefix)) return undefined;
+  const first = name.charCodeAt(prefix.length);
+  if (first < 0x41 || first > 0x5a) return undefined; // ASCII A-Z
+  return String.fromCharCode(first + 0x20) + name.slice(prefix.length + 1);
+}
+
+function quoted(text: string): string {
+  return JSON.stringify(text.length > ECHO_MAX ? `${text.slice(0, ECHO_MAX)}…` : text);
+}
+
+function headerProblem(message: string): { ok: false; problem: BulkProblem } {
+  return { ok: false, problem: { kind: 'bulk', message: `row 1: ${message}`, row: 1 } };
+}
+
+function rowProblem(row: number, message: string): { ok: false; problem: BulkProblem } {
+  return { ok: false, problem: { kind: 'bulk', message: `row ${row}: ${message}`, row } };
+}

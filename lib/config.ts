@@ -1,0 +1,300 @@
+// Configuration: CONTRACT §1 "Config file" (the same object is `start()`'s options). Every key is
+// optional; what is given is validated and merged over DEFAULT_CONFIG; an unknown key or a wrong
+// type is refused naming the dotted key path, so `resapi serve` can refuse to start naming it.
+// Bounds chosen here (the contract fixes only the defaults), and why:
+// - tombstoneDays: a finite number 0–36500; 0 means no undo window, fractions allow short windows.
+// - maxBodyBytes: an integer 1–1073741824 (1 GiB); the cap bounds the memory a request may take.
+// - pageSize.max: an integer 1–1000 (CONTRACT §5: 1 ≤ N ≤ 1000); pageSize.default: an integer
+//   1–1000 and at most pageSize.max; when only max is given and it is below the default, the default
+//   becomes max (so `{ "pageSize": { "max": 20 } }` works).
+// - collections: names match ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (CONTRACT §2). cacheControl is sent as a
+//   header (RFC 9110 §5.5): 1–1024 visible ASCII characters and inner spaces, so no CR, LF or other
+//   control character can split the response. schema field names are ASCII OData identifiers
+//   (^[A-Za-z_][A-Za-z0-9_]{0,127}$, the ASCII subset of the CSDL SimpleIdentifier) that $filter and
+//   $select can address; types are one of the five FieldType names; "id" may be declared only as
+//   "string", because the stored id is always the path id (CONTRACT §3).
+// - webhooks.path: "/" and one or more non-empty RFC 3986 path segments (pchar), no query, fragment
+//   or trailing "/". webhooks.toleranceS: an integer 1–86400. webhooks.dedupDays: a finite number
+//   above 0 and at most 36500; 0 would turn off the only replay defence that holds (CONTRACT §7).
+// - workers: integers 1–256. retry.attempts: an integer 1–1000. retry.factor: a finite number 1–100.
+//   retry.baseMs: an integer 0–2147483647 (0 lets tests run a whole schedule at once); retry.capMs:
+//   an integer from baseMs to 2147483647, Node's timer ceiling (a longer delay fires at once).
+//   outbox.timeoutMs: an integer 1–2147483647.
+// "__proto__" (like any name not listed) is reported as unknown, never merged: results are fresh
+// objects built from the known keys only, frozen like DEFAULT_CONFIG.
+
+const MAX_TIMER_MS = 2_147_483_647;
+const MAX_DAYS = 36_500;
+const MAX_BODY_BYTES = 1_073_741_824;
+const MAX_PAGE_SIZE = 1000;
+const MAX_WORKERS = 256;
+const MAX_ATTEMPTS = 1000;
+const MAX_FACTOR = 100;
+const MAX_TOLERANCE_S = 86_400;
+const MAX_CACHE_CONTROL_LENGTH = 1024;
+const MAX_QUOTED_KEY_LENGTH = 40;
+const COLLECTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const WEBHOOK_PATH = /^(?:\/(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})+)+$/;
+// VCHAR first and last, VCHAR or SP between (RFC 9110 §5.5 field-value without HTAB or obs-text).
+const HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+// A key segment shown bare in a dotted path; anything else is shown JSON-quoted so it stays readable.
+const PLAIN_KEY_SEGMENT = /^[A-Za-z0-9_$-]{1,128}$/;
+const FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'boolean', 'object', 'array'];
+
+/** Delay before attempt n+1: min(capMs, baseMs × factor^n), jittered by the caller (CONTRACT §7, §8). */
+export interface RetrySchedule {
+  readonly baseMs: number; readonly factor: number; readonly capMs: number; readonly attempts: number;
+}
+export type FieldType = 'string' | 'number' | 'boolean' | 'object' | 'array';
+export interface CollectionConfig {
+  readonly cacheControl?: string;
+  readonly schema?: Readonly<Record<string, FieldType>>;
+}
+export interface PageSizeConfig { readonly default: number; readonly max: number }
+export interface WebhooksConfig {
+  readonly path: string; readonly toleranceS: number; readonly requireTimestamp: boolean;
+  readonly dedupDays: number; readonly workers: number; readonly retry: RetrySchedule;
+}
+export interface OutboxConfig { readonly workers: number; readonly timeoutMs: number; readonly retry: RetrySchedule }
+export interface Config {
+  readonly allowUnconditionalPut: boolean;
+  readonly tombstoneDays: number;
+  readonly maxBodyBytes: number;
+  readonly pageSize: PageSizeConfig;
+  readonly collections: Readonly<Record<string, CollectionConfig>>;
+  readonly webhooks: WebhooksConfig;
+  readonly outbox: OutboxConfig;
+}
+export type ConfigResult =
+  | { readonly ok: true; readonly config: Config }
+  | { readonly ok: false; readonly key: string /* dotted path, e.g. "webhooks.retry.factor" */; readonly message: string };
+
+/** The defaults of CONTRACT §1, deeply frozen. */
+export const DEFAULT_CONFIG: Config = deepFreeze({
+  allowUnconditionalPut: false,
+  tombstoneDays: 30,
+  maxBodyBytes: 1_048_576,
+  pageSize: { default: 50, max: 1000 },
+  collections: {},
+  webhooks: {
+    path: '/webhooks', toleranceS: 300, requireTimestamp: false, dedupDays: 30, workers: 4,
+    retry: { baseMs: 1000, factor: 2, capMs: 300_000, attempts: 8 },
+  },
+  outbox: { workers: 4, timeoutMs: 5000, retry: { baseMs: 1000, factor: 3, capMs: 21_600_000, attempts: 15 } },
+});
+
+type Problem = { readonly ok: false; readonly key: string; readonly message: string };
+type Checked<T> = { readonly ok: true; readonly value: T } | Problem;
+/** Validates `value` found at dotted path `key`; `fallback` is what an absent (undefined) value means. */
+type Reader<T> = (value: unknown, key: string, fallback: T) => Checked<T>;
+type Readers<T> = { readonly [K in keyof T]-?: Reader<T[K]> };
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+/**
+ * A cross-field rule run on the merged object before it is frozen; it may adjust a value the input
+ * did not set (`source` tells which keys the input itself set).
+ */
+type ObjectRule<T> = (merged: Mutable<T>, source: Readonly<Record<string, unknown>>, key: string) => Problem | undefined;
+
+const RETRY = fields<RetrySchedule>(
+  {
+    baseMs: integer(0, MAX_TIMER_MS),
+    factor: decimal(1, MAX_FACTOR),
+    capMs: integer(0, MAX_TIMER_MS),
+    attempts: integer(1, MAX_ATTEMPTS),
+  },
+  (retry, source, key) => {
+    if (retry.capMs >= retry.baseMs) return undefined;
+    return Object.hasOwn(source, 'capMs')
+      ? fail(joinKey(key, 'capMs'), `must not be less than ${joinKey(key, 'baseMs')} (${retry.baseMs}), got ${retry.capMs}`)
+      : fail(joinKey(key, 'baseMs'), `must not exceed ${joinKey(key, 'capMs')} (${retry.capMs}), got ${retry.baseMs}`);
+  },
+);
+
+const SCHEMA = record(fieldName, fieldType);
+
+const COLLECTION = fields<CollectionConfig>(
+  { cacheControl: optional(cacheControl), schema: optional((value, key) => SCHEMA(value, key, {})) },
+  (collection, _source, key) =>
+    collection.schema?.id === undefined || collection.schema.id === 'string'
+      ? undefined
+      : fail(joinKey(joinKey(key, 'schema'), 'id'), 'must be "string" when declared: the stored id is always the path id'),
+);
+
+const CONFIG = fields<Config>({
+  allowUnconditionalPut: boolean,
+  tombstoneDays: decimal(0, MAX_DAYS),
+  maxBodyBytes: integer(1, MAX_BODY_BYTES),
+  pageSize: fields<PageSizeConfig>(
+    { default: integer(1, MAX_PAGE_SIZE), max: integer(1, MAX_PAGE_SIZE) },
+    (pageSize, source, key) => {
+      if (pageSize.default <= pageSize.max) return undefined;
+      // Only a max was given: the default follows it down rather than refusing a plain `{ max: 20 }`.
+      if (!Object.hasOwn(source, 'default')) {
+        pageSize.default = pageSize.max;
+        return undefined;
+      }
+      return fail(joinKey(key, 'default'), `must not exceed ${joinKey(key, 'max')} (${pageSize.max}), got ${pageSize.default}`);
+    },
+  ),
+  collections: record(collectionName, (value, key) => COLLECTION(value, key, {})),
+  webhooks: fields<WebhooksConfig>({
+    path: webhookPath,
+    toleranceS: integer(1, MAX_TOLERANCE_S),
+    requireTimestamp: boolean,
+    dedupDays: decimal(0, MAX_DAYS, true),
+    workers: integer(1, MAX_WORKERS),
+    retry: RETRY,
+  }),
+  outbox: fields<OutboxConfig>({
+    workers: integer(1, MAX_WORKERS),
+    timeoutMs: integer(1, MAX_TIMER_MS),
+    retry: RETRY,
+  }),
+});
+
+/**
+ * Validates a parsed JSON value (every key optional) and merges it over DEFAULT_CONFIG. An unknown
+ * key or a wrong type → { ok: false } naming the key. `undefined` (no options) yields the defaults.
+ */
+export function parseConfig(input: unknown): ConfigResult {
+  if (input !== undefined && asPlainObject(input) === undefined) {
+    return fail('', `the configuration must be a JSON object, got ${describe(input)}`);
+  }
+  const checked = CONFIG(input, '', DEFAULT_CONFIG);
+  return checked.ok ? { ok: true, config: checked.value } : checked;
+}
+
+// An object with a fixed set of keys: unknown keys are refused, absent ones come from the fallback.
+function fields<T extends object>(readers: Readers<T>, rule?: ObjectRule<T>): Reader<T> {
+  const known = Object.keys(readers) as (keyof T & string)[];
+  return (value, key, fallback) => {
+    const source = value === undefined ? {} : asPlainObject(value);
+    if (source === undefined) return fail(key, `must be an object, got ${describe(value)}`);
+    for (const name of Object.keys(source)) {
+      if (!Object.hasOwn(readers, name)) {
+        return fail(joinKey(key, name), `is not a known key (known keys: ${known.join(', ')})`);
+      }
+    }
+    const merged: Mutable<T> = { ...fallback };
+    for (const name of known) {
+      // Only own properties count: an absent key must never pick up something from Object.prototype.
+      const given = Object.hasOwn(source, name) ? source[name] : undefined;
+      const checked = readers[name](given, joinKey(key, name), fallback[name]);
+      if (!checked.ok) return checked;
+      if (checked.value !== undefined) merged[name] = checked.value;
+    }
+    const problem = rule?.(merged, source, key);
+    return problem ?? { ok: true, value: Object.freeze(merged) };
+  };
+}
+
+// An object whose keys the user chooses (collection names, schema field names). An absent record is
+// the fallback, read again so that the result is a fresh object all the same.
+function record<T>(
+  nameProblem: (name: string) => string | undefined,
+  entry: (value: unknown, key: string) => Checked<T>,
+): Reader<Readonly<Record<string, T>>> {
+  return (value, key, fallback) => {
+    const source = value === undefined ? fallback : asPlainObject(value);
+    if (source === undefined) return fail(key, `must be an object, got ${describe(value)}`);
+    const entries: [string, T][] = [];
+    for (const name of Object.keys(source)) {
+      const invalid = nameProblem(name);
+      if (invalid !== undefined) return fail(joinKey(key, name), invalid);
+      const checked = entry(source[name], joinKey(key, name));
+      if (!checked.ok) return checked;
+      entries.push([name, checked.value]);
+    }
+    // Object.fromEntries defines own data properties, so even an odd name could not reach a prototype.
+    return { ok: true, value: Object.freeze(Object.fromEntries(entries)) };
+  };
+}
+
+function optional<T>(reader: (value: unknown, key: string) => Checked<T>): Reader<T | undefined> {
+  return (value, key, fallback) => (value === undefined ? { ok: true, value: fallback } : reader(value, key));
+}
+
+function boolean(value: unknown, key: string, fallback: boolean): Checked<boolean> {
+  if (value === undefined) return { ok: true, value: fallback };
+  return typeof value === 'boolean' ? { ok: true, value } : fail(key, `must be true or false, got ${describe(value)}`);
+}
+
+function integer(min: number, max: number): Reader<number> {
+  return (value, key, fallback) => {
+    if (value === undefined) return { ok: true, value: fallback };
+    if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return { ok: true, value };
+    return fail(key, `must be an integer from ${min} to ${max}, got ${describe(value)}`);
+  };
+}
+
+function decimal(min: number, max: number, minExclusive = false): Reader<number> {
+  return (value, key, fallback) => {
+    if (value === undefined) return { ok: true, value: fallback };
+    if (typeof value === 'number' && (minExclusive ? value > min : value >= min) && value <= max) return { ok: true, value };
+    const range = minExclusive ? `above ${min} and at most ${max}` : `from ${min} to ${max}`;
+    return fail(key, `must be a finite number ${range}, got ${describe(value)}`);
+  };
+}
+
+function cacheControl(value: unknown, key: string): Checked<string> {
+  const valid = typeof value === 'string' && value.length <= MAX_CACHE_CONTROL_LENGTH && HEADER_VALUE.test(value);
+  return valid ? { ok: true, value } : fail(key, `must be a header value of 1-${MAX_CACHE_CONTROL_LENGTH} visible `
+    + `ASCII characters (inner spaces allowed, no control characters), got ${describe(value)}`);
+}
+
+function webhookPath(value: unknown, key: string, fallback: string): Checked<string> {
+  if (value === undefined) return { ok: true, value: fallback };
+  if (typeof value === 'string' && WEBHOOK_PATH.test(value)) return { ok: true, value };
+  return fail(key, `must be a path starting with "/" made of non-empty URL path segments, got ${describe(value)}`);
+}
+
+function fieldType(value: unknown, key: string): Checked<FieldType> {
+  const type = FIELD_TYPES.find((candidate) => candidate === value);
+  if (type !== undefined) return { ok: true, value: type };
+  return fail(key, `must be one of ${FIELD_TYPES.join(', ')}, got ${describe(value)}`);
+}
+
+function collectionName(name: string): string | undefined {
+  return COLLECTION_NAME.test(name) ? undefined : 'is not a valid collection name (^[A-Za-z][A-Za-z0-9_-]{0,63}$)';
+}
+
+function fieldName(name: string): string | undefined {
+  if (name === '__proto__') return 'is not a known key: "__proto__" cannot name a field';
+  return FIELD_NAME.test(name) ? undefined : 'is not a valid field name (^[A-Za-z_][A-Za-z0-9_]{0,127}$)';
+}
+
+function asPlainObject(value: unknown): Readonly<Record<string, unknown>> | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  // A class instance (Date, Map, a prototype-injected literal) is not configuration.
+  if (prototype !== Object.prototype && prototype !== null) return undefined;
+  return value as Readonly<Record<string, unknown>>;
+}
+
+function joinKey(path: string, name: string): string {
+  const segment = PLAIN_KEY_SEGMENT.test(name) ? name : JSON.stringify(truncate(name));
+  return path === '' ? segment : `${path}.${segment}`;
+}
+
+// The message names the key too, so a caller can print it on its own.
+function fail(key: string, text: string): Problem {
+  return { ok: false, key, message: key === '' ? text : `${key} ${text}` };
+}
+
+// A short, log-safe picture of a wrong value (JSON.stringify escapes control characters).
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(truncate(value));
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a value of type ${typeof value}`;
+}
+
+function truncate(text: string): string {
+  return text.length > MAX_QUOTED_KEY_LENGTH ? `${text.slice(0, MAX_QUOTED_KEY_LENGTH)}…` : text;
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const member of Object.values(value)) if (typeof member === 'object' && member !== null) deepFreeze(member);
+  return Object.freeze(value);
+}

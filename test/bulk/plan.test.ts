@@ -1,0 +1,313 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { planBulk, readBulkHeader, reportOf } from '../../lib/bulk/plan.js';
+import type { BulkColumns, BulkPlan, BulkProblem } from '../../lib/bulk/plan.js';
+import { parseCsv } from '../../lib/csv/parse.js';
+import type { JsonObject, JsonValue } from '../../lib/json.js';
+
+function columnsOf(header: readonly string[]): BulkColumns {
+  const result = readBulkHeader(header);
+  if (!result.ok) assert.fail(`expected a header, got ${result.problem.message}`);
+  return result.columns;
+}
+
+function headerProblem(header: readonly string[]): BulkProblem {
+  const result = readBulkHeader(header);
+  if (result.ok) assert.fail(`expected a problem for ${JSON.stringify(header)}`);
+  return result.problem;
+}
+
+/** Deep-frozen docs, so any attempt to mutate them throws in the planner. */
+function storeOf(docs: readonly JsonObject[]): Map<string, JsonObject> {
+  const freeze = (value: JsonValue): void => {
+    if (typeof value === 'object' && value !== null) {
+      for (const inner of Object.values(value)) freeze(inner);
+      Object.freeze(value);
+    }
+  };
+  for (const doc of docs) freeze(doc);
+  return new Map(docs.map((doc) => [String(doc['id']), doc]));
+}
+
+/** Parses a whole CSV body and plans it, as the `$bulk` route will. */
+function plan(csv: string, store: ReadonlyMap<string, JsonObject>): { ok: true; plan: BulkPlan } | { ok: false; problem: BulkProblem } {
+  const parsed = parseCsv(csv);
+  if (!parsed.ok) assert.fail(parsed.error.message);
+  const [header = [], ...rows] = parsed.rows;
+  return planBulk(columnsOf(header), rows, (id) => store.get(id));
+}
+
+function planOf(csv: string, store: ReadonlyMap<string, JsonObject>): BulkPlan {
+  const result = plan(csv, store);
+  if (!result.ok) assert.fail(`expected a plan, got ${result.problem.message}`);
+  return result.plan;
+}
+
+function problemOf(csv: string, store: ReadonlyMap<string, JsonObject>): BulkProblem {
+  const result = plan(csv, store);
+  if (result.ok) assert.fail(`expected a problem, got ${JSON.stringify(result.plan.outcomes)}`);
+  return result.problem;
+}
+
+function outcomes(csv: string, store: ReadonlyMap<string, JsonObject>): string[] {
+  return planOf(csv, store).outcomes.map((o) => o.outcome);
+}
+
+describe('readBulkHeader', () => {
+  it('should find the id column and the current/new pair of the seed example', () => {
+    assert.deepEqual(columnsOf(['productId', 'currentPrice', 'newPrice']), {
+      idColumn: 'productId',
+      idIndex: 0,
+      fields: [{ field: 'price', current: 1, next: 2 }],
+    });
+  });
+
+  it('should accept `id`, pairs in any column order and several pairs', () => {
+    assert.deepEqual(columnsOf(['newStock', 'currentPrice', 'id', 'currentStock', 'newPrice']), {
+      idColumn: 'id',
+      idIndex: 2,
+      fields: [
+        { field: 'stock', current: 3, next: 0 },
+        { field: 'price', current: 1, next: 4 },
+      ],
+    });
+  });
+
+  it('should lowercase only the first letter after the prefix', () => {
+    assert.deepEqual(columnsOf(['id', 'currentListPrice', 'newListPrice']).fields, [{ field: 'listPrice', current: 1, next: 2 }]);
+  });
+
+  it('should read current<Name>Id as a pair, not as a second id column', () => {
+    assert.deepEqual(columnsOf(['orderId', 'currentAccountId', 'newAccountId']).fields, [{ field: 'accountId', current: 1, next: 2 }]);
+  });
+
+  it('should refuse increment and percent columns, naming row 1', () => {
+    for (const column of ['increment', 'percent']) {
+      const problem = headerProblem(['productId', column]);
+      assert.equal(problem.kind, 'bulk');
+      assert.equal(problem.row, 1);
+      assert.match(problem.message, new RegExp(`^row 1: unknown column "${column}"`));
+    }
+  });
+
+  it('should refuse names that only look like pairs or ids', () => {
+    assert.match(headerProblem(['id', 'currentprice', 'newprice']).message, /unknown column "currentprice"/);
+    assert.match(headerProblem(['ID', 'currentPrice', 'newPrice']).message, /unknown column "ID"/);
+    assert.match(headerProblem(['id', 'current', 'newPrice']).message, /unknown column "current"/);
+  });
+
+  it('should refuse a missing id column and two id columns', () => {
+    assert.match(headerProblem(['currentPrice', 'newPrice']).message, /no id column/);
+    assert.match(headerProblem(['id', 'productId', 'currentPrice', 'newPrice']).message, /two id columns: "id" and "productId"/);
+  });
+
+  it('should refuse a current without its new and a new without its current', () => {
+    assert.match(headerProblem(['id', 'currentPrice']).message, /"currentPrice" has no "newPrice"/);
+    assert.match(headerProblem(['id', 'newPrice', 'currentStock', 'newStock']).message, /"newPrice" has no "currentPrice"/);
+  });
+
+  it('should refuse duplicated columns', () => {
+    assert.match(headerProblem(['id', 'currentPrice', 'newPrice', 'newPrice']).message, /column "newPrice" appears twice/);
+  });
+
+  it('should refuse a header with no pair, a pair on the id and a nested field', () => {
+    assert.match(headerProblem(['id']).message, /no current<Field>\/new<Field> pair/);
+    assert.match(headerProblem(['productId', 'currentId', 'newId']).message, /the id cannot be changed/);
+    assert.match(headerProblem(['id', 'currentSize/w', 'newSize/w']).message, /only top-level fields/);
+  });
+});
+
+describe('planBulk', () => {
+  const csvHeader = 'productId,currentPrice,newPrice\n';
+
+  it('should apply, skip, conflict and not find rows as CONTRACT §6 says', () => {
+    const store = storeOf([
+      { id: 'p1', price: 10, name: 'one' },
+      { id: 'p2', price: 12 },
+      { id: 'p3', price: 99 },
+    ]);
+    const result = planOf(`${csvHeader}p1,10,12\np2,10,12\np3,10,12\np4,10,12\n`, store);
+    assert.deepEqual(result.outcomes, [
+      { row: 2, id: 'p1', outcome: 'applied' },
+      { row: 3, id: 'p2', outcome: 'skipped' },
+      { row: 4, id: 'p3', outcome: 'conflict', actual: { price: 99 } },
+      { row: 5, id: 'p4', outcome: 'notFound' },
+    ]);
+    assert.deepEqual([...result.updates], [['p1', { id: 'p1', price: 12, name: 'one' }]]);
+  });
+
+  it('should build new documents and leave the stored ones untouched', () => {
+    const stored: JsonObject = { id: 'p1', price: 10, tags: ['a'] };
+    const store = storeOf([stored]);
+    const updated = planOf(`${csvHeader}p1,10,11\n`, store).updates.get('p1');
+    assert.notEqual(updated, stored);
+    assert.deepEqual(stored, { id: 'p1', price: 10, tags: ['a'] });
+    assert.deepEqual(updated, { id: 'p1', price: 11, tags: ['a'] });
+  });
+
+  it('should skip every row when the same file is sent a second time', () => {
+    const store = storeOf([{ id: 'p1', price: 10 }, { id: 'p2', price: 20 }]);
+    const csv = `${csvHeader}p1,10,11\np2,20,19.5\n`;
+    const first = planOf(csv, store);
+    const after = new Map(store);
+    for (const [id, doc] of first.updates) after.set(id, doc);
+    const second = planOf(csv, after);
+    assert.deepEqual(second.outcomes.map((o) => o.outcome), ['skipped', 'skipped']);
+    assert.equal(second.updates.size, 0);
+  });
+
+  it('should apply a row with several pairs only when every current matches', () => {
+    const store = storeOf([
+      { id: 'a', price: 1, stock: 5 },
+      { id: 'b', price: 2, stock: 6 },
+      { id: 'c', price: 1, stock: 9 },
+      { id: 'd', price: 2, stock: 5 },
+    ]);
+    const csv = 'id,currentPrice,newPrice,currentStock,newStock\na,1,2,5,6\nb,1,2,5,6\nc,1,2,5,6\nd,1,2,5,6\n';
+    const result = planOf(csv, store);
+    assert.deepEqual(result.outcomes, [
+      { row: 2, id: 'a', outcome: 'applied' },
+      { row: 3, id: 'b', outcome: 'skipped' },
+      { row: 4, id: 'c', outcome: 'conflict', actual: { price: 1, stock: 9 } },
+      // Half applied already: neither every current nor every new holds.
+      { row: 5, id: 'd', outcome: 'conflict', actual: { price: 2, stock: 5 } },
+    ]);
+    assert.deepEqual(result.updates.get('a'), { id: 'a', price: 2, stock: 6 });
+  });
+
+  it('should skip a row whose current and new are equal instead of rewriting it', () => {
+    assert.deepEqual(outcomes(`${csvHeader}p1,10,10\n`, storeOf([{ id: 'p1', price: 10 }])), ['skipped']);
+  });
+
+  it('should compare numbers by value after strict decimal conversion', () => {
+    const store = storeOf([
+      { id: 'a', price: 10.5 },
+      { id: 'b', price: 100 },
+      { id: 'c', price: -3 },
+      { id: 'd', price: 16 },
+      { id: 'e', price: 0 },
+    ]);
+    const csv = `${csvHeader}a,10.50,11\nb,1e2,101\nc,-3,-4\nd,0x10,17\ne,,1\n`;
+    assert.deepEqual(outcomes(csv, store), ['applied', 'applied', 'applied', 'conflict', 'conflict']);
+  });
+
+  it('should treat a current that cannot be a number as a conflict', () => {
+    const store = storeOf([{ id: 'a', price: 5 }]);
+    for (const text of ['Infinity', 'NaN', '+5', '05', '.5', '5.', ' 5', '1e400']) {
+      assert.deepEqual(outcomes(`${csvHeader}a,${text},6\n`, store), ['conflict'], text);
+    }
+  });
+
+  it('should refuse a new value that can never be stored in a number field, naming the row', () => {
+    const store = storeOf([{ id: 'a', price: 5 }, { id: 'b', price: 5 }]);
+    for (const text of ['0x10', '', 'Infinity', 'NaN', 'abc', '1e400']) {
+      const problem = problemOf(`${csvHeader}a,5,6\nb,5,${text}\n`, store);
+      assert.equal(problem.kind, 'bulk');
+      assert.equal(problem.row, 3);
+      assert.match(problem.message, /^row 3: new value .* for price is not a number/, text);
+    }
+  });
+
+  it('should refuse an unconvertible new value even on a row that would be a conflict', () => {
+    assert.equal(problemOf(`${csvHeader}a,1,x\n`, storeOf([{ id: 'a', price: 5 }])).row, 2);
+  });
+
+  it('should not judge the new value of a row whose id is unknown', () => {
+    assert.deepEqual(outcomes(`${csvHeader}zz,1,x\n`, storeOf([])), ['notFound']);
+  });
+
+  it('should convert booleans from true and false only', () => {
+    const store = storeOf([{ id: 'a', active: true }, { id: 'b', active: true }]);
+    const csv = 'id,currentActive,newActive\na,true,false\nb,TRUE,false\n';
+    const result = planOf(csv, store);
+    assert.deepEqual(result.outcomes.map((o) => o.outcome), ['applied', 'conflict']);
+    assert.deepEqual(result.updates.get('a'), { id: 'a', active: false });
+    assert.match(problemOf('id,currentActive,newActive\na,true,1\n', store).message, /is not a boolean/);
+  });
+
+  it('should compare strings exactly as written, spaces included', () => {
+    const store = storeOf([{ id: 'a', name: 'Tea' }, { id: 'b', name: 'Tea' }]);
+    const result = planOf('id,currentName,newName\na,Tea,"Green, tea"\nb, Tea,x\n', store);
+    assert.deepEqual(result.outcomes.map((o) => o.outcome), ['applied', 'conflict']);
+    assert.deepEqual(result.updates.get('a'), { id: 'a', name: 'Green, tea' });
+  });
+
+  it('should read a stored null or a missing member as null, matched by an empty field', () => {
+    const store = storeOf([{ id: 'a', price: null }, { id: 'b' }, { id: 'c', price: null }]);
+    const result = planOf(`${csvHeader}a,,10\nb,,abc\nc,5,6\n`, store);
+    assert.deepEqual(result.outcomes, [
+      { row: 2, id: 'a', outcome: 'applied' },
+      { row: 3, id: 'b', outcome: 'applied' },
+      { row: 4, id: 'c', outcome: 'conflict', actual: { price: null } },
+    ]);
+    // With no stored type to follow, the new text is read as it looks.
+    assert.deepEqual(result.updates.get('a'), { id: 'a', price: 10 });
+    assert.deepEqual(result.updates.get('b'), { id: 'b', price: 'abc' });
+  });
+
+  it('should skip setting null on a member that is already null', () => {
+    assert.deepEqual(outcomes(`${csvHeader}a,5,\n`, storeOf([{ id: 'a', price: null }])), ['skipped']);
+  });
+
+  it('should not find members on the object prototype', () => {
+    const result = planOf('id,currentConstructor,newConstructor\na,,x\n', storeOf([{ id: 'a' }]));
+    assert.deepEqual(result.outcomes, [{ row: 2, id: 'a', outcome: 'applied' }]);
+    assert.deepEqual(result.updates.get('a'), { id: 'a', constructor: 'x' });
+  });
+
+  it('should compare arrays and objects as JSON text, ignoring member order', () => {
+    const store = storeOf([{ id: 'a', tags: ['x', 'y'], dims: { w: 1, h: 2 } }]);
+    const csv = 'id,currentTags,newTags,currentDims,newDims\na,"[""x"",""y""]","[""z""]","{""h"":2,""w"":1}","{""w"":3}"\n';
+    const result = planOf(csv, store);
+    assert.deepEqual(result.updates.get('a'), { id: 'a', tags: ['z'], dims: { w: 3 } });
+    assert.match(problemOf('id,currentTags,newTags\na,[],{}\n', store).message, /is not an array/);
+    assert.deepEqual(outcomes('id,currentTags,newTags\na,"[""y"",""x""]","[]"\n', store), ['conflict']);
+  });
+
+  it('should refuse the same id on two rows, naming the second row', () => {
+    const store = storeOf([{ id: 'p1', price: 10 }]);
+    const problem = problemOf(`${csvHeader}p1,10,11\np2,1,2\np1,11,12\n`, store);
+    assert.equal(problem.row, 4);
+    assert.match(problem.message, /^row 4: id "p1" already appears on row 2$/);
+  });
+
+  it('should refuse an empty id', () => {
+    assert.match(problemOf(`${csvHeader}p1,10,11\n,1,2\n`, storeOf([])).message, /^row 3: the productId field is empty$/);
+  });
+
+  it('should refuse a row shorter than the header instead of reading past it', () => {
+    const columns = columnsOf(['id', 'currentPrice', 'newPrice']);
+    const result = planBulk(columns, [['a', '1']], () => ({ id: 'a', price: 1 }));
+    assert.deepEqual(result, { ok: false, problem: { kind: 'bulk', row: 2, message: 'row 2: has fewer fields than the header' } });
+  });
+
+  it('should shorten long text echoed in a problem', () => {
+    const long = '9'.repeat(5000);
+    const message = problemOf(`${csvHeader}a,5,${long}x\n`, storeOf([{ id: 'a', price: 5 }])).message;
+    assert.ok(message.length < 200, message);
+  });
+
+  it('should return an empty plan for a file with only a header', () => {
+    const result = planOf(csvHeader, storeOf([]));
+    assert.deepEqual(result.outcomes, []);
+    assert.equal(result.updates.size, 0);
+  });
+});
+
+describe('reportOf', () => {
+  it('should count applied and skipped rows and list conflicts and unknown ids', () => {
+    const store = storeOf([{ id: 'p1', price: 10 }, { id: 'p2', price: 12 }, { id: 'p3', price: 7 }]);
+    const report = reportOf(planOf('productId,currentPrice,newPrice\np1,10,12\np2,10,12\np3,10,12\np9,1,2\n', store));
+    assert.deepEqual(report, {
+      applied: 1,
+      skipped: 1,
+      conflicts: [{ row: 4, id: 'p3', actual: { price: 7 } }],
+      notFound: [{ row: 5, id: 'p9' }],
+    });
+  });
+
+  it('should serialize to the JSON body CONTRACT §6 names', () => {
+    const report = reportOf({ outcomes: [], updates: new Map() });
+    assert.equal(JSON.stringify(report), '{"applied":0,"skipped":0,"conflicts":[],"notFound":[]}');
+  });
+});
