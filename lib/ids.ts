@@ -8,7 +8,11 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const TIME_CHARS = 10;
 const RANDOM_BYTES = 10;
 
+/** Ten base32 characters hold 50 bits; the time part is 48 bits, good until the year 10889. */
+const MAX_TIME = 2 ** 48 - 1;
+
 export function newId(now: number, random: (size: number) => Buffer = randomBytes): string {
+  if (!Number.isFinite(now) || now < 0 || now > MAX_TIME) throw new TypeError(`newId: now must be a time in ms from 0 to 2^48-1, got ${now}`);
   let time = '';
   let value = Math.floor(now);
   for (let i = 0; i < TIME_CHARS; i++) {

@@ -1,6 +1,8 @@
 // `--seed PATH` (CONTRACT §1): a folder of JSON files, one array per collection named after the file
 // (products.json → /products), or a json-server style db.json ({ "products": [...], ... }), loaded
-// into a store that holds no user collection yet, in one atomic batch.
+// into a store that is still empty, in one atomic batch. "Still empty" means never seeded and never
+// written: the seed leaves a marker record in the `$meta` space, so sample data that a user deleted
+// does not come back on the next `npm start`.
 //
 // json-server data often has numeric ids; a path id is text, so `1` is stored as "1". An item with
 // no id gets a generated one. Anything that cannot be stored as given refuses the start, naming the
@@ -12,10 +14,13 @@ import { newId } from './ids.js';
 import { isJsonObject, type JsonObject } from './json.js';
 import type { Mutation, Store } from './store/types.js';
 
+export const META_SPACE = '$meta';
+const SEED_MARKER = 'seed';
+
 export type SeedResult = { readonly ok: true; readonly loaded: number } | { readonly ok: false; readonly message: string };
 
 export async function loadSeed(store: Store, path: string, now: () => number = Date.now): Promise<SeedResult> {
-  if (store.collections().some(isCollectionName)) return { ok: true, loaded: 0 };
+  if (store.get(META_SPACE, SEED_MARKER) !== undefined || store.collections().some(isCollectionName)) return { ok: true, loaded: 0 };
   const sources = await readSources(path);
   if (!sources.ok) return sources;
   const mutations: Mutation[] = [];
@@ -34,9 +39,10 @@ export async function loadSeed(store: Store, path: string, now: () => number = D
     }
   }
   if (mutations.length === 0) return { ok: true, loaded: 0 };
+  mutations.push({ kind: 'put', collection: META_SPACE, id: SEED_MARKER, doc: { path, loaded: mutations.length } });
   const result = await store.commit({ mutations });
   if (!result.ok) return { ok: false, message: `seed ${path}: the store refused the data (${result.reason})` };
-  return { ok: true, loaded: mutations.length };
+  return { ok: true, loaded: mutations.length - 1 };
 }
 
 type Sources = { ok: true; collections: [string, unknown, string][] } | { ok: false; message: string };

@@ -59,7 +59,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const log = options.log ?? stderrLogger(now);
   const store: Store = new MemoryStore({ now });
   if (options.seed !== undefined) {
-    const seeded = await loadSeed(store, options.seed);
+    const seeded = await loadSeed(store, options.seed, now);
     if (!seeded.ok) {
       await store.close();
       throw new Error(seeded.message);

@@ -47,7 +47,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       flags.add(name);
     } else if (VALUE_FLAGS.has(name)) {
       const value = equals !== -1 ? arg.slice(equals + 1) : rest[++index];
-      if (value === undefined || value === '') return { ok: false, message: `${name} needs a value` };
+      // A flag where the value should be means the value was forgotten, not that it is "--memory".
+      if (value === undefined || value === '' || (equals === -1 && value.startsWith('--'))) return { ok: false, message: `${name} needs a value` };
       if (values.has(name)) return { ok: false, message: `${name} given twice` };
       values.set(name, value);
     } else {

@@ -13,7 +13,8 @@ const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
 export function parseIdempotencyKey(lines: readonly string[] | undefined): IdempotencyKeyResult {
   if (lines === undefined || lines.length === 0) return { kind: 'absent' };
   if (lines.length > 1) return { kind: 'invalid', detail: 'Send the Idempotency-Key header field once.' };
-  let key = (lines[0] as string).trim();
+  // RFC 9110 §5.5: only SP and HTAB surround a field value.
+  let key = (lines[0] as string).replace(/^[ \t]+|[ \t]+$/g, '');
   if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1);
   if (!VISIBLE_ASCII.test(key)) {
     return { kind: 'invalid', detail: 'An Idempotency-Key is 1-255 visible ASCII characters.' };

@@ -65,8 +65,11 @@ export function problem(
 ): Problem {
   const { status, title } = PROBLEM_TYPES[type];
   // Rule 2 of the seed's Errors section: a 5xx never carries a caller-visible internal message.
-  const safeDetail = status >= 500 ? (FIXED_DETAIL_5XX[status] ?? FIXED_DETAIL_5XX[500] as string) : detail;
-  return { type, status, title, detail: safeDetail, ...extras };
+  if (status >= 500) {
+    const fixed = FIXED_DETAIL_5XX[status] ?? (FIXED_DETAIL_5XX[500] as string);
+    return extras.headers === undefined ? { type, status, title, detail: fixed } : { type, status, title, detail: fixed, headers: extras.headers };
+  }
+  return { type, status, title, detail, ...extras };
 }
 
 /** The JSON body of a problem (RFC 9457 §3). */

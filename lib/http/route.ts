@@ -39,28 +39,32 @@ export interface ParsedTarget {
 export function splitTarget(target: string): ParsedTarget {
   let rest = target;
   const scheme = /^https?:\/\/[^/?#]*/i.exec(rest);
-  if (scheme !== null) rest = rest.slice(scheme[0].length) || '/';
+  if (scheme !== null) rest = rest.slice(scheme[0].length);
   const hash = rest.indexOf('#');
   if (hash !== -1) rest = rest.slice(0, hash);
   const question = rest.indexOf('?');
-  return question === -1
-    ? { path: rest, query: '' }
-    : { path: rest.slice(0, question), query: rest.slice(question + 1) };
+  const path = question === -1 ? rest : rest.slice(0, question);
+  // RFC 9110 §4.2.3: an empty path is "/".
+  return { path: path === '' ? '/' : path, query: question === -1 ? '' : rest.slice(question + 1) };
 }
 
 export function matchRoute(path: string, webhookPath: string): Route {
   if (path === '/') return { kind: 'service' };
-  if (path === webhookPath) return { kind: 'webhook' };
-  if (path.startsWith(webhookPath + '/')) return { kind: 'unknown' };
   if (!path.startsWith('/')) return { kind: 'unknown' };
   const raw = path.slice(1).split('/');
-  if (raw.length > 3 || raw.some((segment) => segment === '')) return { kind: 'unknown' };
+  if (raw.some((segment) => segment === '')) return { kind: 'unknown' };
   const segments: string[] = [];
   for (const segment of raw) {
     const decoded = decodeSegment(segment);
-    if (decoded === undefined) return { kind: 'invalid', detail: `The path segment '${segment}' is not valid percent-encoding.` };
+    if (decoded === undefined) return { kind: 'invalid', detail: `The path segment '${printable(segment)}' is not valid percent-encoding.` };
     segments.push(decoded);
   }
+  // Compared decoded, so /%77ebhooks is the webhook path too (RFC 3986 §6.2.2.2).
+  const webhook = webhookPath.slice(1).split('/');
+  if (webhook.every((segment, index) => segments[index] === segment)) {
+    return segments.length === webhook.length ? { kind: 'webhook' } : { kind: 'unknown' };
+  }
+  if (segments.length > 3) return { kind: 'unknown' };
   const [first, second, third] = segments as [string, string | undefined, string | undefined];
   if (segments.length === 1 && first === '$health') return { kind: 'health' };
   if (isSystemSegment(first)) return { kind: 'unknown' };

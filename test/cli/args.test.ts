@@ -1,0 +1,191 @@
+// Tests for lib/cli/args.ts: the command line of `resapi serve` (CONTRACT §1).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { USAGE, parseArgs, splitList } from '../../lib/cli/args.js';
+import type { ParsedArgs, ServeArgs } from '../../lib/cli/args.js';
+
+function serve(argv: readonly string[]): ServeArgs {
+  const parsed = parseArgs(['serve', ...argv]);
+  assert.ok(parsed.ok && parsed.command === 'serve', JSON.stringify(parsed));
+  return parsed.serve;
+}
+
+function failure(argv: readonly string[]): string {
+  const parsed: ParsedArgs = parseArgs(argv);
+  assert.equal(parsed.ok, false, JSON.stringify(parsed));
+  return parsed.ok ? '' : parsed.message;
+}
+
+describe('parseArgs', () => {
+  it('should apply the defaults of CONTRACT §1', () => {
+    assert.deepEqual(serve([]), { host: '127.0.0.1', port: 3000, dataDir: 'data/store', memory: false, noCacheMode: false });
+  });
+
+  it('should leave optional settings out rather than set them to undefined', () => {
+    const args = serve([]);
+    for (const key of ['baseUrl', 'config', 'seed', 'handlers']) assert.equal(Object.hasOwn(args, key), false, key);
+  });
+
+  it('should read every value flag, separated by a space', () => {
+    const args = serve([
+      '--host', '0.0.0.0',
+      '--port', '8080',
+      '--data-dir', '/tmp/d',
+      '--base-url', 'https://api.example.com/v1',
+      '--config', 'c.json',
+      '--seed', 'data/sample',
+      '--handlers', 'h.mjs',
+    ]);
+    assert.deepEqual(args, {
+      host: '0.0.0.0',
+      port: 8080,
+      dataDir: '/tmp/d',
+      baseUrl: 'https://api.example.com/v1',
+      config: 'c.json',
+      seed: 'data/sample',
+      handlers: 'h.mjs',
+      memory: false,
+      noCacheMode: false,
+    });
+  });
+
+  it('should read every value flag in the --flag=value form', () => {
+    const args = serve([
+      '--host=::1',
+      '--port=0',
+      '--data-dir=d',
+      '--base-url=http://localhost:3000',
+      '--config=c.json',
+      '--seed=db.json',
+      '--handlers=h.mjs',
+    ]);
+    assert.deepEqual(args, {
+      host: '::1',
+      port: 0,
+      dataDir: 'd',
+      baseUrl: 'http://localhost:3000',
+      config: 'c.json',
+      seed: 'db.json',
+      handlers: 'h.mjs',
+      memory: false,
+      noCacheMode: false,
+    });
+  });
+
+  it('should keep "=" inside a value given in the --flag=value form', () => {
+    assert.equal(serve(['--data-dir=a=b']).dataDir, 'a=b');
+  });
+
+  it('should read the boolean flags', () => {
+    assert.equal(serve(['--memory']).memory, true);
+    assert.equal(serve(['--no-cache-mode']).noCacheMode, true);
+    const both = serve(['--no-cache-mode', '--memory']);
+    assert.equal(both.memory && both.noCacheMode, true);
+  });
+
+  it('should refuse a value given to a boolean flag', () => {
+    assert.match(failure(['serve', '--memory=true']), /--memory takes no value/);
+    assert.match(failure(['serve', '--no-cache-mode=1']), /--no-cache-mode takes no value/);
+  });
+
+  it('should accept flags in any order', () => {
+    assert.deepEqual(serve(['--memory', '--port', '1', '--host', 'h']), serve(['--host', 'h', '--port=1', '--memory']));
+  });
+
+  it('should refuse an unknown flag, naming it', () => {
+    assert.match(failure(['serve', '--verbose']), /unknown option '--verbose'/);
+    assert.match(failure(['serve', '--bogus=1']), /unknown option/);
+    assert.match(failure(['serve', '-p', '80']), /unknown option '-p'/);
+    assert.match(failure(['serve', 'extra']), /unknown option 'extra'/);
+  });
+
+  it('should refuse a value flag without a value', () => {
+    for (const flag of ['--host', '--port', '--data-dir', '--base-url', '--config', '--seed', '--handlers']) {
+      assert.match(failure(['serve', flag]), new RegExp(`${flag} needs a value`));
+      assert.match(failure(['serve', `${flag}=`]), new RegExp(`${flag} needs a value`));
+    }
+  });
+
+  it('should not take the next flag as the value of a flag whose value is missing', () => {
+    // `serve --seed --memory` must not seed from a file named "--memory" into the default data dir.
+    assert.match(failure(['serve', '--seed', '--memory']), /--seed needs a value/);
+    assert.match(failure(['serve', '--data-dir', '--no-cache-mode']), /--data-dir needs a value/);
+  });
+
+  it('should accept ports 0 to 65535', () => {
+    assert.equal(serve(['--port', '0']).port, 0);
+    assert.equal(serve(['--port', '65535']).port, 65535);
+    assert.equal(serve(['--port', '080']).port, 80);
+  });
+
+  it('should refuse a port that is not an integer from 0 to 65535', () => {
+    for (const port of ['65536', '99999', '-1', '1.5', 'abc', '3000x', ' 80', '1e3', '0x50', '123456']) {
+      assert.match(failure(['serve', '--port', port]), /--port must be an integer from 0 to 65535/, port);
+    }
+  });
+
+  it('should refuse a flag given twice, in either form', () => {
+    assert.match(failure(['serve', '--port', '1', '--port', '2']), /--port given twice/);
+    assert.match(failure(['serve', '--host=a', '--host', 'b']), /--host given twice/);
+    assert.match(failure(['serve', '--seed', 'a', '--seed=a']), /--seed given twice/);
+  });
+
+  it('should accept an absolute http(s) base URL, with or without a path', () => {
+    for (const url of ['http://localhost:3000', 'https://api.example.com', 'https://api.example.com/v1/', 'HTTPS://EXAMPLE.COM']) {
+      assert.equal(serve(['--base-url', url]).baseUrl, url);
+    }
+  });
+
+  it('should refuse a base URL that is relative, not http(s), or has a query or fragment', () => {
+    for (const url of ['example.com', '/v1', 'ftp://example.com', 'http://', 'http://x/?a=1', 'http://x#f', 'http://x y']) {
+      assert.match(failure(['serve', '--base-url', url]), /--base-url must be an absolute http\(s\) URL/, url);
+    }
+  });
+
+  it('should ask for help with no command, --help, -h or help', () => {
+    for (const argv of [[], ['--help'], ['-h'], ['help']]) {
+      assert.deepEqual(parseArgs(argv), { ok: true, command: 'help' });
+    }
+  });
+
+  it('should ask for the version with --version or -v', () => {
+    assert.deepEqual(parseArgs(['--version']), { ok: true, command: 'version' });
+    assert.deepEqual(parseArgs(['-v']), { ok: true, command: 'version' });
+  });
+
+  it('should refuse an unknown command, naming it', () => {
+    assert.match(failure(['start']), /unknown command 'start'/);
+    assert.match(failure(['--port', '80']), /unknown command '--port'/);
+  });
+
+  it('should not change the argv it is given', () => {
+    const argv = ['serve', '--port', '1'];
+    parseArgs(argv);
+    assert.deepEqual(argv, ['serve', '--port', '1']);
+  });
+});
+
+describe('USAGE', () => {
+  it('should mention every flag and both environment variables', () => {
+    for (const word of ['--host', '--port', '--data-dir', '--base-url', '--config', '--memory', '--no-cache-mode', '--seed', '--handlers', 'RESAPI_API_KEYS', 'RESAPI_WEBHOOK_SECRETS']) {
+      assert.ok(USAGE.includes(word), word);
+    }
+  });
+});
+
+describe('splitList', () => {
+  it('should give an empty list for an unset or empty variable', () => {
+    assert.deepEqual(splitList(undefined), []);
+    assert.deepEqual(splitList(''), []);
+    assert.deepEqual(splitList(' , ,'), []);
+  });
+
+  it('should split on commas, trim, and drop empty members', () => {
+    assert.deepEqual(splitList('a,b'), ['a', 'b']);
+    assert.deepEqual(splitList(' current , previous ,, '), ['current', 'previous']);
+  });
+
+  it('should keep a single value whole', () => {
+    assert.deepEqual(splitList('only-key'), ['only-key']);
+  });
+});

@@ -1,0 +1,246 @@
+// Tests for lib/http/route.ts: request target → route (CONTRACT §2; RFC 9112 §3.2 request-target
+// forms; RFC 3986 §2.2, §5.2.4 and §6.2.2.2 for percent-encoding and dot-segments).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ALLOWED_METHODS, matchRoute, splitTarget } from '../../lib/http/route.js';
+import type { Route, RouteKind } from '../../lib/http/route.js';
+
+const WEBHOOK = '/webhooks';
+const route = (path: string): Route => matchRoute(path, WEBHOOK);
+
+describe('splitTarget', () => {
+  it('should split an origin-form target into path and query', () => {
+    assert.deepEqual(splitTarget('/products?$top=2&x=1'), { path: '/products', query: '$top=2&x=1' });
+  });
+
+  it('should give an empty query when there is no "?"', () => {
+    assert.deepEqual(splitTarget('/products/1'), { path: '/products/1', query: '' });
+  });
+
+  it('should keep an empty query after a bare "?"', () => {
+    assert.deepEqual(splitTarget('/products?'), { path: '/products', query: '' });
+  });
+
+  it('should split on the first "?" only, leaving later ones in the query', () => {
+    assert.deepEqual(splitTarget('/p?a=1?b=2'), { path: '/p', query: 'a=1?b=2' });
+  });
+
+  it('should drop a fragment after the query', () => {
+    assert.deepEqual(splitTarget('/products?a=1#frag'), { path: '/products', query: 'a=1' });
+  });
+
+  it('should drop a fragment with no query, even when the fragment holds a "?"', () => {
+    assert.deepEqual(splitTarget('/products#frag?a=1'), { path: '/products', query: '' });
+  });
+
+  it('should take the path and query of an absolute-form target (RFC 9112 §3.2.2)', () => {
+    assert.deepEqual(splitTarget('http://example.com:8080/products/1?x=y'), { path: '/products/1', query: 'x=y' });
+  });
+
+  it('should read the scheme of an absolute-form target case-insensitively', () => {
+    assert.deepEqual(splitTarget('HTTPS://Example.COM/products'), { path: '/products', query: '' });
+  });
+
+  it('should treat an absolute-form target without a path as "/"', () => {
+    assert.deepEqual(splitTarget('http://example.com'), { path: '/', query: '' });
+  });
+
+  it('should treat an empty path before a query as "/" (RFC 9110 §4.2.3)', () => {
+    assert.deepEqual(splitTarget('http://example.com?a=1'), { path: '/', query: 'a=1' });
+  });
+
+  it('should not mistake an origin-form path that mentions http for an absolute-form target', () => {
+    assert.deepEqual(splitTarget('/http://x/y'), { path: '/http://x/y', query: '' });
+  });
+});
+
+describe('matchRoute', () => {
+  it('should route "/" to the service document', () => {
+    assert.deepEqual(route('/'), { kind: 'service' });
+  });
+
+  it('should route a collection path', () => {
+    assert.deepEqual(route('/products'), { kind: 'collection', collection: 'products' });
+  });
+
+  it('should route an item path', () => {
+    assert.deepEqual(route('/products/abc-1'), { kind: 'item', collection: 'products', id: 'abc-1' });
+  });
+
+  it('should route $undoDelete below an item', () => {
+    assert.deepEqual(route('/products/abc/$undoDelete'), { kind: 'undo', collection: 'products', id: 'abc' });
+  });
+
+  it('should route /$health', () => {
+    assert.deepEqual(route('/$health'), { kind: 'health' });
+  });
+
+  it('should route the configured webhook path, and only it, to the receiver', () => {
+    assert.deepEqual(route('/webhooks'), { kind: 'webhook' });
+    assert.deepEqual(matchRoute('/hooks/in', '/hooks/in'), { kind: 'webhook' });
+    assert.deepEqual(matchRoute('/webhooks', '/hooks/in'), { kind: 'collection', collection: 'webhooks' });
+  });
+
+  it('should make every path below the webhook path unknown, not an item of a "webhooks" collection', () => {
+    assert.deepEqual(route('/webhooks/1'), { kind: 'unknown' });
+    assert.deepEqual(route('/webhooks/1/$undoDelete'), { kind: 'unknown' });
+    assert.deepEqual(matchRoute('/hooks/in/x', '/hooks/in'), { kind: 'unknown' });
+  });
+
+  it('should not treat a path that merely starts with the webhook path as below it', () => {
+    assert.deepEqual(route('/webhooksx'), { kind: 'collection', collection: 'webhooksx' });
+  });
+
+  it('should route a percent-encoded spelling of the webhook path like the plain one (RFC 3986 §6.2.2.2)', () => {
+    // "%77" is "w", an unreserved character: "/%77ebhooks" and "/webhooks" are the same URI.
+    assert.deepEqual(route('/%77ebhooks'), { kind: 'webhook' });
+    assert.deepEqual(route('/%77ebhooks/1'), { kind: 'unknown' });
+  });
+
+  it('should decode percent-encoded unreserved characters in names', () => {
+    assert.deepEqual(route('/pr%6Fducts/%61bc'), { kind: 'item', collection: 'products', id: 'abc' });
+  });
+
+  it('should refuse a percent-encoded "/" inside an id instead of splitting on it', () => {
+    assert.equal(route('/products/a%2Fb').kind, 'invalid');
+    assert.equal(route('/products/a%2fb').kind, 'invalid');
+  });
+
+  it('should refuse a percent-encoded "/" inside a collection name', () => {
+    assert.equal(route('/pro%2Fducts').kind, 'invalid');
+  });
+
+  it('should refuse dot-segments rather than resolve them (RFC 3986 §5.2.4)', () => {
+    for (const path of ['/products/..', '/products/.', '/products/%2e%2e', '/products/%2E%2E', '/products/%2e', '/..', '/%2e%2e']) {
+      assert.equal(route(path).kind, 'invalid', path);
+    }
+  });
+
+  it('should refuse a dot-segment used to climb to another collection', () => {
+    assert.equal(route('/products/../orders').kind, 'invalid');
+  });
+
+  it('should accept an id of "..." and ids holding dots', () => {
+    assert.deepEqual(route('/products/...'), { kind: 'item', collection: 'products', id: '...' });
+    assert.deepEqual(route('/products/a.b'), { kind: 'item', collection: 'products', id: 'a.b' });
+  });
+
+  it('should accept a 128-character id and refuse a 129-character one', () => {
+    const ok = 'a'.repeat(128);
+    assert.deepEqual(route(`/products/${ok}`), { kind: 'item', collection: 'products', id: ok });
+    assert.equal(route(`/products/${'a'.repeat(129)}`).kind, 'invalid');
+  });
+
+  it('should accept a 64-character collection name and refuse a 65-character one', () => {
+    const ok = 'c'.repeat(64);
+    assert.deepEqual(route(`/${ok}`), { kind: 'collection', collection: ok });
+    assert.equal(route(`/${'c'.repeat(65)}`).kind, 'invalid');
+  });
+
+  it('should refuse ids with characters outside [A-Za-z0-9._~-]', () => {
+    for (const id of ['a%20b', 'a+b', 'a%40b', 'caf%C3%A9', 'a!b', "a'b"]) {
+      assert.equal(route(`/products/${id}`).kind, 'invalid', id);
+    }
+  });
+
+  it('should refuse a collection name that starts with a digit, "_" or "-"', () => {
+    for (const name of ['1products', '_products', '-products']) {
+      assert.equal(route(`/${name}`).kind, 'invalid', name);
+    }
+  });
+
+  it('should call malformed percent-encoding invalid', () => {
+    assert.equal(route('/products/%zz').kind, 'invalid');
+    assert.equal(route('/products/%').kind, 'invalid');
+    assert.equal(route('/products/%C3%28').kind, 'invalid');
+  });
+
+  it('should never make a "$" segment a collection or an id', () => {
+    assert.deepEqual(route('/$inbox'), { kind: 'unknown' });
+    assert.deepEqual(route('/$metrics'), { kind: 'unknown' });
+    assert.deepEqual(route('/products/$bulk'), { kind: 'unknown' });
+    assert.deepEqual(route('/products/$queries'), { kind: 'unknown' });
+    assert.deepEqual(route('/$health/x'), { kind: 'unknown' });
+  });
+
+  it('should make an unknown "$" segment below an item unknown', () => {
+    assert.deepEqual(route('/products/1/$bogus'), { kind: 'unknown' });
+    assert.deepEqual(route('/products/1/other'), { kind: 'unknown' });
+  });
+
+  it('should match $undoDelete case-sensitively', () => {
+    assert.deepEqual(route('/products/1/$undodelete'), { kind: 'unknown' });
+  });
+
+  it('should make paths with empty segments or more than three segments unknown', () => {
+    for (const path of ['//products', '/products/', '/products//1', '/a/b/c/d', '/products/1/$undoDelete/x']) {
+      assert.deepEqual(route(path), { kind: 'unknown' }, path);
+    }
+  });
+
+  it('should make a path without a leading "/" unknown (asterisk-form, empty)', () => {
+    assert.deepEqual(route('*'), { kind: 'unknown' });
+    assert.deepEqual(route(''), { kind: 'unknown' });
+  });
+
+  it('should name the bad segment in the detail of an invalid route', () => {
+    const result = route('/products/a%20b');
+    assert.equal(result.kind, 'invalid');
+    assert.match(result.kind === 'invalid' ? result.detail : '', /'a b' is not a valid resource id/);
+  });
+
+  it('should escape control characters in the detail and clip long names', () => {
+    const result = route(`/products/a%0Ab%00${'x'.repeat(200)}`);
+    assert.equal(result.kind, 'invalid');
+    const detail = result.kind === 'invalid' ? result.detail : '';
+    assert.doesNotMatch(detail, /[\x00-\x1f]/);
+    assert.match(detail, /a\\nb\\u0000/);
+    assert.ok(detail.length < 300, `detail of ${detail.length} characters`);
+  });
+
+  it('should route the same way whatever the webhook path is set to, apart from that path', () => {
+    assert.deepEqual(matchRoute('/products/1', '/in'), route('/products/1'));
+    assert.deepEqual(matchRoute('/', '/in'), { kind: 'service' });
+  });
+});
+
+describe('ALLOWED_METHODS', () => {
+  const kinds: readonly RouteKind[] = ['service', 'health', 'webhook', 'collection', 'item', 'undo', 'unknown', 'invalid'];
+
+  it('should list HEAD wherever it lists GET (CONTRACT §2)', () => {
+    for (const kind of kinds) {
+      const methods = ALLOWED_METHODS[kind];
+      assert.equal(methods.includes('HEAD'), methods.includes('GET'), kind);
+    }
+  });
+
+  it('should allow the methods CONTRACT §2 and §4 give each route', () => {
+    assert.ok(ALLOWED_METHODS.item.includes('PUT') && ALLOWED_METHODS.item.includes('DELETE') && ALLOWED_METHODS.item.includes('GET'));
+    assert.ok(ALLOWED_METHODS.collection.includes('POST') && ALLOWED_METHODS.collection.includes('GET'));
+    assert.ok(ALLOWED_METHODS.undo.includes('PUT'));
+    assert.ok(ALLOWED_METHODS.webhook.includes('POST'));
+    assert.ok(ALLOWED_METHODS.service.includes('GET'));
+    assert.ok(ALLOWED_METHODS.health.includes('GET'));
+  });
+
+  it('should not allow writes where the contract has none', () => {
+    assert.ok(!ALLOWED_METHODS.collection.includes('PUT') && !ALLOWED_METHODS.collection.includes('DELETE'));
+    assert.ok(!ALLOWED_METHODS.item.includes('POST'));
+    assert.ok(!ALLOWED_METHODS.webhook.includes('GET') && !ALLOWED_METHODS.webhook.includes('PUT'));
+    assert.ok(!ALLOWED_METHODS.undo.includes('GET') && !ALLOWED_METHODS.undo.includes('DELETE'));
+    assert.ok(!ALLOWED_METHODS.service.includes('PUT') && !ALLOWED_METHODS.health.includes('POST'));
+  });
+
+  it('should list only upper-case method names without duplicates', () => {
+    for (const kind of kinds) {
+      const methods = ALLOWED_METHODS[kind];
+      assert.equal(new Set(methods).size, methods.length, kind);
+      for (const method of methods) assert.match(method, /^[A-Z]+$/);
+    }
+  });
+
+  it('should allow nothing on unknown and invalid routes', () => {
+    assert.deepEqual(ALLOWED_METHODS.unknown, []);
+    assert.deepEqual(ALLOWED_METHODS.invalid, []);
+  });
+});

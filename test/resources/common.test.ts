@@ -1,0 +1,224 @@
+// Tests for the pure functions of lib/resources/common.ts: JSON object bodies (CONTRACT §3; RFC 8259),
+// the declared collection schema (CONTRACT §1) and the problems of precondition verdicts (CONTRACT §4).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { MAX_JSON_DEPTH, checkSchema, parseJsonObject, verdictProblem } from '../../lib/resources/common.js';
+import type { CollectionConfig } from '../../lib/config.js';
+import type { Problem } from '../../lib/http/problem.js';
+import type { JsonObject } from '../../lib/json.js';
+
+function parsed(text: string | Buffer): JsonObject {
+  const result = parseJsonObject(typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
+  assert.ok(result.ok, result.ok ? '' : result.problem.detail);
+  return result.doc;
+}
+
+function refused(text: string | Buffer): Problem {
+  const result = parseJsonObject(typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
+  assert.equal(result.ok, false, `accepted ${String(text).slice(0, 60)}`);
+  return result.ok ? assert.fail('unreachable') : result.problem;
+}
+
+/** `depth` nested objects in all, the root included: {"a":{"a":...{}}}. */
+function nestedObjects(depth: number): string {
+  return '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
+}
+
+describe('parseJsonObject', () => {
+  it('should parse a JSON object', () => {
+    assert.deepEqual(parsed('{"id":"1","price":9.5,"tags":["a"],"meta":{"x":null},"ok":true}'), {
+      id: '1',
+      price: 9.5,
+      tags: ['a'],
+      meta: { x: null },
+      ok: true,
+    });
+  });
+
+  it('should parse an empty object and tolerate JSON whitespace around it', () => {
+    assert.deepEqual(parsed(' \t\r\n{}\n'), {});
+  });
+
+  it('should refuse invalid UTF-8 as invalid-json (RFC 8259 §8.1)', () => {
+    const p = refused(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]));
+    assert.equal(p.type, 'invalid-json');
+    assert.equal(p.status, 400);
+    assert.match(p.detail, /UTF-8/);
+  });
+
+  it('should refuse an overlong UTF-8 encoding and a lone surrogate encoded as UTF-8', () => {
+    assert.equal(refused(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc0, 0xaf, 0x22, 0x7d])).type, 'invalid-json');
+    assert.equal(refused(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d])).type, 'invalid-json');
+  });
+
+  it('should ignore a leading byte order mark, as RFC 8259 §8.1 allows a parser to', () => {
+    assert.deepEqual(parsed(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}')])), { a: 1 });
+  });
+
+  it('should refuse a byte order mark anywhere but the start', () => {
+    assert.equal(refused('{"a":1}\ufeff').type, 'invalid-json');
+    assert.equal(refused(Buffer.from([0xef, 0xbb, 0xbf, 0xef, 0xbb, 0xbf, 0x7b, 0x7d])).type, 'invalid-json');
+  });
+
+  it('should refuse malformed JSON as invalid-json', () => {
+    for (const text of ['', '{', '{"a":1,}', "{'a':1}", '{"a":NaN}', '{"a":Infinity}', '{"a":01}', '{} {}', '{"a":1}x']) {
+      const p = refused(text);
+      assert.equal(p.type, 'invalid-json', text);
+      assert.equal(p.status, 400, text);
+    }
+  });
+
+  it('should refuse a JSON value that is not an object (CONTRACT §3)', () => {
+    for (const text of ['[]', '[{"a":1}]', '"text"', 'null', '42', 'true', 'false']) {
+      const p = refused(text);
+      assert.equal(p.type, 'invalid-body', text);
+      assert.equal(p.status, 400, text);
+      assert.deepEqual(p.errors, [{ pointer: '', detail: 'expected an object' }], text);
+    }
+  });
+
+  it('should refuse 1e400, which JSON.stringify would store as null', () => {
+    const p = refused('{"price":1e400}');
+    assert.equal(p.type, 'invalid-body');
+    assert.equal(p.status, 400);
+    assert.deepEqual(p.errors, [{ pointer: '/price', detail: 'number out of range' }]);
+  });
+
+  it('should refuse an out-of-range number anywhere in the tree, pointing at it (RFC 6901)', () => {
+    assert.deepEqual(refused('{"a":[1,-1e400]}').errors, [{ pointer: '/a/1', detail: 'number out of range' }]);
+    assert.deepEqual(refused('{"a/b":{"~c":1E999}}').errors, [{ pointer: '/a~1b/~0c', detail: 'number out of range' }]);
+  });
+
+  it('should accept the largest finite double', () => {
+    assert.deepEqual(parsed('{"n":1.7976931348623157e308,"m":-1e308}'), { n: 1.7976931348623157e308, m: -1e308 });
+  });
+
+  it('should accept 200 levels of nesting and refuse 300', () => {
+    assert.equal(parseJsonObject(Buffer.from(nestedObjects(200))).ok, true);
+    const p = refused(nestedObjects(300));
+    assert.equal(p.type, 'invalid-body');
+    assert.match(p.detail, /nested deeper than/);
+  });
+
+  it('should put the limit exactly at MAX_JSON_DEPTH levels', () => {
+    assert.equal(parseJsonObject(Buffer.from(nestedObjects(MAX_JSON_DEPTH))).ok, true);
+    assert.equal(parseJsonObject(Buffer.from(nestedObjects(MAX_JSON_DEPTH + 1))).ok, false);
+  });
+
+  it('should count arrays as nesting levels too', () => {
+    const arrays = (n: number): string => `{"a":${'['.repeat(n)}${']'.repeat(n)}}`;
+    assert.equal(parseJsonObject(Buffer.from(arrays(MAX_JSON_DEPTH - 1))).ok, true);
+    assert.equal(parseJsonObject(Buffer.from(arrays(MAX_JSON_DEPTH))).ok, false);
+  });
+
+  it('should refuse 100000 levels of nesting as a problem, not a stack overflow', () => {
+    const p = refused(`{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`);
+    assert.equal(p.status, 400);
+  });
+
+  it('should keep {"__proto__": {"x": 1}} as own data without polluting Object.prototype', () => {
+    const doc = parsed('{"__proto__":{"x":1},"name":"a"}');
+    assert.equal(Object.hasOwn(doc, '__proto__'), true);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(doc, '__proto__')?.value, { x: 1 });
+    assert.equal(Object.getPrototypeOf(doc), Object.prototype);
+    assert.equal((doc as Record<string, unknown>)['x'], undefined);
+    assert.equal(({} as Record<string, unknown>)['x'], undefined);
+    assert.equal(JSON.stringify(doc), '{"__proto__":{"x":1},"name":"a"}');
+  });
+
+  it('should keep constructor and prototype keys as plain data', () => {
+    const doc = parsed('{"constructor":{"prototype":{"polluted":true}}}');
+    assert.deepEqual(Object.keys(doc), ['constructor']);
+    assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
+  });
+});
+
+describe('checkSchema', () => {
+  const config: CollectionConfig = {
+    schema: { name: 'string', price: 'number', active: 'boolean', meta: 'object', tags: 'array' },
+  };
+
+  it('should accept anything when the collection has no config or no schema', () => {
+    assert.equal(checkSchema({ anything: [1, { x: 2 }] }, undefined), undefined);
+    assert.equal(checkSchema({ anything: 1 }, { cacheControl: 'max-age=60' }), undefined);
+  });
+
+  it('should accept a body whose fields are all declared and of the declared type', () => {
+    assert.equal(checkSchema({ id: '1', name: 'a', price: 1.5, active: false, meta: { a: 1 }, tags: ['x'] }, config), undefined);
+  });
+
+  it('should accept a body that leaves declared fields out', () => {
+    assert.equal(checkSchema({ id: '1', name: 'a' }, config), undefined);
+  });
+
+  it('should accept null for any declared field', () => {
+    assert.equal(checkSchema({ name: null, price: null, active: null, meta: null, tags: null }, config), undefined);
+  });
+
+  it('should never ask the schema about id, the path id', () => {
+    assert.equal(checkSchema({ id: '1' }, { schema: { name: 'string' } }), undefined);
+  });
+
+  it('should refuse an undeclared field, pointing at it', () => {
+    const p = checkSchema({ name: 'a', colour: 'red' }, config);
+    assert.equal(p?.type, 'invalid-body');
+    assert.equal(p?.status, 400);
+    assert.deepEqual(p?.errors, [{ pointer: '/colour', detail: 'not a field of this collection' }]);
+  });
+
+  it('should not take a field named after an Object.prototype member as declared', () => {
+    for (const field of ['toString', 'constructor', 'hasOwnProperty', '__proto__']) {
+      const doc = JSON.parse(`{"${field}":"x"}`) as JsonObject;
+      const p = checkSchema(doc, config);
+      assert.deepEqual(p?.errors, [{ pointer: `/${field}`, detail: 'not a field of this collection' }], field);
+    }
+  });
+
+  it('should refuse a value of the wrong type, naming the declared type', () => {
+    const cases: readonly [JsonObject, string, string][] = [
+      [{ name: 1 }, '/name', 'must be string'],
+      [{ price: '1' }, '/price', 'must be number'],
+      [{ active: 'true' }, '/active', 'must be boolean'],
+      [{ meta: [] }, '/meta', 'must be object'],
+      [{ tags: {} }, '/tags', 'must be array'],
+      [{ tags: 'a,b' }, '/tags', 'must be array'],
+    ];
+    for (const [doc, pointer, detail] of cases) {
+      assert.deepEqual(checkSchema(doc, config)?.errors, [{ pointer, detail }], JSON.stringify(doc));
+    }
+  });
+
+  it('should list every offending field, not only the first', () => {
+    const p = checkSchema({ name: 2, extra: true, price: 'x' }, config);
+    assert.equal(p?.errors?.length, 3);
+    assert.deepEqual(
+      p?.errors?.map((e) => e.pointer).sort(),
+      ['/extra', '/name', '/price'],
+    );
+  });
+
+  it('should escape "/" and "~" in the pointer (RFC 6901 §3)', () => {
+    assert.deepEqual(checkSchema({ 'a/b~c': 1 }, config)?.errors, [{ pointer: '/a~1b~0c', detail: 'not a field of this collection' }]);
+  });
+});
+
+describe('verdictProblem', () => {
+  it('should make a failed precondition a 412 that names the field and tells the client to GET and retry', () => {
+    for (const field of ['If-Match', 'If-None-Match', 'If-Unmodified-Since'] as const) {
+      const p = verdictProblem({ kind: 'failed', field });
+      assert.equal(p.type, 'precondition-failed');
+      assert.equal(p.status, 412);
+      assert.match(p.detail, new RegExp(field));
+      assert.match(p.detail, /GET/);
+    }
+  });
+
+  it('should make a malformed validator field a 400 that names the header', () => {
+    const p = verdictProblem({ kind: 'malformed', field: 'If-Match', detail: 'expected an entity-tag' });
+    assert.equal(p.type, 'invalid-header');
+    assert.equal(p.status, 400);
+    assert.match(p.detail, /If-Match/);
+    assert.match(p.detail, /expected an entity-tag/);
+    assert.deepEqual(p.errors, [{ header: 'If-Match', detail: 'expected an entity-tag' }]);
+  });
+});
