@@ -13,6 +13,8 @@ import type { App, RequestContext } from './resources/context.js';
 import { getCollection, postToCollection } from './resources/collections.js';
 import { deleteItem, getItem, putItem, undoDelete } from './resources/items.js';
 import { getHealth, getServiceDocument } from './resources/service.js';
+import { putBulk } from './resources/bulk.js';
+import { deleteQuery, getQueryDefinition, getQueryResults, putQuery } from './resources/queries.js';
 
 /** A client-supplied X-Request-Id is kept when it is short and harmless in a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -72,6 +74,14 @@ function respondTo(app: App, rq: RequestContext, route: Exclude<Route, { kind: '
       return getItem(app, rq, route.collection, route.id);
     case 'undo':
       return undoDelete(app, rq, route.collection, route.id);
+    case 'bulk':
+      return putBulk(app, rq, route.collection);
+    case 'query':
+      if (method === 'PUT') return putQuery(app, rq, route.collection, route.name);
+      if (method === 'DELETE') return deleteQuery(app, rq, route.collection, route.name);
+      return getQueryResults(app, rq, route.collection, route.name);
+    case 'query-definition':
+      return getQueryDefinition(app, rq, route.collection, route.name);
   }
 }
 

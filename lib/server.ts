@@ -1,6 +1,7 @@
 // start(): the embeddable server (CONTRACT §1 "Library"). It wires a store, the request pipeline and a
 // node:http server, and owns the shutdown order: stop accepting, let in-flight requests finish (up to
 // the drain timeout), then close the store so that every acknowledged write is flushed.
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { parseConfig, type Config } from './config.js';
@@ -13,6 +14,7 @@ import type { App } from './resources/context.js';
 import { MemoryStore } from './store/memory.js';
 import type { Store } from './store/types.js';
 import { loadSeed } from './seed.js';
+import { FieldIndex } from './query/fields.js';
 
 /** Options of start() that are not part of the config file. */
 export interface RuntimeOptions {
@@ -46,6 +48,8 @@ export interface ResapiServer {
 
 const RUNTIME_KEYS = new Set(['host', 'port', 'dataDir', 'memory', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'now', 'log', 'drainTimeoutMs']);
 const DEFAULT_DRAIN_MS = 10_000;
+const KEY_SPACE = '$keys';
+const PAGING_KEY = 'paging';
 
 // Slow or oversized headers must not hold a connection or memory (issue: "oversized or slow headers").
 const HEADERS_TIMEOUT_MS = 10_000;
@@ -67,6 +71,12 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     if (seeded.loaded > 0) log('info', 'seed loaded', { path: options.seed, items: seeded.loaded });
   }
   const apiKeys = new ApiKeys(options.apiKeys ?? []);
+  const pagingKey = await pagingKeyOf(store);
+  const fields = new FieldIndex(
+    (name) => (Object.hasOwn(config.collections, name) ? config.collections[name]?.schema : undefined),
+    (name) => store.scan(name),
+  );
+  store.watch((commit) => fields.observe(commit));
   const app: App = {
     store,
     config,
@@ -80,6 +90,8 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     now,
     baseUrl: (options.baseUrl ?? '').replace(/\/+$/, ''),
     keysInFlight: new Set(),
+    pagingKey,
+    fields,
   };
   const server = createServer(
     { maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
@@ -96,6 +108,19 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     store,
     close: () => (closing ??= shutdown(server, store, drainMs)),
   };
+}
+
+/**
+ * The HMAC key of `$skiptoken`s (CONTRACT §5): made on first start and kept in the store, so links
+ * survive a restart; with --memory it is new in every process.
+ */
+async function pagingKeyOf(store: Store): Promise<Buffer> {
+  const stored = store.get(KEY_SPACE, PAGING_KEY)?.doc['key'];
+  if (typeof stored === 'string') return Buffer.from(stored, 'base64');
+  const key = randomBytes(32);
+  const result = await store.commit({ mutations: [{ kind: 'put', collection: KEY_SPACE, id: PAGING_KEY, doc: { key: key.toString('base64') }, expect: { absent: true } }] });
+  if (!result.ok) throw new Error(`cannot store the paging key (${result.reason})`);
+  return key;
 }
 
 function configOf(options: StartOptions): Config {

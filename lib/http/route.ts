@@ -13,6 +13,9 @@ export type Route =
   | { readonly kind: 'collection'; readonly collection: string }
   | { readonly kind: 'item'; readonly collection: string; readonly id: string }
   | { readonly kind: 'undo'; readonly collection: string; readonly id: string }
+  | { readonly kind: 'bulk'; readonly collection: string }
+  | { readonly kind: 'query'; readonly collection: string; readonly name: string }
+  | { readonly kind: 'query-definition'; readonly collection: string; readonly name: string }
   | { readonly kind: 'unknown' }
   | { readonly kind: 'invalid'; readonly detail: string };
 
@@ -26,6 +29,9 @@ export const ALLOWED_METHODS: Readonly<Record<RouteKind, readonly string[]>> = {
   collection: ['GET', 'HEAD', 'POST', 'OPTIONS'],
   item: ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'],
   undo: ['PUT', 'OPTIONS'],
+  bulk: ['PUT', 'OPTIONS'],
+  query: ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'],
+  'query-definition': ['GET', 'HEAD', 'OPTIONS'],
   unknown: [],
   invalid: [],
 };
@@ -64,16 +70,27 @@ export function matchRoute(path: string, webhookPath: string): Route {
   if (webhook.every((segment, index) => segments[index] === segment)) {
     return segments.length === webhook.length ? { kind: 'webhook' } : { kind: 'unknown' };
   }
-  if (segments.length > 3) return { kind: 'unknown' };
-  const [first, second, third] = segments as [string, string | undefined, string | undefined];
+  if (segments.length > 4) return { kind: 'unknown' };
+  const [first, second, third, fourth] = segments as [string, string | undefined, string | undefined, string | undefined];
   if (segments.length === 1 && first === '$health') return { kind: 'health' };
   if (isSystemSegment(first)) return { kind: 'unknown' };
   if (!isCollectionName(first)) return invalidCollection(first);
   if (second === undefined) return { kind: 'collection', collection: first };
+  if (second === '$bulk' && third === undefined) return { kind: 'bulk', collection: first };
+  if (second === '$queries' && third !== undefined) return queryRoute(first, third, fourth);
   if (isSystemSegment(second)) return { kind: 'unknown' };
   if (!isResourceId(second)) return invalidId(second);
   if (third === undefined) return { kind: 'item', collection: first, id: second };
-  if (third === '$undoDelete') return { kind: 'undo', collection: first, id: second };
+  if (third === '$undoDelete' && fourth === undefined) return { kind: 'undo', collection: first, id: second };
+  return { kind: 'unknown' };
+}
+
+/** `/{c}/$queries/{name}` and `/{c}/$queries/{name}/$definition` (CONTRACT §2, §5). */
+function queryRoute(collection: string, name: string, rest: string | undefined): Route {
+  if (isSystemSegment(name)) return { kind: 'unknown' };
+  if (!isResourceId(name)) return invalidId(name);
+  if (rest === undefined) return { kind: 'query', collection, name };
+  if (rest === '$definition') return { kind: 'query-definition', collection, name };
   return { kind: 'unknown' };
 }
 

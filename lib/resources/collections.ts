@@ -1,44 +1,54 @@
-// A collection: GET answers the envelope (seed, "Collection envelope": never a bare array) and POST
-// creates an item with a server-chosen id, deduplicated by Idempotency-Key (seed row 6, CONTRACT §6).
-import { evaluatePreconditions } from '../http/conditional.js';
-import { formatHttpDate } from '../http/http-date.js';
+// A collection: GET answers one page of the envelope (seed, "Collection envelope": never a bare
+// array; "Filtering and paging on GET /{collection}") and POST creates an item with a server-chosen
+// id, deduplicated by Idempotency-Key (seed row 6, CONTRACT §6).
 import { parseIdempotencyKey } from '../http/idempotency-key.js';
+import { parsePrefer } from '../http/prefer.js';
 import { problem } from '../http/problem.js';
-import { jsonReply, problemReply, type Reply } from '../http/respond.js';
-import { readCacheControl, varyOf } from '../http/cache-control.js';
+import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
 import { newId } from '../ids.js';
 import type { JsonObject } from '../json.js';
+import { parseQueryString } from '../query/options.js';
+import { planQuery, type PlanContext } from '../query/plan.js';
+import { verifyToken } from '../query/token.js';
 import type { Mutation, StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
-import { acceptsJson, checkJsonContent, checkSchema, contentReply, preconditionFields, readJsonObject, verdictProblem } from './common.js';
-import { represent } from './representation.js';
+import { acceptsJson, checkJsonContent, checkSchema, contentReply, itemPath, link, negotiate, readJsonObject } from './common.js';
 import { fingerprintOf, fingerprintOfRecord, IDEMPOTENCY_SPACE, isStorable, recordId, recordMutation, replayOf } from './idempotency.js';
 import { unavailableReply, writeReply } from './items.js';
+import { CSV_TYPE, invalidTokenProblem, pageReply } from './pages.js';
 
 export function getCollection(app: App, rq: RequestContext, collection: string): Reply {
-  const notAcceptable = acceptsJson(rq.req);
-  if (notAcceptable !== undefined) return problemReply(notAcceptable);
-  const page = app.store.scan(collection, { limit: app.config.pageSize.default });
-  const representation = represent(envelopeJson(page));
-  const lastModified = app.store.lastModified(collection);
-  const headers: Record<string, string> = {
-    ETag: representation.etag,
-    'Cache-Control': readCacheControl(app.policy, collection),
-  };
-  if (lastModified !== undefined) headers['Last-Modified'] = formatHttpDate(lastModified);
-  // RFC 7240 §2: the page size depends on Prefer, so caches must key on it too.
-  const vary = varyOf(app.policy, ['Accept', 'Prefer']);
-  if (vary !== undefined) headers['Vary'] = vary;
-  const validators = lastModified === undefined ? { etag: representation.etag } : { etag: representation.etag, lastModified };
-  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', preconditionFields(rq.req), validators, { now: app.now() });
-  if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
-  if (verdict.kind === 'not-modified') return { status: 304, headers };
-  return jsonReply(200, representation.bytes, headers);
+  const media = negotiate(rq.req, [JSON_TYPE, CSV_TYPE]);
+  if (typeof media !== 'string') return problemReply(media);
+  const parsed = parseQueryString(rq.query);
+  if (!parsed.ok) return problemReply(parsed.problem);
+  if (parsed.skiptoken !== undefined) {
+    // CONTRACT §5: the token carries the whole query and the page size, so later pages keep them.
+    const position = verifyToken(app.pagingKey, parsed.skiptoken, collection);
+    if (position === undefined) return problemReply(invalidTokenProblem());
+    const planned = planQuery(position.query, planContext(app, collection));
+    if (!planned.ok) return problemReply(planned.problem);
+    return pageReply(app, rq, media, { collection, plan: planned.plan, pageSize: position.pageSize, after: position.after, returned: position.returned });
+  }
+  const planned = planQuery(parsed.query, planContext(app, collection));
+  if (!planned.ok) return problemReply(planned.problem);
+  return pageReply(app, rq, media, { collection, plan: planned.plan, returned: 0, ...pageSizeOf(app, rq) });
 }
 
-/** The envelope, written from the records' cached JSON so a page costs one concatenation. */
-function envelopeJson(page: readonly StoredRecord[]): string {
-  return `{"value":[${page.map((record) => JSON.stringify(record.doc)).join(',')}]}`;
+/** Prefer: maxpagesize=N (RFC 7240; OData odata.maxpagesize), clamped to 1..pageSize.max. */
+export function pageSizeOf(app: App, rq: RequestContext): { pageSize: number; preferenceApplied?: string } {
+  const preferences = parsePrefer(rq.req.headersDistinct['prefer']);
+  const { default: fallback, max } = app.config.pageSize;
+  if (preferences.maxPageSize === undefined) return { pageSize: fallback };
+  const pageSize = Math.min(Math.max(preferences.maxPageSize, 1), max);
+  return { pageSize, preferenceApplied: `${preferences.maxPageSizeToken ?? 'maxpagesize'}=${pageSize}` };
+}
+
+export function planContext(app: App, collection: string): PlanContext {
+  return {
+    known: (path) => app.fields.has(collection, path),
+    itemLink: (id) => link(app, itemPath(collection, id)),
+  };
 }
 
 export async function postToCollection(app: App, rq: RequestContext, collection: string): Promise<Reply> {

@@ -7,6 +7,7 @@ import type { Route } from '../http/route.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 import type { RepresentationCache } from './representation.js';
+import type { FieldIndex } from '../query/fields.js';
 
 export interface App {
   readonly store: Store;
@@ -19,6 +20,10 @@ export interface App {
   readonly baseUrl: string;
   /** Idempotency keys whose first request is still being processed (CONTRACT §6: repeat → 409). */
   readonly keysInFlight: Set<string>;
+  /** The HMAC key that authenticates `$skiptoken`s (kept in the store, so it survives restarts). */
+  readonly pagingKey: Buffer;
+  /** The properties each collection knows, for validating queries. */
+  readonly fields: FieldIndex;
 }
 
 export interface RequestContext {

@@ -6,7 +6,7 @@
 // concurrent write between evaluation and commit is detected by the store and the evaluation repeats.
 import { evaluatePreconditions, hasEntityTagPrecondition, type Validators } from '../http/conditional.js';
 import { formatHttpDate } from '../http/http-date.js';
-import { problem } from '../http/problem.js';
+import { problem, type Problem } from '../http/problem.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { noStoreCacheControl, readCacheControl, varyOf } from '../http/cache-control.js';
 import type { JsonObject } from '../json.js';
@@ -44,6 +44,28 @@ export function getItem(app: App, rq: RequestContext, collection: string, id: st
 }
 
 export async function putItem(app: App, rq: RequestContext, collection: string, id: string): Promise<Reply> {
+  return conditionalPut(app, rq, {
+    collection,
+    id,
+    check: (body) => checkItemBody(app, collection, id, body),
+    reply: (status, record) => writeReply(app, status, record),
+  });
+}
+
+/** What a conditional PUT stores and how it answers: an item, a query resource, a subscription. */
+export interface PutTarget {
+  readonly collection: string;
+  readonly id: string;
+  /** Validates the parsed body and returns the document to store. */
+  readonly check: (body: JsonObject) => { ok: true; doc: JsonObject } | { ok: false; problem: Problem };
+  readonly reply: (status: 200 | 201, record: StoredRecord) => Reply;
+}
+
+/**
+ * PUT with the preconditions of RFC 9110 §13 and RFC 6585 §3 (CONTRACT §4: "The 428 rule covers every
+ * PUT that stores a resource"). The validators are those of the stored document's JSON.
+ */
+export async function conditionalPut(app: App, rq: RequestContext, target: PutTarget): Promise<Reply> {
   const notAcceptable = acceptsJson(rq.req);
   if (notAcceptable !== undefined) return problemReply(notAcceptable);
   const contentProblem = checkJsonContent(rq.req, app.config.maxBodyBytes);
@@ -59,6 +81,7 @@ export async function putItem(app: App, rq: RequestContext, collection: string, 
       ),
     );
   }
+  const { collection, id } = target;
   let doc: JsonObject | undefined;
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     const current = app.store.get(collection, id);
@@ -68,7 +91,7 @@ export async function putItem(app: App, rq: RequestContext, collection: string, 
     if (doc === undefined) {
       const body = await readJsonObject(rq.req, app.config.maxBodyBytes);
       if (!body.ok) return body.reply;
-      const checked = checkItemBody(app, collection, id, body.doc);
+      const checked = target.check(body.doc);
       if (!checked.ok) return problemReply(checked.problem);
       doc = checked.doc;
       continue; // the body took time to arrive: evaluate against the state as it is now
@@ -76,16 +99,18 @@ export async function putItem(app: App, rq: RequestContext, collection: string, 
     const result = await app.store.commit({
       mutations: [{ kind: 'put', collection, id, doc, expect: current === undefined ? { absent: true } : { version: current.version } }],
     });
-    if (result.ok) {
-      const record = result.commit.applied[0]?.record as StoredRecord;
-      return writeReply(app, current === undefined ? 201 : 200, record);
-    }
+    if (result.ok) return target.reply(current === undefined ? 201 : 200, result.commit.applied[0]?.record as StoredRecord);
     if (result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);
   }
   return unavailableReply(app, rq, 'PUT lost the race against concurrent writes too many times');
 }
 
-export async function deleteItem(app: App, rq: RequestContext, collection: string, id: string): Promise<Reply> {
+export function deleteItem(app: App, rq: RequestContext, collection: string, id: string): Promise<Reply> {
+  return conditionalDelete(app, rq, collection, id, app.now() + app.config.tombstoneDays * DAY_MS);
+}
+
+/** DELETE with If-Match (RFC 9110 §13.1.1); a tombstone is kept until `retainUntil` when given. */
+export async function conditionalDelete(app: App, rq: RequestContext, collection: string, id: string, retainUntil: number | undefined): Promise<Reply> {
   const fields = preconditionFields(rq.req);
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     const current = app.store.get(collection, id);
@@ -95,13 +120,9 @@ export async function deleteItem(app: App, rq: RequestContext, collection: strin
     if (current === undefined) return { status: 204, headers: {} };
     const result = await app.store.commit({
       mutations: [
-        {
-          kind: 'delete',
-          collection,
-          id,
-          expect: { version: current.version },
-          retainUntil: app.now() + app.config.tombstoneDays * DAY_MS,
-        },
+        retainUntil === undefined
+          ? { kind: 'delete', collection, id, expect: { version: current.version } }
+          : { kind: 'delete', collection, id, expect: { version: current.version }, retainUntil },
       ],
     });
     if (result.ok) return { status: 204, headers: {} };
@@ -172,7 +193,7 @@ function readHeaders(app: App, collection: string, record: StoredRecord): Record
 }
 
 /** The stored object always carries "id" equal to the path id (CONTRACT §3). */
-function checkItemBody(app: App, collection: string, id: string, body: JsonObject): { ok: true; doc: JsonObject } | { ok: false; problem: ReturnType<typeof problem> } {
+function checkItemBody(app: App, collection: string, id: string, body: JsonObject): { ok: true; doc: JsonObject } | { ok: false; problem: Problem } {
   if (Object.hasOwn(body, 'id') && body['id'] !== id) {
     return {
       ok: false,
@@ -185,7 +206,7 @@ function checkItemBody(app: App, collection: string, id: string, body: JsonObjec
   return { ok: true, doc };
 }
 
-function putPreconditionFailed(field: string, current: StoredRecord | undefined): ReturnType<typeof problem> {
+function putPreconditionFailed(field: string, current: StoredRecord | undefined): Problem {
   if (field === 'If-None-Match' && current !== undefined) {
     return problem('precondition-failed', 'The resource already exists, so If-None-Match: * fails. GET it, merge, and replace it with If-Match.');
   }

@@ -1,0 +1,106 @@
+// A CollectionQuery checked against the collection's known properties and compiled once into
+// functions (CONTRACT §5: unknown properties in $filter, $select, $orderby or field=value → 400;
+// seed Filtering rule 5). The resulting plan is applied to rows without looking at the query again.
+import { compileFilter, type FilterError } from '../filter/index.js';
+import { problem, type Problem } from '../http/problem.js';
+import type { JsonObject, JsonValue } from '../json.js';
+import type { StoredRecord } from '../store/types.js';
+import type { CollectionQuery, SimpleCondition } from './options.js';
+import { valueAt } from './order.js';
+
+export interface QueryPlan {
+  readonly query: CollectionQuery;
+  readonly matches: (doc: JsonObject) => boolean;
+  /** The item as returned: whole, or the `$select` summary with its `@id` select link. */
+  readonly project: (record: StoredRecord) => JsonObject;
+}
+
+export type PlanResult = { readonly ok: true; readonly plan: QueryPlan } | { readonly ok: false; readonly problem: Problem };
+
+export interface PlanContext {
+  /** Is this a property of the collection? (`id` always is.) */
+  readonly known: (path: readonly string[]) => boolean;
+  /** The link to one item, for `@id`. */
+  readonly itemLink: (id: string) => string;
+}
+
+export function planQuery(query: CollectionQuery, context: PlanContext): PlanResult {
+  const known = (path: readonly string[]): boolean => (path.length === 1 && path[0] === 'id') || context.known(path);
+  for (const [option, paths] of [
+    ['$orderby', query.orderby.map((key) => key.path)],
+    ['$select', query.select ?? []],
+  ] as const) {
+    const unknown = paths.find((path) => !known(path));
+    if (unknown !== undefined) return unknownProperty(option, unknown);
+  }
+  const unknownCondition = query.conditions.find((condition) => !known(condition.path));
+  if (unknownCondition !== undefined) return unknownProperty(unknownCondition.path.join('/'), unknownCondition.path);
+  const predicates: ((doc: JsonObject) => boolean)[] = query.conditions.map(conditionPredicate);
+  if (query.filter !== undefined) {
+    const compiled = compileFilter(query.filter, { knownProperty: known });
+    if (!compiled.ok) return { ok: false, problem: filterProblem(compiled.error) };
+    predicates.push(compiled.predicate);
+  }
+  const matches = (doc: JsonObject): boolean => predicates.every((predicate) => predicate(doc));
+  const select = query.select;
+  const project =
+    select === undefined
+      ? (record: StoredRecord) => record.doc
+      : (record: StoredRecord) => summary(record.doc, select, context.itemLink(record.id));
+  return { ok: true, plan: { query, matches, project } };
+}
+
+/**
+ * Seed: "`=` means contains (or in)"; CONTRACT §5: for strings, case-insensitive contains; for
+ * arrays, membership; for numbers and booleans, equality of the written value.
+ */
+export function conditionPredicate(condition: SimpleCondition): (doc: JsonObject) => boolean {
+  const wanted = condition.value;
+  const lowered = wanted.toLowerCase();
+  return (doc) => {
+    const value = valueAt(doc, condition.path);
+    if (typeof value === 'string') return value.toLowerCase().includes(lowered);
+    if (Array.isArray(value)) return value.some((element) => writtenAs(element, wanted));
+    return writtenAs(value, wanted);
+  };
+}
+
+/** Does `wanted`, as written in a URL, denote this scalar? */
+function writtenAs(value: JsonValue, wanted: string): boolean {
+  if (typeof value === 'string') return value === wanted;
+  if (typeof value === 'number') return /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(wanted) && Number(wanted) === value;
+  if (typeof value === 'boolean') return wanted === String(value);
+  return false;
+}
+
+/** `$select=a,b/c` → `{ "@id": link, "a": ..., "b": { "c": ... } }`; a missing field is null. */
+function summary(doc: JsonObject, select: readonly (readonly string[])[], link: string): JsonObject {
+  const out: JsonObject = { '@id': link };
+  for (const path of select) {
+    let target = out;
+    for (let index = 0; index < path.length - 1; index++) {
+      const segment = path[index] as string;
+      const existing = Object.hasOwn(target, segment) ? target[segment] : undefined;
+      const next: JsonObject = typeof existing === 'object' && existing !== null && !Array.isArray(existing) ? existing : {};
+      defineData(target, segment, next);
+      target = next;
+    }
+    defineData(target, path[path.length - 1] as string, valueAt(doc, path));
+  }
+  return out;
+}
+
+/** Sets an own data property even for names like `__proto__` (plain assignment would set the prototype). */
+function defineData(target: JsonObject, key: string, value: JsonValue): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function unknownProperty(option: string, path: readonly string[]): PlanResult {
+  const name = path.join('/');
+  const detail = `'${name}' is not a property of this collection.`;
+  return { ok: false, problem: problem('bad-request', detail, { errors: [{ parameter: option, detail }] }) };
+}
+
+function filterProblem(error: FilterError): Problem {
+  return problem('bad-request', `$filter: ${error.message}`, { errors: [{ parameter: '$filter', detail: error.message }] });
+}

@@ -1,0 +1,140 @@
+// Query resources (seed, Endpoints row 7: "A complex query may be created as a resource with PUT. A
+// GET on its URL then runs it and returns the results", which "is cacheable"; CONTRACT §5).
+//
+// - PUT /{c}/$queries/{name} stores a definition `{ "filter", "orderby", "select" }` (every member
+//   optional), validated when it is stored: a bad filter is 400 at the PUT, not at a later GET. The
+//   same precondition rules as any PUT: If-None-Match: * creates, If-Match replaces, neither → 428.
+//   Its ETag and the PUT's body are those of the definition, which is what the PUT replaced.
+// - GET /{c}/$queries/{name} runs it: a collection page with its own ETag, 304 on revalidation.
+//   Properties the definition names are not re-checked against the collection then: a property
+//   that no item has any more simply matches nothing, rather than breaking a stored query.
+// - GET .../$definition returns the stored definition; DELETE removes the query.
+import { problem, type Problem } from '../http/problem.js';
+import { jsonReply, problemReply, type Reply } from '../http/respond.js';
+import { noStoreCacheControl, readCacheControl, varyOf } from '../http/cache-control.js';
+import { evaluatePreconditions } from '../http/conditional.js';
+import { formatHttpDate } from '../http/http-date.js';
+import type { JsonObject } from '../json.js';
+import { parseOrderby, parseSelect, type CollectionQuery } from '../query/options.js';
+import { planQuery } from '../query/plan.js';
+import type { StoredRecord } from '../store/types.js';
+import type { App, RequestContext } from './context.js';
+import { link, negotiate, preconditionFields, verdictProblem } from './common.js';
+import { conditionalDelete, conditionalPut, validatorsOf } from './items.js';
+import { pageReply, CSV_TYPE } from './pages.js';
+import { pageSizeOf, planContext } from './collections.js';
+import { JSON_TYPE } from '../http/respond.js';
+
+export const QUERY_SPACE = '$queries';
+const DEFINITION_MEMBERS = new Set(['filter', 'orderby', 'select']);
+
+export function putQuery(app: App, rq: RequestContext, collection: string, name: string): Promise<Reply> {
+  return conditionalPut(app, rq, {
+    collection: QUERY_SPACE,
+    id: queryId(collection, name),
+    check: (body) => checkDefinition(app, collection, body),
+    reply: (status, record) => definitionWriteReply(app, status, record, collection, name),
+  });
+}
+
+export function getQueryResults(app: App, rq: RequestContext, collection: string, name: string): Reply {
+  const media = negotiate(rq.req, [JSON_TYPE, CSV_TYPE]);
+  if (typeof media !== 'string') return problemReply(media);
+  const record = app.store.get(QUERY_SPACE, queryId(collection, name));
+  if (record === undefined) return notFound(collection, name);
+  const query = queryOf(record.doc);
+  const planned = planQuery(query, { ...planContext(app, collection), known: () => true });
+  if (!planned.ok) return problemReply(planned.problem);
+  return pageReply(app, rq, media, { collection, plan: planned.plan, returned: 0, lastModified: record.modifiedAt, ...pageSizeOf(app, rq) });
+}
+
+export function getQueryDefinition(app: App, rq: RequestContext, collection: string, name: string): Reply {
+  const media = negotiate(rq.req, [JSON_TYPE]);
+  if (typeof media !== 'string') return problemReply(media);
+  const record = app.store.get(QUERY_SPACE, queryId(collection, name));
+  if (record === undefined) return notFound(collection, name);
+  const validators = validatorsOf(app, record);
+  const headers: Record<string, string> = {
+    ETag: validators?.etag ?? '',
+    'Last-Modified': formatHttpDate(record.modifiedAt),
+    'Cache-Control': readCacheControl(app.policy, collection),
+  };
+  const vary = varyOf(app.policy, ['Accept']);
+  if (vary !== undefined) headers['Vary'] = vary;
+  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', preconditionFields(rq.req), validators, { now: app.now() });
+  if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
+  if (verdict.kind === 'not-modified') return { status: 304, headers };
+  return jsonReply(200, app.representations.itemJson(record).bytes, headers);
+}
+
+export function deleteQuery(app: App, rq: RequestContext, collection: string, name: string): Promise<Reply> {
+  return conditionalDelete(app, rq, QUERY_SPACE, queryId(collection, name), undefined);
+}
+
+function queryId(collection: string, name: string): string {
+  return `${collection}/${name}`;
+}
+
+function checkDefinition(app: App, collection: string, body: JsonObject): { ok: true; doc: JsonObject } | { ok: false; problem: Problem } {
+  const errors: { pointer: string; detail: string }[] = [];
+  for (const key of Object.keys(body)) if (!DEFINITION_MEMBERS.has(key)) errors.push({ pointer: `/${key}`, detail: 'not a member of a query definition (filter, orderby, select)' });
+  const { filter, orderby, select } = body;
+  if (filter !== undefined && typeof filter !== 'string') errors.push({ pointer: '/filter', detail: 'must be a $filter expression string' });
+  if (orderby !== undefined && typeof orderby !== 'string') errors.push({ pointer: '/orderby', detail: 'must be an $orderby string such as "price desc,name"' });
+  if (select !== undefined && (!Array.isArray(select) || select.length === 0 || !select.every((path) => typeof path === 'string'))) {
+    errors.push({ pointer: '/select', detail: 'must be a non-empty array of property paths' });
+  }
+  if (errors.length > 0) return { ok: false, problem: problem('invalid-body', 'The body is not a valid query definition.', { errors }) };
+  const query = queryOfChecked(filter as string | undefined, orderby as string | undefined, select as string[] | undefined);
+  if (typeof query === 'string') return { ok: false, problem: problem('invalid-body', query) };
+  const planned = planQuery(query, planContext(app, collection));
+  if (!planned.ok) return { ok: false, problem: planned.problem };
+  return { ok: true, doc: body };
+}
+
+/** The stored definition as a query (it was validated when stored). */
+function queryOf(doc: JsonObject): CollectionQuery {
+  const { filter, orderby, select } = doc;
+  const query = queryOfChecked(
+    typeof filter === 'string' ? filter : undefined,
+    typeof orderby === 'string' ? orderby : undefined,
+    Array.isArray(select) ? select.filter((path): path is string => typeof path === 'string') : undefined,
+  );
+  return typeof query === 'string' ? { conditions: [], orderby: [], count: false } : query;
+}
+
+function queryOfChecked(filter: string | undefined, orderby: string | undefined, select: string[] | undefined): CollectionQuery | string {
+  let query: CollectionQuery = { conditions: [], orderby: [], count: false };
+  if (filter !== undefined) query = { ...query, filter };
+  if (orderby !== undefined) {
+    const keys = parseOrderby(orderby);
+    if (typeof keys === 'string') return `orderby: ${keys}`;
+    query = { ...query, orderby: keys };
+  }
+  if (select !== undefined) {
+    const paths = parseSelect(select.join(','));
+    if (typeof paths === 'string') return `select: ${paths}`;
+    query = { ...query, select: paths };
+  }
+  return query;
+}
+
+/** PUT's answer: the stored definition, its ETag, and where it lives (RFC 9110 §8.7 Content-Location). */
+function definitionWriteReply(app: App, status: 200 | 201, record: StoredRecord, collection: string, name: string): Reply {
+  const representation = app.representations.itemJson(record);
+  const resource = link(app, `/${collection}/$queries/${name}`);
+  const headers: Record<string, string> = {
+    ETag: representation.etag,
+    'Last-Modified': formatHttpDate(record.modifiedAt),
+    'Content-Location': `${resource}/$definition`,
+    'Cache-Control': noStoreCacheControl(app.policy),
+  };
+  if (status === 201) headers['Location'] = resource;
+  const vary = varyOf(app.policy, ['Accept']);
+  if (vary !== undefined) headers['Vary'] = vary;
+  return jsonReply(status, representation.bytes, headers);
+}
+
+function notFound(collection: string, name: string): Reply {
+  return problemReply(problem('not-found', `There is no query resource at /${collection}/$queries/${name}.`));
+}
