@@ -19,7 +19,8 @@ export interface TestRequest {
 export function request(base: string, path: string, options: TestRequest = {}): Promise<TestResponse> {
   return new Promise((resolve, reject) => {
     const url = new URL(base);
-    const req = httpRequest({ host: url.hostname, port: url.port, path, method: options.method ?? 'GET', agent: false });
+    // Spaces are written as %20 so tests can spell $filter expressions readably.
+    const req = httpRequest({ host: url.hostname, port: url.port, path: path.replace(/ /g, '%20'), method: options.method ?? 'GET', agent: false });
     for (const [name, value] of Object.entries(options.headers ?? {})) req.setHeader(name, typeof value === 'string' ? value : [...value]);
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
