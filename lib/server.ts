@@ -35,6 +35,9 @@ export interface RuntimeOptions {
   readonly log?: Logger;
   /** How long close() waits for in-flight requests before cutting connections. Default 10 s. */
   readonly drainTimeoutMs?: number;
+  /** Time allowed for a request's header section (default 10 s) and for the whole request (60 s). */
+  readonly headersTimeoutMs?: number;
+  readonly requestTimeoutMs?: number;
 }
 
 export type StartOptions = RuntimeOptions & Readonly<Record<string, unknown>>;
@@ -46,7 +49,9 @@ export interface ResapiServer {
   close(): Promise<void>;
 }
 
-const RUNTIME_KEYS = new Set(['host', 'port', 'dataDir', 'memory', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'now', 'log', 'drainTimeoutMs']);
+const RUNTIME_KEYS = new Set([
+  'host', 'port', 'dataDir', 'memory', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'now', 'log', 'drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs',
+]);
 const DEFAULT_DRAIN_MS = 10_000;
 const KEY_SPACE = '$keys';
 const PAGING_KEY = 'paging';
@@ -55,6 +60,8 @@ const PAGING_KEY = 'paging';
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** How often Node checks the two timeouts above (its default, 30 s, would let a slow client linger). */
+const TIMEOUT_CHECK_MS = 1_000;
 const MAX_HEADER_BYTES = 16 * 1024;
 
 export async function start(options: StartOptions = {}): Promise<ResapiServer> {
@@ -94,7 +101,13 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     fields,
   };
   const server = createServer(
-    { maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: HEADERS_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
+    {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      requestTimeout: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+      headersTimeout: options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+    },
     createHandler(app, apiKeys),
   );
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket));

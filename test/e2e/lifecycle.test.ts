@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { start } from '../../lib/index.js';
@@ -111,5 +112,27 @@ describe('start() (library)', () => {
 
   it('should throw a TypeError naming an invalid option', async () => {
     await assert.rejects(start({ port: 0, memory: true, log: silentLogger, tombstoneDays: 'soon' }), { name: 'TypeError', message: /tombstoneDays/ });
+  });
+});
+
+describe('slow clients', () => {
+  it('should answer 408 as a problem and close when the header section is too slow', async () => {
+    const server = await start({ port: 0, memory: true, log: silentLogger, headersTimeoutMs: 300, requestTimeoutMs: 600 });
+    try {
+      const url = new URL(server.url);
+      const started = Date.now();
+      const text = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(url.port), url.hostname, () => socket.write('GET / HTTP/1.1\r\nHost: x\r\nX-Slow: '));
+        let data = '';
+        socket.on('data', (chunk) => (data += chunk.toString()));
+        socket.on('close', () => resolve(data));
+        socket.on('error', reject);
+      });
+      assert.match(text, /^HTTP\/1\.1 408 /);
+      assert.match(text, /application\/problem\+json/);
+      assert.ok(Date.now() - started < 5_000);
+    } finally {
+      await server.close();
+    }
   });
 });
