@@ -60,7 +60,7 @@ export class FieldIndex {
       for (const record of this.scan(collection)) adjust(counts, record.doc, 1);
       this.counts.set(collection, counts);
     }
-    return (counts.get(path.join(SEPARATOR)) ?? 0) > 0;
+    return (counts.get(path.map(escapeSegment).join(SEPARATOR)) ?? 0) > 0;
   }
 }
 
@@ -72,7 +72,12 @@ function adjust(counts: Map<string, number>, doc: JsonObject, delta: number): vo
   }
 }
 
-/** Every property path of a document, each once. */
+/** RFC 6901 §3 escaping, so a key holding "/" is never mistaken for a nested path. */
+function escapeSegment(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Every property path of a document, each once (segments escaped, joined by "/"). */
 export function pathsOf(doc: JsonObject): Set<string> {
   const paths = new Set<string>();
   const stack: { value: JsonValue; prefix: string; depth: number }[] = [{ value: doc, prefix: '', depth: 0 }];
@@ -85,7 +90,7 @@ export function pathsOf(doc: JsonObject): Set<string> {
     }
     if (!isJsonObject(value)) continue;
     for (const [key, child] of Object.entries(value)) {
-      const path = prefix === '' ? key : `${prefix}${SEPARATOR}${key}`;
+      const path = prefix === '' ? escapeSegment(key) : `${prefix}${SEPARATOR}${escapeSegment(key)}`;
       paths.add(path);
       stack.push({ value: child, prefix: path, depth: depth + 1 });
     }

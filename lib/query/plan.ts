@@ -81,7 +81,8 @@ function summary(doc: JsonObject, select: readonly (readonly string[])[], link: 
     for (let index = 0; index < path.length - 1; index++) {
       const segment = path[index] as string;
       const existing = Object.hasOwn(target, segment) ? target[segment] : undefined;
-      const next: JsonObject = typeof existing === 'object' && existing !== null && !Array.isArray(existing) ? existing : {};
+      // A copy, never the stored object itself: `$select=b,b/x` must not write `x` into the record.
+      const next: JsonObject = typeof existing === 'object' && existing !== null && !Array.isArray(existing) ? { ...existing } : {};
       defineData(target, segment, next);
       target = next;
     }

@@ -33,8 +33,9 @@ export function verifyToken(key: Buffer, token: string, scope: string): PagePosi
   const dot = token.indexOf('.');
   if (dot <= 0) return undefined;
   const payload = token.slice(0, dot);
-  const presented = Buffer.from(token.slice(dot + 1), 'base64url');
-  const expected = mac(key, payload);
+  // Compared as text: decoding first would accept other spellings of the same bytes.
+  const presented = Buffer.from(token.slice(dot + 1), 'utf8');
+  const expected = Buffer.from(mac(key, payload).toString('base64url'), 'utf8');
   if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return undefined;
   let position: unknown;
   try {
