@@ -1,0 +1,164 @@
+// Stage 3 of `$filter`: syntax tree → JavaScript predicate, built once per query (CONTRACT §5).
+//
+// Each node becomes a closure over its children's closures, so the per-row work is plain function
+// calls: no switch on node kinds, no tree walk, no `eval` or `new Function` (the filter text comes
+// from strangers). The semantics live in values.ts and functions.ts and are shared with the
+// interpreter (interpret.ts), which the tests run over the same corpus to keep the two in step.
+//
+// Chains of binary operators (`a or b or c …`, `x add y add z …`) are unrolled into a loop over
+// their links; recursion is left for nesting, which the parser limits.
+// Lambda variables live in a per-row array of slots: a variable's slot is its lambda nesting
+// level, fixed at compile time (the parser forbids shadowing, so names are unique in scope).
+// A few shapes get a faster closure with the same meaning: a comparison with a string, number or
+// boolean literal uses JavaScript's operators directly, and `x in (literals…)` uses a Set.
+import type { JsonObject } from '../json.js';
+import { unrollChain, type BinaryNode, type CallNode, type FilterNode, type InListNode, type LambdaNode, type PathNode } from './ast.js';
+import { functionSpec } from './functions.js';
+import {
+  and3, arithmetic, comparison, foldLambda, isComparison, isElement, isMember, negate, not3, or3,
+  readPath, truth, type Value,
+} from './values.js';
+
+type Evaluator = (doc: JsonObject, slots: Value[]) => Value;
+type Step = (value: Value, doc: JsonObject, slots: Value[]) => Value;
+type Scope = readonly string[];
+
+/** Compiles a tree from the parser into a predicate that is true only where the filter is true. */
+export function compilePredicate(ast: FilterNode): (doc: JsonObject) => boolean {
+  const evaluate = compileNode(ast, []);
+  return (doc) => evaluate(doc, []) === true;
+}
+
+function compileNode(node: FilterNode, scope: Scope): Evaluator {
+  switch (node.kind) {
+    case 'literal':
+    case 'date': {
+      const value = node.value;
+      return () => value;
+    }
+    case 'path': return compilePath(node, scope);
+    case 'not': {
+      const operand = compileNode(node.operand, scope);
+      return (doc, slots) => not3(truth(operand(doc, slots)));
+    }
+    case 'negate': {
+      const operand = compileNode(node.operand, scope);
+      return (doc, slots) => negate(operand(doc, slots));
+    }
+    case 'binary': return compileChain(node, scope);
+    case 'in-list': return compileInList(node, scope);
+    case 'in-path': {
+      const operand = compileNode(node.operand, scope);
+      const collection = compilePath(node.collection, scope);
+      return (doc, slots) => isElement(operand(doc, slots), collection(doc, slots));
+    }
+    case 'call': return compileCall(node, scope);
+    case 'lambda': return compileLambda(node, scope);
+  }
+}
+
+function compilePath(node: PathNode, scope: Scope): Evaluator {
+  const segments = node.segments;
+  if (node.variable !== null) {
+    const slot = scope.indexOf(node.variable);
+    return (_doc, slots) => readPath(slots[slot] ?? null, segments);
+  }
+  const [first] = segments;
+  if (segments.length !== 1 || first === undefined) return (doc) => readPath(doc, segments);
+  // The item itself is always an object, so a top-level property needs only the own-key check.
+  return (doc) => (Object.hasOwn(doc, first) ? (doc[first] ?? null) : null);
+}
+
+/** A left-associative chain runs as a loop, so its length never turns into stack depth. */
+function compileChain(node: BinaryNode, scope: Scope): Evaluator {
+  const { base, links } = unrollChain(node);
+  const first = compileNode(base, scope);
+  const steps = links.map((link) => compileStep(link, scope));
+  const [only] = steps;
+  if (steps.length === 1 && only !== undefined) return (doc, slots) => only(first(doc, slots), doc, slots);
+  return (doc, slots) => {
+    let value = first(doc, slots);
+    for (const step of steps) value = step(value, doc, slots);
+    return value;
+  };
+}
+
+/** One link `… op right`: combines the value so far with the right operand. */
+function compileStep(link: BinaryNode, scope: Scope): Step {
+  const right = compileNode(link.right, scope);
+  const operator = link.operator;
+  if (operator === 'and') {
+    return (value, doc, slots) => {
+      const first = truth(value);
+      return first === false ? false : and3(first, truth(right(doc, slots)));
+    };
+  }
+  if (operator === 'or') {
+    return (value, doc, slots) => {
+      const first = truth(value);
+      return first === true ? true : or3(first, truth(right(doc, slots)));
+    };
+  }
+  if (!isComparison(operator)) {
+    const compute = arithmetic(operator);
+    return (value, doc, slots) => compute(value, right(doc, slots));
+  }
+  const compare = comparison(operator);
+  if (link.right.kind !== 'literal' && link.right.kind !== 'date') {
+    return (value, doc, slots) => compare(value, right(doc, slots));
+  }
+  const constant = link.right.value;
+  if (constant === null || typeof constant === 'object' || link.left.kind === 'date') {
+    return (value) => compare(value, constant);
+  }
+  // Against a string, number or boolean constant (and no date literal on the left), eq is `===`
+  // and an ordering holds only between values of the constant's own type.
+  const type = typeof constant;
+  switch (operator) {
+    case 'eq': return (value) => value === constant;
+    case 'ne': return (value) => value !== constant;
+    case 'gt': return (value) => typeof value === type && (value as typeof constant) > constant;
+    case 'ge': return (value) => typeof value === type && (value as typeof constant) >= constant;
+    case 'lt': return (value) => typeof value === type && (value as typeof constant) < constant;
+    case 'le': return (value) => typeof value === type && (value as typeof constant) <= constant;
+  }
+}
+
+function compileInList(node: InListNode, scope: Scope): Evaluator {
+  const operand = compileNode(node.operand, scope);
+  const items: Value[] = node.items.map((item) => item.value);
+  const primitive = node.operand.kind !== 'date' &&
+    items.every((item) => typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean');
+  if (!primitive) return (doc, slots) => isMember(operand(doc, slots), items);
+  // Set membership is SameValueZero, which agrees with `eq` on strings, finite numbers, booleans.
+  const members: ReadonlySet<Value> = new Set(items);
+  return (doc, slots) => {
+    const value = operand(doc, slots);
+    return typeof value !== 'object' && members.has(value);
+  };
+}
+
+function compileCall(node: CallNode, scope: Scope): Evaluator {
+  const apply = functionSpec(node.name).apply;
+  const args = node.args.map((arg) => compileNode(arg, scope));
+  const [first, second] = args;
+  if (args.length === 1 && first !== undefined) return (doc, slots) => apply([first(doc, slots)]);
+  if (args.length === 2 && first !== undefined && second !== undefined) {
+    return (doc, slots) => apply([first(doc, slots), second(doc, slots)]);
+  }
+  return (doc, slots) => apply(args.map((arg) => arg(doc, slots)));
+}
+
+function compileLambda(node: LambdaNode, scope: Scope): Evaluator {
+  const collection = compilePath(node.collection, scope);
+  const operator = node.operator;
+  if (node.variable === null || node.predicate === null) {
+    return (doc, slots) => foldLambda(operator, collection(doc, slots), () => true);
+  }
+  const slot = scope.length;
+  const predicate = compileNode(node.predicate, [...scope, node.variable]);
+  return (doc, slots) => foldLambda(operator, collection(doc, slots), (element) => {
+    slots[slot] = element;
+    return truth(predicate(doc, slots));
+  });
+}

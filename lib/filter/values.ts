@@ -1,0 +1,193 @@
+// Run-time semantics of `$filter`, shared by the compiler and the interpreter so the two can only
+// differ in how they walk the tree (CONTRACT §5; OASIS OData 4.01 Part 2 §5.1.1.1 "Logical
+// Operators", §5.1.1.2 "Arithmetic Operators", §5.1.1 "Lambda Operators" and "Path Expressions").
+//
+// - A missing property reads as null ("Dynamic properties … if they are not defined on an
+//   instance, they evaluate to null"), and so does a path through null or through a non-object.
+//   Own properties only: `constructor` or `__proto__` never reach Object.prototype.
+// - `eq`: null equals only null, so `x eq null` is true for null or missing. Values of different
+//   JSON types are never equal (no coercion: "OData does not define an implicit conversion between
+//   string and numeric types"). Arrays and objects are equal when they have the same structure and
+//   values (§5.1.1.1.1). A date literal equals a string that reads as the same instant (dates.ts).
+//   `ne` is exactly `not eq`, so `status ne 'done'` keeps items without a status.
+// - `gt ge lt le`: false when either side is null or the types differ; numbers by value, strings
+//   ordinally by UTF-16 code unit (JavaScript's `<`; no locale), booleans false < true, dates by
+//   instant. Arrays and objects have no order.
+// - `and`, `or`, `not` use three-valued logic: null is "unknown"; false and null → false,
+//   true or null → true, not null → null (§5.1.1.1.7–9). A value that is not a boolean where a
+//   boolean is needed (`not name` with a string name) counts as null. Only a final `true` selects
+//   an item ("Resources for which the expression evaluates to false or to null … are omitted").
+// - Arithmetic: numbers only; null or any other type → null. JSON has one number type (RFC 8259
+//   §6), so every number is treated as Edm.Double and `div` divides exactly (`7 div 2` is 3.5);
+//   this departs from the integer `div` of Edm.Int32 operands. Division or modulo by zero, and any
+//   result that is not finite, is null rather than the request failing (a row-level fault must not
+//   turn into a 4xx for the whole query).
+// - Lambdas fold with the same three-valued logic: `any` is an `or` over the elements, `all` an
+//   `and`. A null or missing collection is empty (`any` false, `all` true, so `not c/any(…)` and
+//   `c/all(not …)` agree); a value that is not an array gives null.
+import type { JsonObject, JsonValue } from '../json.js';
+import type { BinaryOperator } from './ast.js';
+import { FilterDate, parseDateText } from './dates.js';
+
+export type Value = JsonValue | FilterDate;
+/** A Boolean in three-valued logic: null is "unknown". */
+export type Truth = boolean | null;
+
+export type ComparisonOperator = 'eq' | 'ne' | 'gt' | 'ge' | 'lt' | 'le';
+export type ArithmeticOperator = 'add' | 'sub' | 'mul' | 'div' | 'mod';
+
+export function truth(value: Value): Truth {
+  return typeof value === 'boolean' ? value : null;
+}
+
+export function not3(value: Truth): Truth {
+  return value === null ? null : !value;
+}
+
+export function and3(left: Truth, right: Truth): Truth {
+  if (left === false || right === false) return false;
+  return left === true && right === true ? true : null;
+}
+
+export function or3(left: Truth, right: Truth): Truth {
+  if (left === true || right === true) return true;
+  return left === false && right === false ? false : null;
+}
+
+/** The member `key` of `value` when it is a JSON object that owns it; null otherwise. */
+export function member(value: Value, key: string): Value {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof FilterDate) return null;
+  return Object.hasOwn(value, key) ? (value[key] ?? null) : null;
+}
+
+export function readPath(root: Value, segments: readonly string[]): Value {
+  let value = root;
+  for (const segment of segments) {
+    value = member(value, segment);
+    if (value === null) return null;
+  }
+  return value;
+}
+
+export function equals(a: Value, b: Value): boolean {
+  if (a === null || b === null) return a === b;
+  if (a instanceof FilterDate || b instanceof FilterDate) {
+    const left = instantOf(a);
+    return left !== null && left === instantOf(b);
+  }
+  if (typeof a !== 'object' || typeof b !== 'object') return a === b;
+  return structurallyEqual(a, b);
+}
+
+/** Sign of a − b, or null when the two have no order (null, mixed types, structures). */
+export function order(a: Value, b: Value): number | null {
+  if (a === null || b === null) return null;
+  if (a instanceof FilterDate || b instanceof FilterDate) {
+    const left = instantOf(a);
+    const right = instantOf(b);
+    return left === null || right === null ? null : Math.sign(left - right);
+  }
+  if ((typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string')) {
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+  if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
+  return null;
+}
+
+/** The comparison for one operator, chosen once so compiled code does not switch per row. */
+export function comparison(operator: ComparisonOperator): (a: Value, b: Value) => boolean {
+  switch (operator) {
+    case 'eq': return equals;
+    case 'ne': return (a, b) => !equals(a, b);
+    case 'gt': return (a, b) => ordered(a, b, (sign) => sign > 0);
+    case 'ge': return (a, b) => ordered(a, b, (sign) => sign >= 0);
+    case 'lt': return (a, b) => ordered(a, b, (sign) => sign < 0);
+    case 'le': return (a, b) => ordered(a, b, (sign) => sign <= 0);
+  }
+}
+
+export function arithmetic(operator: ArithmeticOperator): (a: Value, b: Value) => number | null {
+  const compute = numericOperation(operator);
+  return (a, b) => (typeof a === 'number' && typeof b === 'number' ? compute(a, b) : null);
+}
+
+export function negate(value: Value): number | null {
+  return typeof value === 'number' ? -value : null;
+}
+
+export function isComparison(operator: BinaryOperator): operator is ComparisonOperator {
+  return operator === 'eq' || operator === 'ne' || operator === 'gt' || operator === 'ge' ||
+    operator === 'lt' || operator === 'le';
+}
+
+/** `operand in (items)`: membership by `eq`. */
+export function isMember(value: Value, items: readonly Value[]): boolean {
+  for (const item of items) if (equals(value, item)) return true;
+  return false;
+}
+
+/** `operand in collection`: false unless the collection is an array holding an equal element. */
+export function isElement(value: Value, collection: Value): boolean {
+  return Array.isArray(collection) && isMember(value, collection);
+}
+
+/** `any`/`all` over a collection, with `test` deciding each element (see the header). */
+export function foldLambda(operator: 'any' | 'all', collection: Value, test: (element: JsonValue) => Truth): Truth {
+  if (collection === null) return operator === 'all';
+  if (!Array.isArray(collection)) return null;
+  const decisive = operator === 'any';
+  let unknown = false;
+  for (const element of collection) {
+    const verdict = test(element);
+    if (verdict === decisive) return decisive;
+    if (verdict === null) unknown = true;
+  }
+  return unknown ? null : !decisive;
+}
+
+function ordered(a: Value, b: Value, accept: (sign: number) => boolean): boolean {
+  const sign = order(a, b);
+  return sign !== null && accept(sign);
+}
+
+function numericOperation(operator: ArithmeticOperator): (x: number, y: number) => number | null {
+  switch (operator) {
+    case 'add': return (x, y) => finite(x + y);
+    case 'sub': return (x, y) => finite(x - y);
+    case 'mul': return (x, y) => finite(x * y);
+    case 'div': return (x, y) => (y === 0 ? null : finite(x / y));
+    case 'mod': return (x, y) => (y === 0 ? null : finite(x % y));
+  }
+}
+
+function finite(result: number): number | null {
+  return Number.isFinite(result) ? result : null;
+}
+
+function instantOf(value: Value): number | null {
+  if (value instanceof FilterDate) return value.instant;
+  if (typeof value !== 'string') return null;
+  return parseDateText(value, 'optional')?.instant ?? null;
+}
+
+/** Deep equality of JSON structures with an explicit stack: stored documents may nest deeply. */
+function structurallyEqual(a: JsonObject | JsonValue[], b: JsonObject | JsonValue[]): boolean {
+  const pending: [JsonValue, JsonValue][] = [[a, b]];
+  for (let pair = pending.pop(); pair !== undefined; pair = pending.pop()) {
+    const [x, y] = pair;
+    if (x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (Array.isArray(x) || Array.isArray(y)) {
+      if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
+      x.forEach((element, index) => pending.push([element, y[index] ?? null]));
+      continue;
+    }
+    const keys = Object.keys(x);
+    if (keys.length !== Object.keys(y).length) return false;
+    for (const key of keys) {
+      if (!Object.hasOwn(y, key)) return false;
+      pending.push([x[key] ?? null, y[key] ?? null]);
+    }
+  }
+  return true;
+}
