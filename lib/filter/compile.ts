@@ -23,10 +23,74 @@ type Evaluator = (doc: JsonObject, slots: Value[]) => Value;
 type Step = (value: Value, doc: JsonObject, slots: Value[]) => Value;
 type Scope = readonly string[];
 
+type Test = (doc: JsonObject, slots: Value[]) => boolean;
+
 /** Compiles a tree from the parser into a predicate that is true only where the filter is true. */
 export function compilePredicate(ast: FilterNode): (doc: JsonObject) => boolean {
-  const evaluate = compileNode(ast, []);
-  return (doc) => evaluate(doc, []) === true;
+  const test = compileTest(ast, []);
+  // One slot array per predicate: rows are tested one at a time, and lambdas overwrite their slot.
+  const slots: Value[] = [];
+  return (doc) => test(doc, slots);
+}
+
+/**
+ * "Is this true?" rather than "what is its three-valued value?": a row matches only where the filter
+ * is true (OData 4.01 Part 2 §5.1.1: "The $filter ... selects all items for which the expression
+ * evaluates to true"), and `a and b` is true exactly when both are true, `a or b` when either is.
+ * So runs of `and` / `or` at the top are tested with plain short-circuit booleans, without building
+ * the null-aware values that only matter under `not`.
+ */
+function compileTest(node: FilterNode, scope: Scope): Test {
+  if (node.kind === 'binary' && (node.operator === 'and' || node.operator === 'or')) {
+    const operator = node.operator;
+    const operands: FilterNode[] = [];
+    let current: FilterNode = node;
+    while (current.kind === 'binary' && current.operator === operator) {
+      operands.push(current.right);
+      current = current.left;
+    }
+    operands.push(current);
+    operands.reverse();
+    const tests = operands.map((operand) => compileTest(operand, scope));
+    const [first, second] = tests as [Test, Test];
+    if (tests.length === 2) {
+      return operator === 'and'
+        ? (doc, slots) => first(doc, slots) && second(doc, slots)
+        : (doc, slots) => first(doc, slots) || second(doc, slots);
+    }
+    return operator === 'and'
+      ? (doc, slots) => tests.every((test) => test(doc, slots))
+      : (doc, slots) => tests.some((test) => test(doc, slots));
+  }
+  const fused = fusedComparison(node);
+  if (fused !== undefined) return fused;
+  const evaluate = compileNode(node, scope);
+  return (doc, slots) => evaluate(doc, slots) === true;
+}
+
+/**
+ * The commonest filter, `property op literal` on a top-level property against a string, number or
+ * boolean, as one closure. It reads `doc[name]` without the own-property check: an inherited member
+ * of Object.prototype is a function or an object, which is never `===` a primitive and fails the
+ * `typeof` guard of an ordering, exactly as the missing property (null) it stands for would; and
+ * `ne` is true for both.
+ */
+function fusedComparison(node: FilterNode): Test | undefined {
+  if (node.kind !== 'binary' || !isComparison(node.operator)) return undefined;
+  const { left, right, operator } = node;
+  if (left.kind !== 'path' || left.variable !== null || left.segments.length !== 1 || right.kind !== 'literal') return undefined;
+  const name = left.segments[0] as string;
+  const constant = right.value;
+  if (constant === null) return undefined;
+  const type = typeof constant;
+  switch (operator) {
+    case 'eq': return (doc) => doc[name] === constant;
+    case 'ne': return (doc) => doc[name] !== constant;
+    case 'gt': return (doc) => { const value = doc[name]; return typeof value === type && (value as typeof constant) > constant; };
+    case 'ge': return (doc) => { const value = doc[name]; return typeof value === type && (value as typeof constant) >= constant; };
+    case 'lt': return (doc) => { const value = doc[name]; return typeof value === type && (value as typeof constant) < constant; };
+    case 'le': return (doc) => { const value = doc[name]; return typeof value === type && (value as typeof constant) <= constant; };
+  }
 }
 
 function compileNode(node: FilterNode, scope: Scope): Evaluator {
