@@ -30,6 +30,8 @@ export type Verdict =
 export class StoreState {
   private readonly spaces = new Map<string, CollectionState>();
   private lastSeq = 0;
+  /** While true, `keys` are not kept ordered per insert; `endBulk` sorts them once (recovery speed). */
+  private bulk = false;
 
   constructor(private readonly now: () => number) {}
 
@@ -142,11 +144,26 @@ export class StoreState {
     }
   }
 
+  /**
+   * Every record and tombstone as two flat arrays, grouped by collection, in insertion order. A
+   * snapshot takes them synchronously while commits wait: walking the Maps costs ~30 ms for a
+   * million records, looking each one up in id order ~300 ms (the loader sorts ids once anyway).
+   */
+  snapshotEntries(): { records: StoredRecord[]; tombstones: Tombstone[] } {
+    const records: StoredRecord[] = [];
+    const tombstones: Tombstone[] = [];
+    for (const space of this.spaces.values()) {
+      for (const record of space.records.values()) records.push(record);
+      for (const tombstone of space.tombstones.values()) tombstones.push(tombstone);
+    }
+    return { records, tombstones };
+  }
+
   /** Loads one entry from a snapshot (no expectations, no sequence bump beyond the entry's). */
   load(entry: { record?: StoredRecord; tombstone?: Tombstone }): void {
     if (entry.record !== undefined) {
       const space = this.space(entry.record.collection);
-      if (!space.records.has(entry.record.id)) insertKey(space.keys, entry.record.id);
+      if (!this.bulk && !space.records.has(entry.record.id)) insertKey(space.keys, entry.record.id);
       space.records.set(entry.record.id, entry.record);
       space.lastModified = Math.max(space.lastModified ?? 0, entry.record.modifiedAt);
       this.lastSeq = Math.max(this.lastSeq, entry.record.version);
@@ -164,6 +181,38 @@ export class StoreState {
     this.lastSeq = Math.max(this.lastSeq, seq);
   }
 
+  /** Every collection's last-modified time (deletes included), for snapshots. */
+  lastModifiedTimes(): Array<[string, number]> {
+    const times: Array<[string, number]> = [];
+    for (const [name, space] of this.spaces) if (space.lastModified !== undefined) times.push([name, space.lastModified]);
+    return times;
+  }
+
+  /** Restores a collection's last-modified time from a snapshot (a delete leaves no record to derive it from). */
+  setLastModified(collection: string, at: number): void {
+    const space = this.space(collection);
+    space.lastModified = Math.max(space.lastModified ?? at, at);
+  }
+
+  /**
+   * Starts a bulk load (recovery): inserts stop splicing ordered keys, which costs O(n) per insert
+   * in a large collection. `endBulk` rebuilds them with one sort per collection.
+   */
+  beginBulk(): void {
+    this.bulk = true;
+  }
+
+  endBulk(): void {
+    this.bulk = false;
+    for (const space of this.spaces.values()) {
+      // Map order is insertion order, which for time-ordered ids is already sorted; the sort
+      // (TimSort merges presorted runs) is then close to linear, and ~0.3 s for 1M random ids.
+      const keys = Array.from(space.records.keys()).sort();
+      space.keys.length = 0;
+      for (const key of keys) space.keys.push(key);
+    }
+  }
+
   private applyOne(mutation: Mutation, seq: number, at: number): Applied {
     const space = this.space(mutation.collection);
     const previous = this.get(mutation.collection, mutation.id);
@@ -171,12 +220,12 @@ export class StoreState {
     switch (mutation.kind) {
       case 'put': {
         const record = makeRecord(mutation.collection, mutation.id, seq, at, mutation.doc, mutation.expiresAt);
-        if (!space.records.has(mutation.id)) insertKey(space.keys, mutation.id);
+        if (!this.bulk && !space.records.has(mutation.id)) insertKey(space.keys, mutation.id);
         space.records.set(mutation.id, record);
         return previous === undefined ? { mutation, record } : { mutation, record, previous };
       }
       case 'delete': {
-        if (space.records.delete(mutation.id)) removeKey(space.keys, mutation.id);
+        if (space.records.delete(mutation.id) && !this.bulk) removeKey(space.keys, mutation.id);
         if (previous !== undefined && mutation.retainUntil !== undefined) {
           space.tombstones.set(mutation.id, {
             collection: mutation.collection,
@@ -193,7 +242,7 @@ export class StoreState {
         const tombstone = space.tombstones.get(mutation.id);
         if (tombstone === undefined) return { mutation };
         const record = makeRecord(mutation.collection, mutation.id, seq, at, tombstone.doc, undefined);
-        if (!space.records.has(mutation.id)) insertKey(space.keys, mutation.id);
+        if (!this.bulk && !space.records.has(mutation.id)) insertKey(space.keys, mutation.id);
         space.records.set(mutation.id, record);
         space.tombstones.set(mutation.id, { ...tombstone, restoredVersion: seq });
         return { mutation, record };

@@ -158,9 +158,19 @@ describe('matchRoute', () => {
   it('should never make a "$" segment a collection or an id', () => {
     assert.deepEqual(route('/$inbox'), { kind: 'unknown' });
     assert.deepEqual(route('/$metrics'), { kind: 'unknown' });
-    assert.deepEqual(route('/products/$bulk'), { kind: 'unknown' });
     assert.deepEqual(route('/products/$queries'), { kind: 'unknown' });
+    assert.deepEqual(route('/products/$bulk/x'), { kind: 'unknown' });
+    assert.deepEqual(route('/products/$other'), { kind: 'unknown' });
     assert.deepEqual(route('/$health/x'), { kind: 'unknown' });
+  });
+
+  it('should route $bulk and query resources (CONTRACT §2)', () => {
+    assert.deepEqual(route('/products/$bulk'), { kind: 'bulk', collection: 'products' });
+    assert.deepEqual(route('/products/$queries/cheap'), { kind: 'query', collection: 'products', name: 'cheap' });
+    assert.deepEqual(route('/products/$queries/cheap/$definition'), { kind: 'query-definition', collection: 'products', name: 'cheap' });
+    assert.deepEqual(route('/products/$queries/cheap/other'), { kind: 'unknown' });
+    assert.deepEqual(route('/products/$queries/$x'), { kind: 'unknown' });
+    assert.equal(route('/products/$queries/a%2Fb').kind, 'invalid');
   });
 
   it('should make an unknown "$" segment below an item unknown', () => {

@@ -1,0 +1,113 @@
+// The file operations the file store needs, as a small interface with the real `node:fs`
+// implementation. The store never imports `node:fs` itself, so tests can inject disk-full, EIO or
+// read-only failures at any step (issue 3, item 6) without touching a real disk's health.
+//
+// Every write goes through positional `write` calls: the journal always knows the offset of its last
+// durable byte, so after a failed write it can truncate the torn tail away before writing again.
+import { open, link, mkdir, readdir, rename, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+
+/** How a file is opened. `createExclusive` fails with EEXIST when the path exists (O_EXCL). */
+export type OpenMode = 'read' | 'readWrite' | 'createExclusive';
+
+export interface FileHandleIO {
+  /** Reads up to `length` bytes at `position`; returns how many were read (0 at end of file). */
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  /** Writes up to `length` bytes at `position`; returns how many were written (may be short). */
+  write(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  /** fdatasync: the data and the size are durable. */
+  datasync(): Promise<void>;
+  /** fsync: data and every metadata field are durable (used for new files before a rename). */
+  sync(): Promise<void>;
+  truncate(length: number): Promise<void>;
+  size(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface FileIO {
+  open(path: string, mode: OpenMode): Promise<FileHandleIO>;
+  rename(from: string, to: string): Promise<void>;
+  /** Hard link; fails with EEXIST when `to` exists, which makes it an atomic "create if absent". */
+  link(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  readdir(dir: string): Promise<string[]>;
+  /** Creates the directory and its parents when missing. */
+  mkdir(dir: string): Promise<void>;
+  /** fsyncs a directory, so a create, rename or unlink inside it survives a power loss. */
+  syncDir(dir: string): Promise<void>;
+}
+
+const FLAGS: Readonly<Record<OpenMode, number>> = Object.freeze({
+  read: constants.O_RDONLY,
+  readWrite: constants.O_RDWR,
+  createExclusive: constants.O_RDWR | constants.O_CREAT | constants.O_EXCL,
+});
+
+/** The real implementation over `node:fs/promises`. */
+export function nodeFileIO(): FileIO {
+  return {
+    async open(path, mode) {
+      const handle = await open(path, FLAGS[mode], 0o644);
+      return {
+        read: async (buffer, offset, length, position) => (await handle.read(buffer, offset, length, position)).bytesRead,
+        write: async (buffer, offset, length, position) =>
+          (await handle.write(buffer, offset, length, position)).bytesWritten,
+        datasync: () => handle.datasync(),
+        sync: () => handle.sync(),
+        truncate: (length) => handle.truncate(length),
+        size: async () => (await handle.stat()).size,
+        close: () => handle.close(),
+      };
+    },
+    rename: (from, to) => rename(from, to),
+    link: (from, to) => link(from, to),
+    unlink: (path) => unlink(path),
+    readdir: (dir) => readdir(dir),
+    mkdir: async (dir) => {
+      await mkdir(dir, { recursive: true });
+    },
+    async syncDir(dir) {
+      const handle = await open(dir, constants.O_RDONLY);
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    },
+  };
+}
+
+/** Writes the whole range, looping over short writes. */
+export async function writeFully(handle: FileHandleIO, buffer: Uint8Array, position: number): Promise<void> {
+  let done = 0;
+  while (done < buffer.length) {
+    const written = await handle.write(buffer, done, buffer.length - done, position + done);
+    if (written <= 0) throw new Error(`short write: ${done} of ${buffer.length} bytes`);
+    done += written;
+  }
+}
+
+/** Reads the whole range (or up to end of file); returns how many bytes were read. */
+export async function readFully(handle: FileHandleIO, buffer: Uint8Array, length: number, position: number): Promise<number> {
+  let done = 0;
+  while (done < length) {
+    const read = await handle.read(buffer, done, length - done, position + done);
+    if (read === 0) break;
+    done += read;
+  }
+  return done;
+}
+
+/** A short, log-friendly description of an I/O error: its code when Node gave one. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === undefined ? error.message : `${code}: ${error.message}`;
+  }
+  return String(error);
+}
+
+/** True when the error is a Node system error with this code (ENOENT, EEXIST, ...). */
+export function hasCode(error: unknown, code: string): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
+}

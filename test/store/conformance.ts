@@ -1,0 +1,302 @@
+// The Store conformance suite (STYLE habit 6: one interface, one shared suite, every implementation).
+// Not a test file itself: memory.test.ts and file.test.ts call storeConformance with their opener.
+// Every method of the Store interface (lib/store/types.ts) is covered here; durability is not (it
+// belongs to file.test.ts, crash.test.ts and recovery.test.ts).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { JsonObject } from '../../lib/json.js';
+import type { Batch, Commit, CommitResult, Mutation, Store } from '../../lib/store/types.js';
+
+export interface ConformanceFixture {
+  readonly store: Store;
+  cleanup(): Promise<void>;
+}
+
+/** Opens a fresh, empty store whose clock is `now` (expiry tests move it). */
+export type OpenStore = (now: () => number) => Promise<ConformanceFixture>;
+
+const T0 = 1_700_000_000_000;
+
+interface Harness {
+  readonly store: Store;
+  /** Moves the store's clock forward. */
+  advance(ms: number): void;
+  readonly time: () => number;
+}
+
+function put(collection: string, id: string, doc: JsonObject, extra: Partial<Extract<Mutation, { kind: 'put' }>> = {}): Mutation {
+  return { kind: 'put', collection, id, doc, ...extra };
+}
+
+async function ok(store: Store, ...mutations: Mutation[]): Promise<Commit> {
+  const result = await store.commit({ mutations });
+  assert.equal(result.ok, true, `commit failed: ${JSON.stringify(result)}`);
+  return (result as Extract<CommitResult, { ok: true }>).commit;
+}
+
+export function storeConformance(name: string, open: OpenStore): void {
+  const withStore = (run: (harness: Harness) => Promise<void>) => async () => {
+    let time = T0;
+    const fixture = await open(() => time);
+    try {
+      await run({ store: fixture.store, advance: (ms) => void (time += ms), time: () => time });
+    } finally {
+      await fixture.cleanup();
+    }
+  };
+
+  describe(`${name} (Store conformance)`, () => {
+    describe('put and get', () => {
+      it('should return the stored record with its version, time and document', withStore(async ({ store }) => {
+        const commit = await ok(store, put('items', 'a', { id: 'a', n: 1 }));
+        assert.deepEqual(store.get('items', 'a'), { collection: 'items', id: 'a', version: commit.seq, modifiedAt: T0, doc: { id: 'a', n: 1 } });
+        assert.equal(commit.at, T0);
+      }));
+
+      it('should return undefined for a record never written', withStore(async ({ store }) => {
+        await ok(store, put('items', 'a', { n: 1 }));
+        assert.equal(store.get('items', 'b'), undefined);
+        assert.equal(store.get('other', 'a'), undefined);
+      }));
+
+      it('should store __proto__ keys, ids and collections as plain data', withStore(async ({ store }) => {
+        const doc = JSON.parse('{"__proto__":{"polluted":true},"n":1}') as JsonObject;
+        await ok(store, put('__proto__', '__proto__', doc), put('items', 'constructor', doc));
+        for (const record of [store.get('__proto__', '__proto__'), store.get('items', 'constructor')]) {
+          assert.ok(record !== undefined);
+          assert.equal(Object.getPrototypeOf(record.doc), Object.prototype);
+          assert.deepEqual(Object.getOwnPropertyDescriptor(record.doc, '__proto__')?.value, { polluted: true });
+        }
+        assert.equal(({} as Record<string, unknown>).polluted, undefined);
+        assert.deepEqual(store.collections(), ['__proto__', 'items']);
+      }));
+    });
+
+    describe('expectations', () => {
+      it('should create with { absent } only while the record is absent', withStore(async ({ store }) => {
+        const first = await ok(store, put('items', 'a', { n: 1 }, { expect: { absent: true } }));
+        const second = await store.commit({ mutations: [put('items', 'a', { n: 2 }, { expect: { absent: true } })] });
+        assert.deepEqual(second, { ok: false, reason: 'conflict', index: 0, current: store.get('items', 'a') });
+        assert.equal(store.get('items', 'a')?.version, first.seq);
+      }));
+
+      it('should require { present } to find the record', withStore(async ({ store }) => {
+        const missing = await store.commit({ mutations: [put('items', 'a', { n: 1 }, { expect: { present: true } })] });
+        assert.deepEqual(missing, { ok: false, reason: 'conflict', index: 0 });
+        await ok(store, put('items', 'a', { n: 1 }));
+        await ok(store, put('items', 'a', { n: 2 }, { expect: { present: true } }));
+        assert.deepEqual(store.get('items', 'a')?.doc, { n: 2 });
+      }));
+
+      it('should compare { version } with the stored version', withStore(async ({ store }) => {
+        const created = await ok(store, put('items', 'a', { n: 1 }));
+        const replaced = await ok(store, put('items', 'a', { n: 2 }, { expect: { version: created.seq } }));
+        const stale = await store.commit({ mutations: [put('items', 'a', { n: 3 }, { expect: { version: created.seq } })] });
+        assert.equal(stale.ok, false);
+        assert.equal(stale.ok === false && stale.reason === 'conflict' && stale.current?.version, replaced.seq);
+        assert.deepEqual(store.get('items', 'a')?.doc, { n: 2 });
+      }));
+
+      it('should apply nothing of a batch whose later expectation fails', withStore(async ({ store }) => {
+        const before = await ok(store, put('items', 'taken', { n: 0 }));
+        const seen: number[] = [];
+        store.watch((commit) => seen.push(commit.seq));
+        const result = await store.commit({
+          mutations: [put('items', 'x', { n: 1 }), { kind: 'delete', collection: 'items', id: 'taken' }, put('items', 'y', { n: 2 }, { expect: { version: 12345 } })],
+        });
+        assert.deepEqual(result, { ok: false, reason: 'conflict', index: 2 });
+        assert.equal(store.get('items', 'x'), undefined);
+        assert.deepEqual(store.get('items', 'taken')?.doc, { n: 0 });
+        assert.deepEqual(seen, []);
+        const after = await ok(store, put('items', 'y', { n: 1 }));
+        assert.equal(after.seq, before.seq + 1);
+      }));
+
+      it('should let later mutations of a batch see the earlier ones', withStore(async ({ store }) => {
+        await ok(store, put('items', 'a', { n: 1 }), put('items', 'a', { n: 2 }, { expect: { present: true } }));
+        await ok(store, { kind: 'delete', collection: 'items', id: 'a' }, put('items', 'a', { n: 3 }, { expect: { absent: true } }));
+        assert.deepEqual(store.get('items', 'a')?.doc, { n: 3 });
+      }));
+
+      it('should let exactly one of many concurrent creates of one id succeed', withStore(async ({ store }) => {
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, n) => store.commit({ mutations: [put('items', 'a', { n }, { expect: { absent: true } })] })),
+        );
+        const winners = results.filter((result) => result.ok);
+        assert.equal(winners.length, 1);
+        assert.ok(results.every((result) => result.ok || result.reason === 'conflict'));
+        assert.equal(store.get('items', 'a')?.version, winners[0]?.ok === true ? winners[0].commit.seq : -1);
+      }));
+    });
+
+    describe('batches and versions', () => {
+      it('should apply every mutation of a batch under one version, in order', withStore(async ({ store }) => {
+        await ok(store, put('items', 'b', { n: 0 }));
+        const commit = await ok(store, put('items', 'a', { n: 1 }), put('items', 'b', { n: 2 }), put('$outbox', 'e1', { event: 'x' }));
+        assert.deepEqual(commit.applied.map((applied) => [applied.record?.id, applied.record?.version, applied.previous?.doc]), [
+          ['a', commit.seq, undefined],
+          ['b', commit.seq, { n: 0 }],
+          ['e1', commit.seq, undefined],
+        ]);
+        assert.equal(store.get('$outbox', 'e1')?.version, commit.seq);
+      }));
+
+      it('should give strictly increasing versions, also to concurrent commits', withStore(async ({ store }) => {
+        const results = await Promise.all(Array.from({ length: 30 }, (_, n) => ok(store, put('items', `k${n % 7}`, { n }))));
+        const seqs = results.map((commit) => commit.seq);
+        assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b));
+        assert.equal(new Set(seqs).size, seqs.length);
+        const later = await ok(store, put('items', 'z', {}));
+        assert.ok(later.seq > Math.max(...seqs));
+      }));
+    });
+
+    describe('delete and restore', () => {
+      it('should delete without a trace when no retainUntil is given', withStore(async ({ store }) => {
+        await ok(store, put('items', 'a', { n: 1 }));
+        const commit = await ok(store, { kind: 'delete', collection: 'items', id: 'a' });
+        assert.equal(store.get('items', 'a'), undefined);
+        assert.equal(store.getTombstone('items', 'a'), undefined);
+        assert.deepEqual(commit.applied[0]?.previous?.doc, { n: 1 });
+      }));
+
+      it('should keep a tombstone with the deleted document', withStore(async ({ store, advance }) => {
+        const created = await ok(store, put('items', 'a', { n: 1 }));
+        advance(10);
+        const deleted = await ok(store, { kind: 'delete', collection: 'items', id: 'a', expect: { version: created.seq }, retainUntil: T0 + 1000 });
+        assert.deepEqual(store.getTombstone('items', 'a'), {
+          collection: 'items', id: 'a', version: deleted.seq, deletedAt: T0 + 10, retainUntil: T0 + 1000, doc: { n: 1 },
+        });
+      }));
+
+      it('should succeed deleting an absent record, leaving no tombstone', withStore(async ({ store }) => {
+        await ok(store, { kind: 'delete', collection: 'items', id: 'ghost', retainUntil: T0 + 1000 });
+        assert.equal(store.getTombstone('items', 'ghost'), undefined);
+      }));
+
+      it('should restore a tombstoned record under a new version', withStore(async ({ store }) => {
+        await ok(store, put('items', 'a', { n: 1 }));
+        await ok(store, { kind: 'delete', collection: 'items', id: 'a', retainUntil: T0 + 1000 });
+        const restored = await ok(store, { kind: 'restore', collection: 'items', id: 'a' });
+        assert.deepEqual(store.get('items', 'a'), { collection: 'items', id: 'a', version: restored.seq, modifiedAt: T0, doc: { n: 1 } });
+        assert.equal(store.getTombstone('items', 'a')?.restoredVersion, restored.seq);
+      }));
+
+      it('should refuse to restore over a record that exists again', withStore(async ({ store }) => {
+        await ok(store, put('items', 'a', { n: 1 }));
+        await ok(store, { kind: 'delete', collection: 'items', id: 'a', retainUntil: T0 + 1000 });
+        await ok(store, put('items', 'a', { n: 2 }));
+        const result = await store.commit({ mutations: [{ kind: 'restore', collection: 'items', id: 'a' }] });
+        assert.deepEqual(result, { ok: false, reason: 'conflict', index: 0, current: store.get('items', 'a') });
+        assert.deepEqual(store.get('items', 'a')?.doc, { n: 2 });
+      }));
+
+      it('should refuse to restore without a tombstone', withStore(async ({ store }) => {
+        await ok(store, put('items', 'a', { n: 1 }));
+        await ok(store, { kind: 'delete', collection: 'items', id: 'a' });
+        const result = await store.commit({ mutations: [{ kind: 'restore', collection: 'items', id: 'a' }] });
+        assert.deepEqual(result, { ok: false, reason: 'conflict', index: 0 });
+      }));
+
+      it('should forget a tombstone once retainUntil has passed', withStore(async ({ store, advance }) => {
+        await ok(store, put('items', 'a', { n: 1 }));
+        await ok(store, { kind: 'delete', collection: 'items', id: 'a', retainUntil: T0 + 1000 });
+        advance(999);
+        assert.notEqual(store.getTombstone('items', 'a'), undefined);
+        advance(1);
+        assert.equal(store.getTombstone('items', 'a'), undefined);
+        const result = await store.commit({ mutations: [{ kind: 'restore', collection: 'items', id: 'a' }] });
+        assert.deepEqual(result, { ok: false, reason: 'conflict', index: 0 });
+      }));
+    });
+
+    describe('record expiry', () => {
+      it('should read a record as absent once it expires', withStore(async ({ store, advance }) => {
+        await ok(store, put('$idem', 'k', { status: 201 }, { expiresAt: T0 + 500 }), put('$idem', 'keep', { status: 200 }));
+        assert.equal(store.get('$idem', 'k')?.expiresAt, T0 + 500);
+        advance(500);
+        assert.equal(store.get('$idem', 'k'), undefined);
+        assert.deepEqual(store.scan('$idem').map((record) => record.id), ['keep']);
+        await ok(store, put('$idem', 'k', { status: 200 }, { expect: { absent: true } }));
+      }));
+    });
+
+    describe('scan and count', () => {
+      const ids = ['b', 'a', 'Z', '0', 'a~', 'a-b', 'a.b', 'a_b', 'ab', '~', '10', '9'];
+
+      it('should return records in ascending code-unit order of id', withStore(async ({ store }) => {
+        for (const id of ids) await ok(store, put('items', id, { id }));
+        assert.deepEqual(store.scan('items').map((record) => record.id), [...ids].sort());
+        assert.equal(store.count('items'), ids.length);
+      }));
+
+      it('should start strictly after `after` and stop at `limit`', withStore(async ({ store }) => {
+        await ok(store, ...ids.map((id) => put('items', id, { id })));
+        const sorted = [...ids].sort();
+        assert.deepEqual(store.scan('items', { after: 'a', limit: 3 }).map((record) => record.id), sorted.slice(sorted.indexOf('a') + 1, sorted.indexOf('a') + 4));
+        assert.deepEqual(store.scan('items', { after: 'aa' }).map((record) => record.id), sorted.filter((id) => id > 'aa'));
+        assert.deepEqual(store.scan('items', { after: '~' }), []);
+        assert.deepEqual(store.scan('items', { limit: 0 }), []);
+      }));
+
+      it('should keep order and count through deletes and re-creates', withStore(async ({ store }) => {
+        await ok(store, put('items', 'c', {}), put('items', 'a', {}), put('items', 'b', {}));
+        await ok(store, { kind: 'delete', collection: 'items', id: 'b' });
+        await ok(store, put('items', 'bb', {}));
+        assert.deepEqual(store.scan('items').map((record) => record.id), ['a', 'bb', 'c']);
+        assert.equal(store.count('items'), 3);
+        assert.equal(store.count('none'), 0);
+        assert.deepEqual(store.scan('none'), []);
+      }));
+    });
+
+    describe('collections and lastModified', () => {
+      it('should list collections holding live records, sorted, system spaces included', withStore(async ({ store }) => {
+        await ok(store, put('zeta', 'a', {}), put('alpha', 'a', {}), put('$outbox', 'a', {}), put('gone', 'a', {}));
+        await ok(store, { kind: 'delete', collection: 'gone', id: 'a', retainUntil: T0 + 1000 });
+        assert.deepEqual(store.collections(), ['$outbox', 'alpha', 'zeta']);
+      }));
+
+      it('should move lastModified on every change, deletes included', withStore(async ({ store, advance }) => {
+        assert.equal(store.lastModified('items'), undefined);
+        await ok(store, put('items', 'a', {}));
+        assert.equal(store.lastModified('items'), T0);
+        advance(100);
+        await ok(store, { kind: 'delete', collection: 'items', id: 'a' });
+        assert.equal(store.lastModified('items'), T0 + 100);
+        assert.equal(store.lastModified('other'), undefined);
+      }));
+    });
+
+    describe('watch', () => {
+      it('should report every successful commit in commit order until unsubscribed', withStore(async ({ store }) => {
+        const seen: Array<[number, string | undefined]> = [];
+        const stop = store.watch((commit) => seen.push([commit.seq, commit.applied[0]?.mutation.id]));
+        const commits = await Promise.all(['a', 'b', 'c', 'd'].map((id) => ok(store, put('items', id, {}))));
+        await store.commit({ mutations: [put('items', 'a', {}, { expect: { absent: true } })] });
+        stop();
+        await ok(store, put('items', 'e', {}));
+        assert.deepEqual(seen, commits.map((commit) => [commit.seq, commit.applied[0]?.mutation.id]));
+      }));
+    });
+
+    describe('health and close', () => {
+      it('should be writable while open and refuse commits after close', async () => {
+        const fixture = await open(() => T0);
+        try {
+          assert.deepEqual(fixture.store.health(), { writable: true });
+          const batch: Batch = { mutations: [put('items', 'a', { n: 1 })] };
+          const pending = fixture.store.commit(batch);
+          await fixture.store.close();
+          assert.equal((await pending).ok, true);
+          const late = await fixture.store.commit({ mutations: [put('items', 'b', {})] });
+          assert.equal(late.ok === false && late.reason, 'unavailable');
+          assert.equal(fixture.store.health().writable, false);
+          assert.deepEqual(fixture.store.get('items', 'a')?.doc, { n: 1 });
+        } finally {
+          await fixture.cleanup();
+        }
+      });
+    });
+  });
+}

@@ -1,0 +1,148 @@
+// FileStore (lib/store/file.ts): the shared conformance suite, then what only a durable store
+// promises: everything acknowledged is there after a reopen, through journal replay and snapshots.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { JsonObject } from '../../lib/json.js';
+import type { FileStore, FileStoreOptions } from '../../lib/store/file.js';
+import { openFileStore } from '../../lib/store/file.js';
+import type { CommitResult, Mutation, Store } from '../../lib/store/types.js';
+import { storeConformance } from './conformance.js';
+
+const T0 = 1_700_000_000_000;
+
+async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'resapi-file-'));
+}
+
+async function openOk(options: FileStoreOptions): Promise<FileStore> {
+  const opened = await openFileStore({ log: () => {}, progress: () => {}, ...options });
+  assert.ok(opened.ok, opened.ok ? '' : opened.message);
+  return opened.store;
+}
+
+async function commitOk(store: Store, ...mutations: Mutation[]): Promise<number> {
+  const result: CommitResult = await store.commit({ mutations });
+  assert.ok(result.ok, JSON.stringify(result));
+  return result.commit.seq;
+}
+
+/** Everything a reader can observe, for comparing a store before and after a reopen. */
+function observe(store: Store, collections: readonly string[]): unknown {
+  return collections.map((name) => ({
+    name,
+    records: store.scan(name),
+    count: store.count(name),
+    lastModified: store.lastModified(name),
+  }));
+}
+
+storeConformance('FileStore', async (now) => {
+  const dir = await tempDir();
+  const store = await openOk({ dir, now });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('FileStore durability', () => {
+  it('should bring back records, tombstones, versions and times after a reopen', async () => {
+    const dir = await tempDir();
+    let time = T0;
+    const now = (): number => time;
+    try {
+      const first = await openOk({ dir, now });
+      assert.equal(first.durable, true);
+      await commitOk(first, { kind: 'put', collection: 'items', id: 'a', doc: { n: 1 } }, { kind: 'put', collection: '$idem', id: 'k', doc: { s: 201 }, expiresAt: T0 + 10_000 });
+      time += 5;
+      await commitOk(first, { kind: 'put', collection: 'items', id: 'b', doc: { n: 2 } });
+      await commitOk(first, { kind: 'delete', collection: 'items', id: 'a', retainUntil: T0 + 9000 });
+      time += 5;
+      await commitOk(first, { kind: 'put', collection: 'gone', id: 'x', doc: {} });
+      await commitOk(first, { kind: 'delete', collection: 'gone', id: 'x' });
+      await commitOk(first, { kind: 'put', collection: 'items', id: 'c', doc: { n: 3 } });
+      await commitOk(first, { kind: 'delete', collection: 'items', id: 'c', retainUntil: T0 + 9000 });
+      await commitOk(first, { kind: 'restore', collection: 'items', id: 'c' });
+      const names = ['items', '$idem', 'gone'];
+      const before = { view: observe(first, names), a: first.getTombstone('items', 'a'), c: first.getTombstone('items', 'c'), collections: first.collections() };
+      await first.close();
+
+      const second = await openOk({ dir, now });
+      assert.deepEqual({ view: observe(second, names), a: second.getTombstone('items', 'a'), c: second.getTombstone('items', 'c'), collections: second.collections() }, before);
+      assert.equal(await commitOk(second, { kind: 'put', collection: 'items', id: 'd', doc: {} }), 9);
+      await second.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should keep __proto__ keys as data after replay and after a snapshot', async () => {
+    const dir = await tempDir();
+    try {
+      const doc = JSON.parse('{"__proto__":{"polluted":true},"n":1}') as JsonObject;
+      const first = await openOk({ dir, snapshotThresholdBytes: 1 });
+      await commitOk(first, { kind: 'put', collection: 'items', id: '__proto__', doc });
+      await first.close();
+      const second = await openOk({ dir });
+      const record = second.get('items', '__proto__');
+      assert.equal(Object.getPrototypeOf(record?.doc), Object.prototype);
+      assert.deepEqual(Object.getOwnPropertyDescriptor(record?.doc, '__proto__')?.value, { polluted: true });
+      await second.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should snapshot past the threshold, delete old journals and recover the same state', async () => {
+    const dir = await tempDir();
+    let time = T0;
+    const now = (): number => time;
+    const logged: string[] = [];
+    try {
+      const first = await openOk({ dir, now, snapshotThresholdBytes: 4096, log: (_level, message) => logged.push(message) });
+      for (let round = 0; round < 30; round++) {
+        time += 1;
+        await Promise.all(Array.from({ length: 8 }, (_, n) => commitOk(first, { kind: 'put', collection: 'items', id: `r${n}`, doc: { round, pad: 'x'.repeat(40) } })));
+        await commitOk(first, { kind: 'put', collection: 'gone', id: `g${round}`, doc: {} });
+        await commitOk(first, { kind: 'delete', collection: 'gone', id: `g${round}`, retainUntil: T0 + 5 });
+      }
+      await commitOk(first, { kind: 'put', collection: '$tmp', id: 'expired', doc: {}, expiresAt: T0 + 1 });
+      const before = { view: observe(first, ['items', 'gone', '$tmp']), tombstone: first.getTombstone('gone', 'g29') };
+      await first.close();
+      assert.ok(logged.includes('snapshot written'), logged.join(', '));
+      const files = await readdir(dir);
+      assert.ok(files.includes('snapshot.dat'));
+      assert.equal(files.filter((name) => name.startsWith('journal-')).length, 1, files.join(', '));
+      assert.deepEqual(files.filter((name) => name.includes('.tmp-')), []);
+
+      const second = await openOk({ dir, now });
+      assert.deepEqual({ view: observe(second, ['items', 'gone', '$tmp']), tombstone: second.getTombstone('gone', 'g29') }, before);
+      assert.equal(second.lastModified('gone'), T0 + 30);
+      await second.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should answer commits queued before close and release the directory', async () => {
+    const dir = await tempDir();
+    try {
+      const first = await openOk({ dir });
+      const pending = Array.from({ length: 10 }, (_, n) => first.commit({ mutations: [{ kind: 'put', collection: 'items', id: `k${n}`, doc: {} }] }));
+      await first.close();
+      assert.ok((await Promise.all(pending)).every((result) => result.ok));
+      assert.equal((await readdir(dir)).includes('lock'), false);
+      const second = await openOk({ dir });
+      assert.equal(second.count('items'), 10);
+      await second.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,132 @@
+// The data-dir lock (lib/store/lock.ts): one process per data dir, a clear refusal naming the holder,
+// exit 1 for a second process, and a safe takeover of a lock whose process is gone.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { OpenResult } from '../../lib/store/file.js';
+import { openFileStore } from '../../lib/store/file.js';
+
+const CHILD = fileURLToPath(new URL('./crash-child.js', import.meta.url));
+
+async function withDir(run: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'resapi-lock-'));
+  try {
+    await run(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function open(dir: string, warnings: string[] = []): Promise<OpenResult> {
+  return openFileStore({ dir, log: (level, message) => void (level === 'info' || warnings.push(message)), progress: () => {} });
+}
+
+/** Starts a child holding the store; resolves once it is ready (or with its exit when it cannot). */
+function hold(dir: string): Promise<{ child: ChildProcess; ready: boolean; code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CHILD, 'hold', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => void (stderr += chunk));
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      if (chunk.startsWith('ready')) resolve({ child, ready: true, code: null, stderr });
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ child, ready: false, code, stderr }));
+  });
+}
+
+function killed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.on('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+/** The pid of a process that has exited: a lock holding it is stale. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  await new Promise((resolve) => child.on('exit', resolve));
+  return child.pid as number;
+}
+
+describe('FileStore data-dir lock', () => {
+  it('should refuse a second open in the same process, naming the holder pid, until close', () =>
+    withDir(async (dir) => {
+      const first = await open(dir);
+      assert.ok(first.ok);
+      const second = await open(dir);
+      assert.equal(!second.ok && second.kind, 'locked');
+      assert.match(!second.ok ? second.message : '', new RegExp(`in use by process ${process.pid}\\b`));
+      await first.store.close();
+      assert.equal((await readdir(dir)).includes('lock'), false);
+      const third = await open(dir);
+      assert.ok(third.ok);
+      await third.store.close();
+    }));
+
+  it('should make a second process exit 1 with a clear message, and take over once the holder is killed', () =>
+    withDir(async (dir) => {
+      const holder = await hold(dir);
+      assert.ok(holder.ready, holder.stderr);
+      try {
+        const second = await hold(dir);
+        assert.equal(second.code, 1);
+        assert.match(second.stderr, new RegExp(`data dir .* is in use by process ${holder.child.pid}\\b`));
+        const here = await open(dir);
+        assert.match(!here.ok && here.kind === 'locked' ? here.message : '', new RegExp(`process ${holder.child.pid}\\b`));
+      } finally {
+        await killed(holder.child);
+      }
+      const warnings: string[] = [];
+      const after = await open(dir, warnings);
+      assert.ok(after.ok, after.ok ? '' : after.message);
+      assert.ok(warnings.some((message) => /took over a lock left by a process that is gone/.test(message)), warnings.join('; '));
+      const lock = JSON.parse(await readFile(join(dir, 'lock'), 'utf8')) as { pid: number };
+      assert.equal(lock.pid, process.pid);
+      await after.store.close();
+    }));
+
+  it('should take over a stale lock exactly once when several opens race for it', () =>
+    withDir(async (dir) => {
+      await writeFile(join(dir, 'lock'), JSON.stringify({ pid: await deadPid(), startedAt: 1, host: hostname(), token: 'stale' }));
+      const results = await Promise.all(Array.from({ length: 6 }, () => open(dir)));
+      const winners = results.filter((result) => result.ok);
+      assert.equal(winners.length, 1);
+      assert.ok(results.every((result) => result.ok || result.kind === 'locked'));
+      for (const result of winners) await result.store.close();
+    }));
+
+  it('should get past a takeover abandoned by a starter that died', () =>
+    withDir(async (dir) => {
+      const dead = await deadPid();
+      await writeFile(join(dir, 'lock'), JSON.stringify({ pid: dead, startedAt: 1, host: hostname(), token: 'stale' }));
+      await writeFile(join(dir, 'lock.takeover-stale'), JSON.stringify({ pid: dead, startedAt: 2, host: hostname(), token: 'starter' }));
+      const opened = await open(dir);
+      assert.ok(opened.ok, opened.ok ? '' : opened.message);
+      assert.deepEqual((await readdir(dir)).filter((name) => name.startsWith('lock.')), []);
+      await opened.store.close();
+    }));
+
+  it('should treat its own pid from an earlier process life as stale', () =>
+    withDir(async (dir) => {
+      await writeFile(join(dir, 'lock'), JSON.stringify({ pid: process.pid, startedAt: performance.timeOrigin - 60_000, host: hostname(), token: 'old' }));
+      const opened = await open(dir);
+      assert.ok(opened.ok, opened.ok ? '' : opened.message);
+      await opened.store.close();
+    }));
+
+  it('should refuse, not guess, when the lock is unreadable or held on another host', () =>
+    withDir(async (dir) => {
+      await writeFile(join(dir, 'lock'), 'garbage');
+      const garbage = await open(dir);
+      assert.match(!garbage.ok && garbage.kind === 'locked' ? garbage.message : '', /unreadable/);
+      await writeFile(join(dir, 'lock'), JSON.stringify({ pid: await deadPid(), startedAt: 1, host: `${hostname()}-elsewhere`, token: 'x' }));
+      const remote = await open(dir);
+      assert.match(!remote.ok && remote.kind === 'locked' ? remote.message : '', /-elsewhere/);
+    }));
+});

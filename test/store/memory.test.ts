@@ -1,0 +1,8 @@
+// MemoryStore (lib/store/memory.ts) against the shared Store conformance suite.
+import { MemoryStore } from '../../lib/store/memory.js';
+import { storeConformance } from './conformance.js';
+
+storeConformance('MemoryStore', async (now) => {
+  const store = new MemoryStore({ now });
+  return { store, cleanup: () => store.close() };
+});
