@@ -1,11 +1,9 @@
-// Tests for lib/store/sorted-keys.ts: an ascending id array in code-unit order, the order keyset
-// paging walks (CONTRACT §5).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { insertKey, lowerBound, removeKey, upperBound } from '../../lib/store/sorted-keys.js';
+import { lowerBound, SortedKeys, upperBound } from '../../lib/store/sorted-keys.js';
 
-/** A small deterministic generator (mulberry32), so a failure can be replayed. */
-function generator(seed: number): () => number {
+/** A seeded PRNG (mulberry32), so a failing case can be replayed. */
+function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -16,97 +14,65 @@ function generator(seed: number): () => number {
   };
 }
 
-describe('lowerBound', () => {
-  it('should be 0 for an empty array', () => {
+describe('lowerBound and upperBound', () => {
+  it('should find the first element >= and > the key', () => {
+    const keys = ['a', 'c', 'c', 'e'];
+    assert.equal(lowerBound(keys, 'c'), 1);
+    assert.equal(upperBound(keys, 'c'), 3);
+    assert.equal(lowerBound(keys, 'b'), 1);
+    assert.equal(upperBound(keys, 'z'), 4);
     assert.equal(lowerBound([], 'a'), 0);
   });
 
-  it('should find the index of a present key', () => {
-    assert.equal(lowerBound(['a', 'c', 'e'], 'c'), 1);
-  });
-
-  it('should find where an absent key would go', () => {
-    assert.equal(lowerBound(['a', 'c', 'e'], '0'), 0);
-    assert.equal(lowerBound(['a', 'c', 'e'], 'b'), 1);
-    assert.equal(lowerBound(['a', 'c', 'e'], 'z'), 3);
+  it('should compare by UTF-16 code unit, not by locale', () => {
+    assert.equal(lowerBound(['B', 'a'], 'a'), 1);
+    assert.equal(upperBound(['Z', 'a', '~'], 'a'), 2);
   });
 });
 
-describe('upperBound', () => {
-  it('should be 0 for an empty array', () => {
-    assert.equal(upperBound([], 'a'), 0);
-  });
-
-  it('should point past a present key', () => {
-    assert.equal(upperBound(['a', 'c', 'e'], 'c'), 2);
-    assert.equal(upperBound(['a', 'c', 'e'], 'e'), 3);
-  });
-
-  it('should equal lowerBound for an absent key', () => {
-    for (const key of ['0', 'b', 'd', 'z']) assert.equal(upperBound(['a', 'c', 'e'], key), lowerBound(['a', 'c', 'e'], key), key);
-  });
-});
-
-describe('insertKey', () => {
-  it('should keep the array ascending', () => {
-    const keys: string[] = [];
-    for (const key of ['m', 'a', 'z', 'c']) insertKey(keys, key);
-    assert.deepEqual(keys, ['a', 'c', 'm', 'z']);
-  });
-
-  it('should not insert a key twice', () => {
-    const keys = ['a', 'b'];
-    insertKey(keys, 'a');
-    insertKey(keys, 'b');
-    assert.deepEqual(keys, ['a', 'b']);
-  });
-
-  it('should order by code unit, not by locale or number', () => {
-    const keys: string[] = [];
-    for (const key of ['b', 'B', '9', '10', '_', '-', '~', 'a', '.']) insertKey(keys, key);
-    assert.deepEqual(keys, ['-', '.', '10', '9', 'B', '_', 'a', 'b', '~']);
-  });
-
-  it('should agree with sort() and a Set over many random inserts and removes', () => {
-    const random = generator(20260101);
-    const alphabet = 'ab0Z_~.';
-    const keys: string[] = [];
+describe('SortedKeys', () => {
+  it('should keep ids ascending and unique across random inserts and removes (many chunks)', () => {
+    const random = mulberry32(7);
+    const keys = new SortedKeys();
     const model = new Set<string>();
-    for (let step = 0; step < 3000; step++) {
-      const length = 1 + Math.floor(random() * 3);
-      let key = '';
-      for (let i = 0; i < length; i++) key += alphabet[Math.floor(random() * alphabet.length)];
-      if (random() < 0.6) {
-        insertKey(keys, key);
-        model.add(key);
+    for (let step = 0; step < 20_000; step++) {
+      const id = `k${Math.floor(random() * 5000)}`;
+      if (random() < 0.7) {
+        assert.equal(keys.insert(id), !model.has(id));
+        model.add(id);
       } else {
-        removeKey(keys, key);
-        model.delete(key);
+        assert.equal(keys.remove(id), model.has(id));
+        model.delete(id);
       }
     }
-    assert.ok(model.size > 10, 'the walk should leave keys behind');
-    assert.deepEqual(keys, [...model].sort());
-  });
-});
-
-describe('removeKey', () => {
-  it('should remove a present key', () => {
-    const keys = ['a', 'b', 'c'];
-    removeKey(keys, 'b');
-    assert.deepEqual(keys, ['a', 'c']);
+    const expected = [...model].sort();
+    assert.deepEqual([...keys.after()], expected);
+    assert.equal(keys.size, expected.length);
   });
 
-  it('should leave the array alone when the key is absent', () => {
-    const keys = ['a', 'c'];
-    removeKey(keys, 'b');
-    removeKey(keys, 'z');
-    removeKey(keys, '0');
-    assert.deepEqual(keys, ['a', 'c']);
+  it('should list the ids strictly after a key, whether or not the key is present', () => {
+    const keys = new SortedKeys();
+    for (let n = 0; n < 3000; n += 2) keys.insert(String(n).padStart(5, '0'));
+    assert.deepEqual([...keys.after('02000')].slice(0, 2), ['02002', '02004']);
+    assert.deepEqual([...keys.after('02001')].slice(0, 2), ['02002', '02004']);
+    assert.deepEqual([...keys.after('99999')], []);
+    assert.deepEqual([...keys.after('')].length, 1500);
   });
 
-  it('should empty a one-element array', () => {
-    const keys = ['only'];
-    removeKey(keys, 'only');
-    assert.deepEqual(keys, []);
+  it('should load a sorted array in one pass and keep working after it', () => {
+    const keys = new SortedKeys();
+    keys.replaceAll(Array.from({ length: 2000 }, (_, n) => `id${String(n).padStart(4, '0')}`));
+    assert.equal(keys.size, 2000);
+    assert.equal(keys.insert('id0500x'), true);
+    assert.equal(keys.insert('id0500'), false);
+    assert.equal(keys.remove('id1999'), true);
+    const all = [...keys.after()];
+    assert.equal(all.length, 2000);
+    assert.deepEqual(all, [...all].sort());
+  });
+
+  it('should answer false to removing from an empty set', () => {
+    assert.equal(new SortedKeys().remove('a'), false);
+    assert.deepEqual([...new SortedKeys().after('a')], []);
   });
 });
