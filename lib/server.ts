@@ -12,6 +12,7 @@ import { stderrLogger, type Logger } from './log.js';
 import { RepresentationCache } from './resources/representation.js';
 import type { App } from './resources/context.js';
 import { MemoryStore } from './store/memory.js';
+import { openFileStore } from './store/file.js';
 import type { Store } from './store/types.js';
 import { loadSeed } from './seed.js';
 import { FieldIndex } from './query/fields.js';
@@ -21,9 +22,12 @@ export interface RuntimeOptions {
   readonly host?: string;
   /** 0 picks a free port. Default 3000. */
   readonly port?: number;
+  /** The durable store's folder (journal, snapshot, lock). Without it start() keeps everything in memory. */
   readonly dataDir?: string;
-  /** Keep everything in memory (no files). */
+  /** Keep everything in memory (no files), even when dataDir is given. */
   readonly memory?: boolean;
+  /** A store to serve instead of opening one (for tests that inject failures); close() closes it. */
+  readonly store?: Store;
   /** Absolute base for links, e.g. https://api.example.com (never taken from the request's Host). */
   readonly baseUrl?: string;
   /** Risky-deploy mode: every response says Cache-Control: no-cache, no-store (seed rule 6). */
@@ -50,7 +54,7 @@ export interface ResapiServer {
 }
 
 const RUNTIME_KEYS = new Set([
-  'host', 'port', 'dataDir', 'memory', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'now', 'log', 'drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs',
+  'host', 'port', 'dataDir', 'memory', 'store', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'now', 'log', 'drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs',
 ]);
 const DEFAULT_DRAIN_MS = 10_000;
 const KEY_SPACE = '$keys';
@@ -68,13 +72,28 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const config = configOf(options);
   const now = options.now ?? Date.now;
   const log = options.log ?? stderrLogger(now);
-  const store: Store = new MemoryStore({ now });
+  const store = await openStore(options, now, log);
+  try {
+    return await serve(store, config, options, now, log);
+  } catch (error) {
+    // Release the data dir (its lock) when anything after opening the store fails, e.g. the port is taken.
+    await store.close();
+    throw error;
+  }
+}
+
+async function openStore(options: StartOptions, now: () => number, log: Logger): Promise<Store> {
+  if (options.store !== undefined) return options.store;
+  if (options.memory === true || options.dataDir === undefined) return new MemoryStore({ now });
+  const opened = await openFileStore({ dir: options.dataDir, now, log });
+  if (!opened.ok) throw new Error(opened.message);
+  return opened.store;
+}
+
+async function serve(store: Store, config: Config, options: StartOptions, now: () => number, log: Logger): Promise<ResapiServer> {
   if (options.seed !== undefined) {
     const seeded = await loadSeed(store, options.seed, now);
-    if (!seeded.ok) {
-      await store.close();
-      throw new Error(seeded.message);
-    }
+    if (!seeded.ok) throw new Error(seeded.message);
     if (seeded.loaded > 0) log('info', 'seed loaded', { path: options.seed, items: seeded.loaded });
   }
   const apiKeys = new ApiKeys(options.apiKeys ?? []);

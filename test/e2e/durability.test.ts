@@ -1,0 +1,127 @@
+// End to end: the real binary over the file store (issue "Crash-safe file store"; CONTRACT §1).
+// Restarts keep everything, a second process on the same data dir refuses to start, a `kill -9`
+// loses no acknowledged write, and a failing disk is a 503 with Retry-After while reads go on.
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { start } from '../../lib/index.js';
+import { silentLogger } from '../../lib/log.js';
+import { openFileStore } from '../../lib/store/file.js';
+import { runBinary, startBinary } from '../support/binary.js';
+import { FaultyIO } from '../support/faulty-io.js';
+import { create, JSON_HEADERS, request } from '../support/http.js';
+
+const dirs: string[] = [];
+function dataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'resapi-durable-'));
+  dirs.push(dir);
+  return dir;
+}
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('resapi serve --data-dir', () => {
+  it('should keep items, ETags, tombstones and idempotency records across a restart', async () => {
+    const dir = dataDir();
+    const first = await startBinary(['--data-dir', dir]);
+    const created = await create(first.url, '/notes/n1', { text: 'kept' });
+    await create(first.url, '/notes/n2', { text: 'deleted' });
+    await request(first.url, '/notes/n2', { method: 'DELETE' });
+    const posted = await request(first.url, '/notes', { method: 'POST', headers: { ...JSON_HEADERS, 'Idempotency-Key': 'k1' }, body: '{"text":"posted"}' });
+    const pageLink = (await request(first.url, '/notes', { headers: { Prefer: 'maxpagesize=1' } })).json() as { '@nextLink': string };
+    assert.equal(await first.stop(), 0);
+
+    const second = await startBinary(['--data-dir', dir]);
+    try {
+      const again = await request(second.url, '/notes/n1');
+      assert.equal(again.status, 200);
+      assert.equal(again.headers.etag, created.headers.etag);
+      assert.equal((await request(second.url, '/notes/n2/$undoDelete', { method: 'PUT' })).status, 200);
+      const replay = await request(second.url, '/notes', { method: 'POST', headers: { ...JSON_HEADERS, 'Idempotency-Key': 'k1' }, body: '{"text":"posted"}' });
+      assert.equal(replay.headers['idempotent-replayed'], 'true');
+      assert.equal(replay.headers.location, posted.headers.location);
+      // The paging key is kept in the data dir, so links survive a restart.
+      assert.equal((await request(second.url, pageLink['@nextLink'])).status, 200);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('should refuse a second process on the same data dir with exit 1 and a clear message', async () => {
+    const dir = dataDir();
+    const first = await startBinary(['--data-dir', dir]);
+    try {
+      const second = await runBinary(['serve', '--port', '0', '--data-dir', dir]);
+      assert.equal(second.code, 1);
+      assert.match(second.stderr, /lock|in use|another/i);
+      assert.match(second.stderr, new RegExp(String(first.child.pid)));
+      assert.equal((await request(first.url, '/$health')).status, 200);
+    } finally {
+      await first.stop();
+    }
+  });
+
+  it('should lose no acknowledged write when killed with SIGKILL under load', async () => {
+    const dir = dataDir();
+    for (let round = 0; round < 3; round++) {
+      const server = await startBinary(['--data-dir', dir]);
+      const acknowledged: string[] = [];
+      let stop = false;
+      const writers = Array.from({ length: 8 }, async (_, writer) => {
+        for (let n = 0; !stop; n++) {
+          const id = `r${round}-w${writer}-${n}`;
+          try {
+            const res = await create(server.url, `/load/${id}`, { round, writer, n });
+            if (res.status === 201) acknowledged.push(id);
+          } catch {
+            return; // the server is gone
+          }
+        }
+      });
+      await new Promise((resolve) => setTimeout(resolve, 150 + Math.random() * 250));
+      server.child.kill('SIGKILL');
+      await once(server.child, 'exit');
+      stop = true;
+      await Promise.all(writers);
+      assert.ok(acknowledged.length > 0, 'some writes were acknowledged before the kill');
+      const restarted = await startBinary(['--data-dir', dir]);
+      try {
+        const missing: string[] = [];
+        for (const id of acknowledged) if ((await request(restarted.url, `/load/${id}`)).status !== 200) missing.push(id);
+        assert.deepEqual(missing, []);
+      } finally {
+        await restarted.stop();
+      }
+    }
+  });
+});
+
+describe('a failing disk', () => {
+  it('should answer writes 503 with Retry-After, keep reads working, report /$health 503, and recover', async () => {
+    const io = new FaultyIO();
+    const opened = await openFileStore({ dir: dataDir(), io, log: silentLogger });
+    assert.ok(opened.ok);
+    const server = await start({ port: 0, store: opened.store, log: silentLogger });
+    try {
+      await create(server.url, '/disk/before', { ok: true });
+      io.fail('write', 'ENOSPC');
+      const refused = await create(server.url, '/disk/during', { ok: false });
+      assert.equal(refused.status, 503);
+      assert.ok(refused.headers['retry-after']);
+      assert.equal(refused.headers['content-type'], 'application/problem+json');
+      assert.doesNotMatch(refused.text, /ENOSPC|journal|\/tmp/);
+      assert.equal((await request(server.url, '/disk/before')).status, 200);
+      assert.equal((await request(server.url, '/disk/during')).status, 404);
+      assert.equal((await request(server.url, '/$health')).status, 503);
+      io.heal();
+      assert.equal((await create(server.url, '/disk/after', { ok: true })).status, 201);
+      assert.equal((await request(server.url, '/$health')).status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+});
