@@ -1,0 +1,35 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ExpiryQueue } from '../../lib/store/expiry-queue.js';
+import { MemoryStore } from '../../lib/store/memory.js';
+
+describe('ExpiryQueue', () => {
+  it('should pop entries in expiry order, only once due', () => {
+    const queue = new ExpiryQueue();
+    const times = [50, 10, 40, 10, 30, 20, 60, 5];
+    times.forEach((at, index) => queue.push({ at, collection: 'c', id: String(index), tombstone: false }));
+    assert.equal(queue.popDue(4), undefined);
+    const popped: number[] = [];
+    for (let entry = queue.popDue(45); entry !== undefined; entry = queue.popDue(45)) popped.push(entry.at);
+    assert.deepEqual(popped, [5, 10, 10, 20, 30, 40]);
+    assert.equal(queue.size, 2);
+  });
+});
+
+describe('StoreState expiry', () => {
+  it('should free expired records and tombstones on a later commit, and keep rewritten ones', async () => {
+    let now = 1_000;
+    const store = new MemoryStore({ now: () => now });
+    await store.commit({ mutations: [{ kind: 'put', collection: '$idem', id: 'a', doc: {}, expiresAt: 2_000 }] });
+    await store.commit({ mutations: [{ kind: 'put', collection: '$idem', id: 'b', doc: {}, expiresAt: 2_000 }] });
+    await store.commit({ mutations: [{ kind: 'put', collection: '$idem', id: 'b', doc: {}, expiresAt: 9_000 }] });
+    await store.commit({ mutations: [{ kind: 'put', collection: 'c', id: 'x', doc: {} }] });
+    await store.commit({ mutations: [{ kind: 'delete', collection: 'c', id: 'x', retainUntil: 2_000 }] });
+    assert.equal(store.count('$idem'), 2);
+    now = 3_000;
+    await store.commit({ mutations: [{ kind: 'put', collection: 'c', id: 'y', doc: {} }] });
+    assert.equal(store.count('$idem'), 1);
+    assert.deepEqual(store.scan('$idem').map((record) => record.id), ['b']);
+    assert.equal(store.getTombstone('c', 'x'), undefined);
+  });
+});
