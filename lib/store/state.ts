@@ -144,6 +144,21 @@ export class StoreState {
     return removed;
   }
 
+  /**
+   * Every record and tombstone as two flat arrays, grouped by collection, in insertion order. A
+   * snapshot takes them synchronously while commits wait: walking the Maps costs ~30 ms for a
+   * million records, looking each one up in id order ~300 ms (the loader sorts ids once anyway).
+   */
+  snapshotEntries(): { records: StoredRecord[]; tombstones: Tombstone[] } {
+    const records: StoredRecord[] = [];
+    const tombstones: Tombstone[] = [];
+    for (const space of this.spaces.values()) {
+      for (const record of space.records.values()) records.push(record);
+      for (const tombstone of space.tombstones.values()) tombstones.push(tombstone);
+    }
+    return { records, tombstones };
+  }
+
   /** Loads one entry from a snapshot (no expectations, no sequence bump beyond the entry's). */
   load(entry: { record?: StoredRecord; tombstone?: Tombstone }): void {
     if (entry.record !== undefined) {
