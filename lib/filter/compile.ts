@@ -62,10 +62,43 @@ function compileTest(node: FilterNode, scope: Scope): Test {
       ? (doc, slots) => tests.every((test) => test(doc, slots))
       : (doc, slots) => tests.some((test) => test(doc, slots));
   }
-  const fused = fusedComparison(node);
+  if (node.kind === 'lambda' && node.variable !== null && node.predicate !== null) return lambdaTest(node, node.variable, node.predicate, scope);
+  const fused = fusedComparison(node, scope);
   if (fused !== undefined) return fused;
   const evaluate = compileNode(node, scope);
   return (doc, slots) => evaluate(doc, slots) === true;
+}
+
+/**
+ * `any` is true when some element's predicate is true, `all` when the collection is null (OData:
+ * vacuously) or every element's predicate is true; an element whose predicate is false or null
+ * decides as foldLambda does, without building a callback per row.
+ */
+function lambdaTest(node: LambdaNode, variable: string, predicate: FilterNode, scope: Scope): Test {
+  const collection = compilePath(node.collection, scope);
+  const slot = scope.length;
+  const inner = compileTest(predicate, [...scope, variable]);
+  if (node.operator === 'any') {
+    return (doc, slots) => {
+      const value = collection(doc, slots);
+      if (!Array.isArray(value)) return false;
+      for (const element of value) {
+        slots[slot] = element;
+        if (inner(doc, slots)) return true;
+      }
+      return false;
+    };
+  }
+  return (doc, slots) => {
+    const value = collection(doc, slots);
+    if (value === null) return true;
+    if (!Array.isArray(value)) return false;
+    for (const element of value) {
+      slots[slot] = element;
+      if (!inner(doc, slots)) return false;
+    }
+    return true;
+  };
 }
 
 /**
@@ -75,21 +108,30 @@ function compileTest(node: FilterNode, scope: Scope): Test {
  * `typeof` guard of an ordering, exactly as the missing property (null) it stands for would; and
  * `ne` is true for both.
  */
-function fusedComparison(node: FilterNode): Test | undefined {
+function fusedComparison(node: FilterNode, scope: Scope): Test | undefined {
   if (node.kind !== 'binary' || !isComparison(node.operator)) return undefined;
   const { left, right, operator } = node;
-  if (left.kind !== 'path' || left.variable !== null || left.segments.length !== 1 || right.kind !== 'literal') return undefined;
-  const name = left.segments[0] as string;
+  if (left.kind !== 'path' || right.kind !== 'literal' || right.value === null) return undefined;
   const constant = right.value;
-  if (constant === null) return undefined;
   const type = typeof constant;
+  let read: (doc: JsonObject, slots: Value[]) => Value;
+  if (left.variable === null && left.segments.length === 1) {
+    const name = left.segments[0] as string;
+    read = (doc) => doc[name] ?? null;
+  } else if (left.variable !== null && left.segments.length === 0) {
+    // A bare lambda variable: the array element itself (`tags/any(t: t eq 'sale')`).
+    const slot = scope.indexOf(left.variable);
+    read = (_doc, slots) => slots[slot] ?? null;
+  } else {
+    return undefined;
+  }
   switch (operator) {
-    case 'eq': return (doc) => doc[name] === constant;
-    case 'ne': return (doc) => doc[name] !== constant;
-    case 'gt': return (doc) => { const value = doc[name]; return typeof value === type && (value as typeof constant) > constant; };
-    case 'ge': return (doc) => { const value = doc[name]; return typeof value === type && (value as typeof constant) >= constant; };
-    case 'lt': return (doc) => { const value = doc[name]; return typeof value === type && (value as typeof constant) < constant; };
-    case 'le': return (doc) => { const value = doc[name]; return typeof value === type && (value as typeof constant) <= constant; };
+    case 'eq': return (doc, slots) => read(doc, slots) === constant;
+    case 'ne': return (doc, slots) => read(doc, slots) !== constant;
+    case 'gt': return (doc, slots) => { const value = read(doc, slots); return typeof value === type && (value as typeof constant) > constant; };
+    case 'ge': return (doc, slots) => { const value = read(doc, slots); return typeof value === type && (value as typeof constant) >= constant; };
+    case 'lt': return (doc, slots) => { const value = read(doc, slots); return typeof value === type && (value as typeof constant) < constant; };
+    case 'le': return (doc, slots) => { const value = read(doc, slots); return typeof value === type && (value as typeof constant) <= constant; };
   }
 }
 
