@@ -74,7 +74,11 @@ function buildQuery(system: ReadonlyMap<string, string>, conditions: readonly Si
   let query: CollectionQuery = { conditions, orderby: [], count: false };
   const filter = system.get('$filter');
   if (filter !== undefined) {
-    if (filter.trim() === '') return fail('bad-request', '$filter is empty.', '$filter');
+    if (filter.trim() === '') {
+      // Refused here, with the parser's own words and offset, so a blank filter never means "all".
+      const parsed = parseFilter(filter);
+      return fail('bad-request', `$filter: ${parsed.ok ? 'empty' : parsed.error.message}`, '$filter');
+    }
     query = { ...query, filter };
   }
   const orderby = system.get('$orderby');
