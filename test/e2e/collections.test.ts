@@ -70,20 +70,23 @@ describe('the envelope and paging', () => {
   });
 
   it('should see every item that exists for the whole walk exactly once while others come and go', async () => {
-    const stable = new Set((await walk('/many')).filter((id) => id !== undefined));
-    let counter = 0;
-    const seen = await walk('/many', { Prefer: 'maxpagesize=9' }, async () => {
-      // Between pages: insert items before and after the cursor, delete transient ones.
-      counter++;
-      await Promise.all([
-        create(base, `/many/a${counter}`, { n: -counter, even: true }),
-        create(base, `/many/z${counter}`, { n: 1000 + counter, even: true }),
-        request(base, `/many/a${counter - 1}`, { method: 'DELETE' }),
-      ]);
-    });
+    const stable = new Set(await walk('/many'));
+    // A writer inserts items before and after the cursor and deletes them again, concurrently with
+    // the walk, until it ends.
+    let writing = true;
+    const writer = (async () => {
+      for (let n = 0; writing; n++) {
+        await Promise.all([create(base, `/many/a${n}`, { n: -n, even: true }), create(base, `/many/z${n}`, { n: 1000 + n, even: true })]);
+        await Promise.all([request(base, `/many/a${n}`, { method: 'DELETE' }), n % 2 === 0 ? request(base, `/many/z${n}`, { method: 'DELETE' }) : Promise.resolve()]);
+      }
+    })();
+    const seen = await walk('/many', { Prefer: 'maxpagesize=9' }, () => new Promise((resolve) => setTimeout(resolve, 5)));
+    writing = false;
+    await writer;
     const seenStable = seen.filter((id) => stable.has(id));
     assert.equal(seenStable.length, stable.size);
     assert.equal(new Set(seenStable).size, stable.size);
+    assert.equal(new Set(seen).size, seen.length, 'no item twice');
   });
 
   it('should honour Prefer: maxpagesize and odata.maxpagesize, clamp to 1000, and say so', async () => {
@@ -264,6 +267,13 @@ describe('PUT /{collection}/$bulk', () => {
     const malformed = await request(base, '/prices/$bulk', csv('id,currentPrice,newPrice\nc,30,31\nc"x,1,2\n'));
     assert.equal(malformed.status, 400);
     assert.deepEqual((problemOf(malformed).errors as { row: number }[])[0]?.row, 3);
+    assert.deepEqual((await request(base, '/prices/c')).json(), { id: 'c', price: 30 });
+  });
+
+  it('should answer 413 to a bulk file over the body cap, before reading it', async () => {
+    const big = `id,currentPrice,newPrice\n${'a,10,11\n'.repeat(150_000)}`;
+    const res = await request(base, '/prices/$bulk', csv(big));
+    assert.equal(res.status, 413);
     assert.deepEqual((await request(base, '/prices/c')).json(), { id: 'c', price: 30 });
   });
 
