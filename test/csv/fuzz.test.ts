@@ -3,22 +3,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCsv } from '../../lib/csv/parse.js';
 import { writeCsv } from '../../lib/csv/write.js';
+import { mulberry32 } from '../support/random.js';
 
 const RUNS = 3000;
 // Weighted towards the characters CSV treats specially.
 const ALPHABET = ['a', 'b', 'Z', '1', ' ', ',', ',', '"', '"', '\r', '\n', '\r\n', '\uFEFF', 'é', '😀', '='];
-
-/** mulberry32: a tiny deterministic PRNG returning floats in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomInt(random: () => number, below: number): number {
   return Math.floor(random() * below);

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/json.js';
 import { compileFilter, interpretFilter, type FilterErrorKind, type FilterResult } from '../../lib/filter/index.js';
 import { FIXTURE, knownProperty } from './corpus.js';
+import { mulberry32 } from '../support/random.js';
 
 const KINDS: readonly FilterErrorKind[] = ['syntax', 'unknown-function', 'unknown-property', 'too-long', 'too-deep', 'type'];
 const ALPHABET = "abceilnoqrstxyzAEZT019 \t\n()',/:-+.$@#\"[]{}!*Δ\u0000\ud800_";
@@ -19,18 +20,6 @@ const TOKENS = [
   'contains(', 'startswith(', 'substring(', 'tolower(', 'length(', 'year(', 'concat(', 'foo(', '$it', '@', ' ',
 ];
 const TIMEOUT = { timeout: 10_000 };
-
-/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 function pick<T>(random: () => number, choices: readonly T[]): T {
   const choice = choices[Math.floor(random() * choices.length)];

@@ -11,23 +11,12 @@ import { compareKeys, keyOf, type OrderKey } from '../../lib/query/order.js';
 import { planQuery, type QueryPlan } from '../../lib/query/plan.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Mutation, StoredRecord } from '../../lib/store/types.js';
+import { mulberry32 } from '../support/random.js';
 
 const COLLECTION = 'products';
 const BY_PRICE_DESC_NAME: OrderKey[] = [{ path: ['price'], descending: true }, { path: ['name'], descending: false }];
 const BY_NAME: OrderKey[] = [{ path: ['name'], descending: false }];
 const MAX_PAGES = 100_000;
-
-/** mulberry32: a small seeded PRNG, so a failing random walk can be replayed from its seed. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pick<T>(random: () => number, choices: readonly T[]): T {
   return choices[Math.floor(random() * choices.length)] as T;

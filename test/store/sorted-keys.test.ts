@@ -1,18 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { lowerBound, SortedKeys, upperBound } from '../../lib/store/sorted-keys.js';
-
-/** A seeded PRNG (mulberry32), so a failing case can be replayed. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../support/random.js';
 
 describe('lowerBound and upperBound', () => {
   it('should find the first element >= and > the key', () => {
