@@ -4,25 +4,25 @@
 // write conditional on the version the row was decided against, so a concurrent change between
 // deciding and committing makes the whole file be decided again rather than overwritten. Sending
 // the same file twice changes nothing the second time: every row is then "skipped".
-import { isCsvMediaType, parseMediaType } from '../http/content-type.js';
+import { isCsvMediaType } from '../http/content-type.js';
 import { noStoreCacheControl } from '../http/cache-control.js';
 import { readBody } from '../http/body.js';
-import { problem, type Problem } from '../http/problem.js';
+import { problem } from '../http/problem.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { parseCsv } from '../csv/parse.js';
 import { planBulk, readBulkHeader, reportOf, type BulkProblem } from '../bulk/plan.js';
 import type { Mutation } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
-import { acceptsJson, contentReply, tooLarge, tooLargeReply } from './common.js';
+import { acceptsJson, checkContent, contentReply, tooLargeReply, type BodyKind } from './common.js';
 import { unavailableReply } from './items.js';
-import { declaresTooLarge } from '../http/body.js';
 
 const MAX_PLAN_ATTEMPTS = 5;
+const CSV_BODY: BodyKind = { accepts: isCsvMediaType, name: 'text/csv (RFC 4180)' };
 
 export async function putBulk(app: App, rq: RequestContext, collection: string): Promise<Reply> {
   const notAcceptable = acceptsJson(rq.req);
   if (notAcceptable !== undefined) return problemReply(notAcceptable);
-  const contentProblem = checkCsvContent(app, rq);
+  const contentProblem = checkContent(rq.req, app.config.maxBodyBytes, CSV_BODY);
   if (contentProblem !== undefined) return contentReply(contentProblem);
   const body = await readBody(rq.req, app.config.maxBodyBytes);
   if (!body.ok) return body.reason === 'too-large' ? tooLargeReply(app.config.maxBodyBytes) : problemReply(problem('bad-request', 'The request body ended early.'));
@@ -55,21 +55,6 @@ export async function putBulk(app: App, rq: RequestContext, collection: string):
     return jsonReply(200, Buffer.from(JSON.stringify(reportOf(planned.plan))), { 'Cache-Control': noStoreCacheControl(app.policy) });
   }
   return unavailableReply(app, rq, 'bulk update lost the race against concurrent writes too many times');
-}
-
-/** 413 for a declared length over the cap, then 415 unless the body is text/csv. */
-function checkCsvContent(app: App, rq: RequestContext): Problem | undefined {
-  if (declaresTooLarge(rq.req, app.config.maxBodyBytes)) return tooLarge(app.config.maxBodyBytes);
-  const coding = rq.req.headers['content-encoding'];
-  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
-    return problem('unsupported-media-type', `Content-Encoding '${coding}' is not accepted; send the CSV uncompressed.`);
-  }
-  const declared = rq.req.headers['content-type'];
-  const type = declared === undefined ? undefined : parseMediaType(declared);
-  if (type === undefined || !isCsvMediaType(type)) return problem('unsupported-media-type', 'Send the bulk update as text/csv (RFC 4180).');
-  const charset = type.parameters.get('charset');
-  if (charset !== undefined && charset.toLowerCase() !== 'utf-8') return problem('unsupported-media-type', 'The CSV must be UTF-8.');
-  return undefined;
 }
 
 function rowProblem(bulk: BulkProblem): Reply {

@@ -2,7 +2,7 @@
 // returns a problem value or the parsed thing; handlers only wire the answers together.
 import type { IncomingMessage } from 'node:http';
 import { chooseMediaType } from '../http/negotiate.js';
-import { isJsonMediaType, parseMediaType } from '../http/content-type.js';
+import { isJsonMediaType, parseMediaType, type MediaType } from '../http/content-type.js';
 import type { PreconditionFields, PreconditionVerdict } from '../http/conditional.js';
 import { problem, type Problem } from '../http/problem.js';
 import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
@@ -36,27 +36,35 @@ export function acceptsJson(req: IncomingMessage): Problem | undefined {
   return typeof chosen === 'string' ? undefined : chosen;
 }
 
+/** A kind of request body a route takes: which media types, and how to name them in a 415. */
+export interface BodyKind {
+  readonly accepts: (type: MediaType) => boolean;
+  readonly name: string;
+}
+
+export const JSON_BODY: BodyKind = { accepts: isJsonMediaType, name: 'application/json (or a +json media type)' };
+
 /**
  * The checks on a request's content that do not depend on state (CONTRACT §4): 413 for a declared
- * length over the cap (RFC 9110 §15.5.14), then 415 for a media type or content coding the route does
- * not take (RFC 9110 §15.5.16).
+ * length over the cap (RFC 9110 §15.5.14), then 415 for a media type, charset or content coding the
+ * route does not take (RFC 9110 §15.5.16). Bodies are UTF-8 (RFC 8259 §8.1 for JSON; resapi's CSV).
  */
-export function checkJsonContent(req: IncomingMessage, limit: number): Problem | undefined {
+export function checkContent(req: IncomingMessage, limit: number, kind: BodyKind): Problem | undefined {
   if (declaresTooLarge(req, limit)) return tooLarge(limit);
   const coding = req.headers['content-encoding'];
   if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
-    return problem('unsupported-media-type', `Content-Encoding '${coding}' is not accepted; send the JSON uncompressed.`);
+    return problem('unsupported-media-type', `Content-Encoding '${coding}' is not accepted; send the body uncompressed.`);
   }
   const declared = req.headers['content-type'];
   const type = declared === undefined ? undefined : parseMediaType(declared);
-  if (type === undefined || !isJsonMediaType(type)) {
-    return problem('unsupported-media-type', 'Send the body as application/json (or a +json media type).');
-  }
+  if (type === undefined || !kind.accepts(type)) return problem('unsupported-media-type', `Send the body as ${kind.name}.`);
   const charset = type.parameters.get('charset');
-  if (charset !== undefined && charset.toLowerCase() !== 'utf-8') {
-    return problem('unsupported-media-type', 'JSON bodies must be UTF-8 (RFC 8259 §8.1).');
-  }
+  if (charset !== undefined && charset.toLowerCase() !== 'utf-8') return problem('unsupported-media-type', 'The body must be UTF-8.');
   return undefined;
+}
+
+export function checkJsonContent(req: IncomingMessage, limit: number): Problem | undefined {
+  return checkContent(req, limit, JSON_BODY);
 }
 
 export function tooLarge(limit: number): Problem {

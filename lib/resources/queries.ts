@@ -10,7 +10,7 @@
 //   that no item has any more simply matches nothing, rather than breaking a stored query.
 // - GET .../$definition returns the stored definition; DELETE removes the query.
 import { problem, type Problem } from '../http/problem.js';
-import { jsonReply, problemReply, type Reply } from '../http/respond.js';
+import { JSON_TYPE, jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { noStoreCacheControl, readCacheControl, varyOf } from '../http/cache-control.js';
 import { evaluatePreconditions } from '../http/conditional.js';
 import { formatHttpDate } from '../http/http-date.js';
@@ -21,9 +21,8 @@ import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { link, negotiate, preconditionFields, verdictProblem } from './common.js';
 import { conditionalDelete, conditionalPut, validatorsOf } from './items.js';
-import { pageReply, CSV_TYPE } from './pages.js';
+import { CSV_TYPE, pageReply } from './pages.js';
 import { pageSizeOf, planContext } from './collections.js';
-import { JSON_TYPE } from '../http/respond.js';
 
 export const QUERY_SPACE = '$queries';
 const DEFINITION_MEMBERS = new Set(['filter', 'orderby', 'select']);
