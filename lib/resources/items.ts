@@ -5,10 +5,9 @@
 // JSON is 412, not 400"), and the write then carries the version it was evaluated against, so a
 // concurrent write between evaluation and commit is detected by the store and the evaluation repeats.
 import { evaluatePreconditions, hasEntityTagPrecondition, type Validators } from '../http/conditional.js';
-import { formatHttpDate } from '../http/http-date.js';
 import { problem, type Problem } from '../http/problem.js';
-import { jsonReply, problemReply, type Reply } from '../http/respond.js';
-import { noStoreCacheControl, readCacheControl, varyOf } from '../http/cache-control.js';
+import { problemReply, type Reply } from '../http/respond.js';
+import { readCacheControl } from '../http/cache-control.js';
 import type { JsonObject } from '../json.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
@@ -23,6 +22,7 @@ import {
   readJsonObject,
   verdictProblem,
 } from './common.js';
+import { readReply, storedReply } from './replies.js';
 
 /** How often a write re-evaluates its preconditions after losing a race before giving up with 503. */
 const MAX_WRITE_ATTEMPTS = 5;
@@ -34,13 +34,11 @@ export function getItem(app: App, rq: RequestContext, collection: string, id: st
   const record = app.store.get(collection, id);
   // RFC 9110 §13.2.1: preconditions are ignored when the answer without them would not be 2xx or 412.
   if (record === undefined) return problemReply(problem('not-found', `There is no resource at ${itemPath(collection, id)}.`));
-  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', preconditionFields(rq.req), validatorsOf(app, record), { now: app.now() });
-  if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
-  const representation = app.representations.itemJson(record);
-  const headers = readHeaders(app, collection, record);
-  // RFC 9110 §15.4.5: a 304 carries the fields a 200 would have sent for the same request.
-  if (verdict.kind === 'not-modified') return { status: 304, headers };
-  return jsonReply(200, representation.bytes, headers);
+  return readReply(app, rq, app.representations.itemJson(record), {
+    cacheControl: readCacheControl(app.policy, collection),
+    negotiated: ['Accept'],
+    lastModified: record.modifiedAt,
+  });
 }
 
 export async function putItem(app: App, rq: RequestContext, collection: string, id: string): Promise<Reply> {
@@ -160,36 +158,15 @@ export function validatorsOf(app: App, record: StoredRecord | undefined): Valida
   return { etag: app.representations.itemJson(record).etag, lastModified: record.modifiedAt };
 }
 
-/** Response to a successful PUT (CONTRACT §4): the stored representation, its ETag, Content-Location. */
+/** Response to a successful write of an item: its representation, at its own URL. */
 export function writeReply(app: App, status: 200 | 201, record: StoredRecord): Reply {
-  const representation = app.representations.itemJson(record);
   const location = link(app, itemPath(record.collection, record.id));
-  const headers: Record<string, string> = {
-    ETag: representation.etag,
-    'Last-Modified': formatHttpDate(record.modifiedAt),
-    'Content-Location': location,
-    'Cache-Control': noStoreCacheControl(app.policy),
-  };
-  if (status === 201) headers['Location'] = location;
-  const vary = varyOf(app.policy, ['Accept']);
-  if (vary !== undefined) headers['Vary'] = vary;
-  return jsonReply(status, representation.bytes, headers);
+  return storedReply(app, status, record, location, location);
 }
 
 export function unavailableReply(app: App, rq: RequestContext, detail: string): Reply {
   app.log('error', 'store write failed', { requestId: rq.requestId, detail });
   return problemReply(problem('unavailable', detail), { 'Retry-After': '1' });
-}
-
-function readHeaders(app: App, collection: string, record: StoredRecord): Record<string, string> {
-  const headers: Record<string, string> = {
-    ETag: app.representations.itemJson(record).etag,
-    'Last-Modified': formatHttpDate(record.modifiedAt),
-    'Cache-Control': readCacheControl(app.policy, collection),
-  };
-  const vary = varyOf(app.policy, ['Accept']);
-  if (vary !== undefined) headers['Vary'] = vary;
-  return headers;
 }
 
 /** The stored object always carries "id" equal to the path id (CONTRACT §3). */

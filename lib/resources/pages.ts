@@ -4,19 +4,18 @@
 // `Link: <...>; rel="next"` (RFC 8288); a strong ETag of the bytes and 304 on revalidation;
 // `Vary: Accept, Prefer` because both choose the bytes (RFC 7240 §2); `Preference-Applied` when a
 // page-size preference was honoured (RFC 7240 §3).
-import { evaluatePreconditions } from '../http/conditional.js';
-import { formatHttpDate } from '../http/http-date.js';
-import { readCacheControl, varyOf } from '../http/cache-control.js';
+import { readCacheControl } from '../http/cache-control.js';
 import { problem } from '../http/problem.js';
-import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
+import { JSON_TYPE, type Reply } from '../http/respond.js';
 import { flattenRows, writeCsv } from '../csv/write.js';
 import type { JsonObject, JsonValue } from '../json.js';
 import { runPage } from '../query/execute.js';
 import type { QueryPlan } from '../query/plan.js';
 import { signToken } from '../query/token.js';
 import type { App, RequestContext } from './context.js';
-import { link, preconditionFields, verdictProblem } from './common.js';
+import { link } from './common.js';
 import { represent } from './representation.js';
+import { readReply } from './replies.js';
 
 /** RFC 4180 §3 registers text/csv with `charset` and `header` parameters. */
 export const CSV_TYPE = 'text/csv';
@@ -43,21 +42,18 @@ export function pageReply(app: App, rq: RequestContext, media: string, source: P
       : link(app, `/${collection}?$skiptoken=${signToken(app.pagingKey, { scope: collection, query: plan.query, pageSize: source.pageSize, after: page.next, returned: source.returned + page.items.length })}`);
   const items: JsonObject[] = page.items.map(plan.project);
   const representation = represent(media === CSV_TYPE ? csvOf(items) : envelopeJson(items, page.count, nextLink));
-  const headers: Record<string, string> = {
-    ETag: representation.etag,
-    'Cache-Control': readCacheControl(app.policy, collection),
-  };
+  const fields: Record<string, string> = {};
+  if (nextLink !== undefined) fields['Link'] = `<${nextLink}>; rel="next"`;
+  if (source.preferenceApplied !== undefined) fields['Preference-Applied'] = source.preferenceApplied;
   const lastModified = Math.max(app.store.lastModified(collection) ?? 0, source.lastModified ?? 0);
-  if (lastModified > 0) headers['Last-Modified'] = formatHttpDate(lastModified);
-  const vary = varyOf(app.policy, ['Accept', 'Prefer']);
-  if (vary !== undefined) headers['Vary'] = vary;
-  if (nextLink !== undefined) headers['Link'] = `<${nextLink}>; rel="next"`;
-  if (source.preferenceApplied !== undefined) headers['Preference-Applied'] = source.preferenceApplied;
-  const validators = lastModified > 0 ? { etag: representation.etag, lastModified } : { etag: representation.etag };
-  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', preconditionFields(rq.req), validators, { now: app.now() });
-  if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
-  if (verdict.kind === 'not-modified') return { status: 304, headers };
-  return { status: 200, headers: { 'Content-Type': media === CSV_TYPE ? CSV_CONTENT_TYPE : JSON_TYPE, ...headers }, body: representation.bytes };
+  return readReply(app, rq, representation, {
+    cacheControl: readCacheControl(app.policy, collection),
+    // RFC 7240 §2: the page size depends on Prefer, so caches must key on it too.
+    negotiated: ['Accept', 'Prefer'],
+    contentType: media === CSV_TYPE ? CSV_CONTENT_TYPE : JSON_TYPE,
+    fields,
+    ...(lastModified > 0 ? { lastModified } : {}),
+  });
 }
 
 /** `{ "@count"?, "value": [...], "@nextLink"? }`: the count first, as OData puts annotations. */

@@ -10,19 +10,18 @@
 //   that no item has any more simply matches nothing, rather than breaking a stored query.
 // - GET .../$definition returns the stored definition; DELETE removes the query.
 import { problem, type Problem } from '../http/problem.js';
-import { JSON_TYPE, jsonReply, problemReply, type Reply } from '../http/respond.js';
-import { noStoreCacheControl, readCacheControl, varyOf } from '../http/cache-control.js';
-import { evaluatePreconditions } from '../http/conditional.js';
-import { formatHttpDate } from '../http/http-date.js';
+import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
+import { readCacheControl } from '../http/cache-control.js';
 import type { JsonObject } from '../json.js';
 import { parseOrderby, parseSelect, type CollectionQuery } from '../query/options.js';
 import { planQuery } from '../query/plan.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
-import { link, negotiate, preconditionFields, verdictProblem } from './common.js';
-import { conditionalDelete, conditionalPut, validatorsOf } from './items.js';
+import { link, negotiate } from './common.js';
+import { conditionalDelete, conditionalPut } from './items.js';
 import { CSV_TYPE, pageReply } from './pages.js';
 import { pageSizeOf, planContext } from './collections.js';
+import { readReply, storedReply } from './replies.js';
 
 export const QUERY_SPACE = '$queries';
 const DEFINITION_MEMBERS = new Set(['filter', 'orderby', 'select']);
@@ -52,18 +51,11 @@ export function getQueryDefinition(app: App, rq: RequestContext, collection: str
   if (typeof media !== 'string') return problemReply(media);
   const record = app.store.get(QUERY_SPACE, queryId(collection, name));
   if (record === undefined) return notFound(collection, name);
-  const validators = validatorsOf(app, record);
-  const headers: Record<string, string> = {
-    ETag: validators?.etag ?? '',
-    'Last-Modified': formatHttpDate(record.modifiedAt),
-    'Cache-Control': readCacheControl(app.policy, collection),
-  };
-  const vary = varyOf(app.policy, ['Accept']);
-  if (vary !== undefined) headers['Vary'] = vary;
-  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', preconditionFields(rq.req), validators, { now: app.now() });
-  if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
-  if (verdict.kind === 'not-modified') return { status: 304, headers };
-  return jsonReply(200, app.representations.itemJson(record).bytes, headers);
+  return readReply(app, rq, app.representations.itemJson(record), {
+    cacheControl: readCacheControl(app.policy, collection),
+    negotiated: ['Accept'],
+    lastModified: record.modifiedAt,
+  });
 }
 
 export function deleteQuery(app: App, rq: RequestContext, collection: string, name: string): Promise<Reply> {
@@ -118,20 +110,10 @@ function queryOfChecked(filter: string | undefined, orderby: string | undefined,
   return query;
 }
 
-/** PUT's answer: the stored definition, its ETag, and where it lives (RFC 9110 §8.7 Content-Location). */
+/** PUT's answer: the stored definition, which lives at `.../$definition` (the query runs at the resource). */
 function definitionWriteReply(app: App, status: 200 | 201, record: StoredRecord, collection: string, name: string): Reply {
-  const representation = app.representations.itemJson(record);
   const resource = link(app, `/${collection}/$queries/${name}`);
-  const headers: Record<string, string> = {
-    ETag: representation.etag,
-    'Last-Modified': formatHttpDate(record.modifiedAt),
-    'Content-Location': `${resource}/$definition`,
-    'Cache-Control': noStoreCacheControl(app.policy),
-  };
-  if (status === 201) headers['Location'] = resource;
-  const vary = varyOf(app.policy, ['Accept']);
-  if (vary !== undefined) headers['Vary'] = vary;
-  return jsonReply(status, representation.bytes, headers);
+  return storedReply(app, status, record, resource, `${resource}/$definition`);
 }
 
 function notFound(collection: string, name: string): Reply {

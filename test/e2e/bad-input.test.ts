@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { startBinary, type RunningServer } from '../support/binary.js';
-import { create, JSON_HEADERS, problemOf, request } from '../support/http.js';
+import { JSON_HEADERS, problemOf, request } from '../support/http.js';
 
 const MIB = 1024 * 1024;
 let server: RunningServer;

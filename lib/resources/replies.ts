@@ -1,0 +1,51 @@
+// The two answers every resource handler ends with, written once:
+// - a conditional read: RFC 9110 §13.2.2 evaluation of the request's preconditions against the
+//   representation about to be sent, then a 400/412 problem, a 304 carrying the fields the 200 would
+//   have carried (RFC 9110 §15.4.5), or the 200 itself;
+// - the answer to a successful PUT (CONTRACT §4): the stored representation, its ETag, where it lives
+//   (Content-Location, RFC 9110 §8.7) and, on 201, the Location of the new resource.
+import { evaluatePreconditions } from '../http/conditional.js';
+import { formatHttpDate } from '../http/http-date.js';
+import { noStoreCacheControl, varyOf } from '../http/cache-control.js';
+import { JSON_TYPE, jsonReply, problemReply, type Reply } from '../http/respond.js';
+import type { StoredRecord } from '../store/types.js';
+import type { App, RequestContext } from './context.js';
+import { preconditionFields, verdictProblem } from './common.js';
+import type { Representation } from './representation.js';
+
+export interface ReadOptions {
+  readonly cacheControl: string;
+  /** Request fields the representation was chosen by (Vary). */
+  readonly negotiated: readonly string[];
+  readonly lastModified?: number;
+  readonly contentType?: string;
+  /** Further fields of the 200 (and so of the 304): Link, Preference-Applied. */
+  readonly fields?: Readonly<Record<string, string>>;
+}
+
+export function readReply(app: App, rq: RequestContext, representation: Representation, options: ReadOptions): Reply {
+  const headers: Record<string, string> = { ETag: representation.etag, 'Cache-Control': options.cacheControl, ...options.fields };
+  if (options.lastModified !== undefined) headers['Last-Modified'] = formatHttpDate(options.lastModified);
+  const vary = varyOf(app.policy, options.negotiated);
+  if (vary !== undefined) headers['Vary'] = vary;
+  const validators =
+    options.lastModified === undefined ? { etag: representation.etag } : { etag: representation.etag, lastModified: options.lastModified };
+  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', preconditionFields(rq.req), validators, { now: app.now() });
+  if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
+  if (verdict.kind === 'not-modified') return { status: 304, headers };
+  return { status: 200, headers: { 'Content-Type': options.contentType ?? JSON_TYPE, ...headers }, body: representation.bytes };
+}
+
+export function storedReply(app: App, status: 200 | 201, record: StoredRecord, location: string, contentLocation: string): Reply {
+  const representation = app.representations.itemJson(record);
+  const headers: Record<string, string> = {
+    ETag: representation.etag,
+    'Last-Modified': formatHttpDate(record.modifiedAt),
+    'Content-Location': contentLocation,
+    'Cache-Control': noStoreCacheControl(app.policy),
+  };
+  if (status === 201) headers['Location'] = location;
+  const vary = varyOf(app.policy, ['Accept']);
+  if (vary !== undefined) headers['Vary'] = vary;
+  return jsonReply(status, representation.bytes, headers);
+}
