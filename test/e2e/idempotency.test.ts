@@ -1,9 +1,8 @@
 // End to end: POST with Idempotency-Key (seed Endpoints row 6, Idempotence rules; CONTRACT §6).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
 import { startBinary, type RunningServer } from '../support/binary.js';
-import { JSON_HEADERS, problemOf, request } from '../support/http.js';
+import { JSON_HEADERS, problemOf, request, startSlowRequest } from '../support/http.js';
 
 let server: RunningServer;
 let base: string;
@@ -98,23 +97,12 @@ describe('Idempotency-Key', () => {
   });
 
   it('should answer 409 to a repeat while the first request is still in flight', async () => {
-    const url = new URL(base);
     // The first request sends its headers and half a body, then waits: it is in flight.
-    const slow = httpRequest({ host: url.hostname, port: url.port, path: '/flight', method: 'POST', agent: false, headers: { ...JSON_HEADERS, 'Idempotency-Key': 'key-4', 'Transfer-Encoding': 'chunked' } });
-    const slowResponse = new Promise<number>((resolve, reject) => {
-      slow.on('response', (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      slow.on('error', reject);
-    });
-    slow.write('{"n":');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const slow = await startSlowRequest(base, '/flight', { method: 'POST', headers: { ...JSON_HEADERS, 'Idempotency-Key': 'key-4' }, firstPart: '{"n":' });
     const repeat = await post('/flight', '{"n":1}', 'key-4');
     assert.equal(repeat.status, 409);
     assert.equal(problemOf(repeat).type, 'tag:resapi,2026:problem/idempotency-key-in-flight');
-    slow.end('1}');
-    assert.equal(await slowResponse, 201);
+    assert.equal(await slow.finish('1}'), 201);
     const replay = await post('/flight', '{"n":1}', 'key-4');
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal(await count('flight'), 1);

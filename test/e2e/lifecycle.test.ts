@@ -3,13 +3,12 @@ import { describe, it } from 'node:test';
 import { once } from 'node:events';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { start } from '../../lib/index.js';
 import { runBinary, startBinary } from '../support/binary.js';
-import { JSON_HEADERS, request } from '../support/http.js';
+import { JSON_HEADERS, request, startSlowRequest } from '../support/http.js';
 import { silentLogger } from '../../lib/log.js';
 
 function configFile(content: string): { path: string; cleanup(): void } {
@@ -56,24 +55,13 @@ describe('resapi serve', () => {
 
   it('should finish an in-flight request on SIGTERM, then exit 0', async () => {
     const server = await startBinary(['--memory']);
-    const url = new URL(server.url);
-    const slow = httpRequest({ host: url.hostname, port: url.port, path: '/drain/one', method: 'PUT', agent: false, headers: { ...JSON_HEADERS, 'If-None-Match': '*', 'Transfer-Encoding': 'chunked' } });
-    const status = new Promise<number>((resolve, reject) => {
-      slow.on('response', (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
-      slow.on('error', reject);
-    });
-    slow.write('{"half":');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    server.child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const slow = await startSlowRequest(server.url, '/drain/one', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, firstPart: '{"half":' });
     const exited = once(server.child, 'exit');
-    slow.end('true}');
-    assert.equal(await status, 201);
+    server.child.kill('SIGTERM');
+    // The body is finished only once the server has logged the signal, so the drain is what is tested.
+    while (!/SIGTERM/.test(server.stderr())) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(await slow.finish('true}'), 201);
     assert.deepEqual(await exited, [0, null]);
-    assert.match(server.stderr(), /SIGTERM/);
   });
 
   it('should print --no-cache-mode as Cache-Control: no-cache, no-store on every response', async () => {

@@ -48,3 +48,38 @@ export function create(base: string, path: string, doc: unknown): Promise<TestRe
 export function problemOf(res: TestResponse): { type: string; title: string; status: number; detail: string; errors?: unknown[] } {
   return res.json() as { type: string; title: string; status: number; detail: string; errors?: unknown[] };
 }
+
+export interface SlowRequest {
+  /** Sends the rest of the body and resolves with the response status. */
+  finish(rest: string): Promise<number>;
+}
+
+/**
+ * Starts a chunked request, sends `firstPart` of its body and resolves once the server is handling it:
+ * Node answers `Expect: 100-continue` just before it hands the request to the application, so the
+ * handler has run up to its first await when this resolves. No sleeping, no guessing.
+ */
+export async function startSlowRequest(base: string, path: string, options: { readonly method: string; readonly headers: Readonly<Record<string, string>>; readonly firstPart: string }): Promise<SlowRequest> {
+  const url = new URL(base);
+  const headers = { ...options.headers, 'Transfer-Encoding': 'chunked', Expect: '100-continue' };
+  const req = httpRequest({ host: url.hostname, port: url.port, path, method: options.method, agent: false, headers });
+  const status = new Promise<number>((resolve, reject) => {
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+  });
+  const handedOver = new Promise<void>((resolve, reject) => {
+    req.once('continue', resolve);
+    req.once('error', reject);
+  });
+  req.write(options.firstPart);
+  await handedOver;
+  return {
+    finish(rest) {
+      req.end(rest);
+      return status;
+    },
+  };
+}
