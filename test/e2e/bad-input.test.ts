@@ -1,27 +1,18 @@
 // End to end: bad input never loses or corrupts data and always gets a clear problem (issue
 // "Foundation" point 10; CONTRACT §3 body cap and representations).
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { startBinary, type RunningServer } from '../support/binary.js';
+import { binaryForFile } from '../support/binary.js';
 import { JSON_HEADERS, problemOf, request } from '../support/http.js';
 
 const MIB = 1024 * 1024;
-let server: RunningServer;
-let base: string;
-
-before(async () => {
-  server = await startBinary(['--memory']);
-  base = server.url;
-});
-after(async () => {
-  await server.stop();
-});
+const server = binaryForFile(['--memory']);
 
 function put(path: string, body: string | Buffer, headers: Record<string, string> = {}) {
-  return request(base, path, { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*', ...headers }, body });
+  return request(server.url, path, { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*', ...headers }, body });
 }
 
 describe('malformed bodies', () => {
@@ -30,7 +21,7 @@ describe('malformed bodies', () => {
     assert.equal(res.status, 400);
     assert.equal(res.headers['content-type'], 'application/problem+json');
     assert.equal(problemOf(res).type, 'tag:resapi,2026:problem/invalid-json');
-    assert.equal((await request(base, '/bad/j1')).status, 404);
+    assert.equal((await request(server.url, '/bad/j1')).status, 404);
   });
 
   it('should answer 400 to JSON values that are not objects', async () => {
@@ -44,15 +35,15 @@ describe('malformed bodies', () => {
   it('should answer 400 to invalid UTF-8 and to numbers JSON cannot round-trip', async () => {
     assert.equal((await put('/bad/j3', Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]))).status, 400);
     assert.equal((await put('/bad/j3', '{"big": 1e400}')).status, 400);
-    assert.equal((await request(base, '/bad/j3')).status, 404);
+    assert.equal((await request(server.url, '/bad/j3')).status, 404);
   });
 
   it('should answer 400 to a body id that differs from the path, and keep the old value', async () => {
     const created = await put('/bad/j4', '{"n":1}');
-    const res = await request(base, '/bad/j4', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-Match': created.headers.etag as string }, body: '{"id":"other","n":2}' });
+    const res = await request(server.url, '/bad/j4', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-Match': created.headers.etag as string }, body: '{"id":"other","n":2}' });
     assert.equal(res.status, 400);
     assert.deepEqual(problemOf(res).errors, [{ pointer: '/id', detail: 'must be "j4"' }]);
-    assert.deepEqual((await request(base, '/bad/j4')).json(), { id: 'j4', n: 1 });
+    assert.deepEqual((await request(server.url, '/bad/j4')).json(), { id: 'j4', n: 1 });
     assert.equal((await put('/bad/j5', '{"id":5}')).status, 400);
   });
 
@@ -60,12 +51,12 @@ describe('malformed bodies', () => {
     const doc = '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"n":1}';
     const res = await put('/bad/proto', doc);
     assert.equal(res.status, 201);
-    const stored = JSON.parse((await request(base, '/bad/proto')).text) as Record<string, unknown>;
+    const stored = JSON.parse((await request(server.url, '/bad/proto')).text) as Record<string, unknown>;
     assert.deepEqual(Object.keys(stored), ['id', '__proto__', 'constructor', 'n']);
-    assert.equal((await request(base, '/bad/proto')).text, `{"id":"proto",${doc.slice(1)}`);
+    assert.equal((await request(server.url, '/bad/proto')).text, `{"id":"proto",${doc.slice(1)}`);
     const other = await put('/bad/clean', '{}');
     assert.deepEqual(other.json(), { id: 'clean' });
-    const listed = (await request(base, '/bad')).json() as { value: Record<string, unknown>[] };
+    const listed = (await request(server.url, '/bad')).json() as { value: Record<string, unknown>[] };
     assert.deepEqual(Object.keys(listed.value.find((item) => item['id'] === 'proto') ?? {}), ['id', '__proto__', 'constructor', 'n']);
   });
 });
@@ -74,10 +65,10 @@ describe('media types', () => {
   it('should answer 415 to a missing, non-JSON or non-UTF-8 Content-Type, and to a content coding', async () => {
     const cases: Record<string, string>[] = [{}, { 'Content-Type': 'text/plain' }, { 'Content-Type': 'application/json; charset=latin1' }, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }];
     for (const headers of cases) {
-      const res = await request(base, '/bad/m1', { method: 'PUT', headers: { 'If-None-Match': '*', ...headers }, body: '{}' });
+      const res = await request(server.url, '/bad/m1', { method: 'PUT', headers: { 'If-None-Match': '*', ...headers }, body: '{}' });
       assert.equal(res.status, 415, JSON.stringify(headers));
     }
-    assert.equal((await request(base, '/bad/m1')).status, 404);
+    assert.equal((await request(server.url, '/bad/m1')).status, 404);
   });
 
   it('should accept +json media types and a utf-8 charset', async () => {
@@ -88,13 +79,13 @@ describe('media types', () => {
 
 describe('headers', () => {
   it('should answer 431 as a problem to an oversized header section', async () => {
-    const res = await request(base, '/bad/h1', { headers: { 'X-Big': 'x'.repeat(20_000) } });
+    const res = await request(server.url, '/bad/h1', { headers: { 'X-Big': 'x'.repeat(20_000) } });
     assert.equal(res.status, 431);
     assert.equal(problemOf(res).status, 431);
   });
 
   it('should answer 400 as a problem to a request that is not HTTP', async () => {
-    const url = new URL(base);
+    const url = new URL(server.url);
     const text = await new Promise<string>((resolve, reject) => {
       const socket = connect(Number(url.port), url.hostname, () => socket.write('HELLO\r\n\r\n'));
       let data = '';
@@ -112,7 +103,7 @@ describe('the body cap', () => {
     const res = await streamUpload('/bad/cap1', 50 * MIB, true);
     assert.equal(res.status, 413);
     assert.equal(res.connection, 'close');
-    assert.equal((await request(base, '/bad/cap1')).status, 404);
+    assert.equal((await request(server.url, '/bad/cap1')).status, 404);
   });
 
   it('should cut a chunked body at the cap with 413 and Connection: close, readable by the client', async () => {
@@ -155,7 +146,7 @@ interface UploadResult {
 /** Sends `total` bytes as the body of a PUT (declared or chunked) and resolves with the response. */
 function streamUpload(path: string, total: number, declared: boolean): Promise<UploadResult> {
   return new Promise((resolve, reject) => {
-    const url = new URL(base);
+    const url = new URL(server.url);
     const headers: Record<string, string | number> = { ...JSON_HEADERS, 'If-None-Match': '*' };
     if (declared) headers['Content-Length'] = total;
     const req = httpRequest({ host: url.hostname, port: url.port, path, method: 'PUT', headers, agent: false });

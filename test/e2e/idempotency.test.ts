@@ -1,28 +1,19 @@
 // End to end: POST with Idempotency-Key (seed Endpoints row 6, Idempotence rules; CONTRACT §6).
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startBinary, type RunningServer } from '../support/binary.js';
+import { binaryForFile } from '../support/binary.js';
 import { JSON_HEADERS, problemOf, request, startSlowRequest } from '../support/http.js';
 
-let server: RunningServer;
-let base: string;
-
-before(async () => {
-  server = await startBinary(['--memory']);
-  base = server.url;
-});
-after(async () => {
-  await server.stop();
-});
+const server = binaryForFile(['--memory']);
 
 function post(path: string, body: string, key?: string | string[]) {
   const headers: Record<string, string | string[]> = { ...JSON_HEADERS };
   if (key !== undefined) headers['Idempotency-Key'] = key;
-  return request(base, path, { method: 'POST', headers, body });
+  return request(server.url, path, { method: 'POST', headers, body });
 }
 
 async function count(collection: string): Promise<number> {
-  return ((await request(base, `/${collection}`)).json() as { value: unknown[] }).value.length;
+  return ((await request(server.url, `/${collection}`)).json() as { value: unknown[] }).value.length;
 }
 
 describe('POST /{collection}', () => {
@@ -33,7 +24,7 @@ describe('POST /{collection}', () => {
     assert.match(doc.id, /^[0-9a-z]{26}$/);
     assert.equal(res.headers.location, `/orders/${doc.id}`);
     assert.equal(res.headers['cache-control'], 'no-store');
-    const get = await request(base, res.headers.location as string);
+    const get = await request(server.url, res.headers.location as string);
     assert.equal(get.headers.etag, res.headers.etag);
   });
 
@@ -98,7 +89,7 @@ describe('Idempotency-Key', () => {
 
   it('should answer 409 to a repeat while the first request is still in flight', async () => {
     // The first request sends its headers and half a body, then waits: it is in flight.
-    const slow = await startSlowRequest(base, '/flight', { method: 'POST', headers: { ...JSON_HEADERS, 'Idempotency-Key': 'key-4' }, firstPart: '{"n":' });
+    const slow = await startSlowRequest(server.url, '/flight', { method: 'POST', headers: { ...JSON_HEADERS, 'Idempotency-Key': 'key-4' }, firstPart: '{"n":' });
     const repeat = await post('/flight', '{"n":1}', 'key-4');
     assert.equal(repeat.status, 409);
     assert.equal(problemOf(repeat).type, 'tag:resapi,2026:problem/idempotency-key-in-flight');

@@ -2,6 +2,7 @@
 // stdout line, `listening on http://HOST:PORT` (CONTRACT §1).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 export const BIN = fileURLToPath(new URL('../../../bin/resapi.js', import.meta.url));
@@ -35,6 +36,34 @@ export async function startBinary(args: readonly string[] = ['--memory'], env: R
       const [code] = (await once(child, 'exit')) as [number | null];
       return code;
     },
+  };
+}
+
+/**
+ * One server for a whole test file: started in `before`, stopped in `after`. Its fields are read
+ * inside tests, once `before` has run.
+ */
+export function binaryForFile(args: readonly string[], env: Readonly<Record<string, string>> = {}): RunningServer {
+  let running: RunningServer | undefined;
+  before(async () => {
+    running = await startBinary(args, env);
+  });
+  after(async () => {
+    await running?.stop();
+  });
+  const current = (): RunningServer => {
+    if (running === undefined) throw new Error('the server starts in before(); use it inside a test');
+    return running;
+  };
+  return {
+    get url() {
+      return current().url;
+    },
+    get child() {
+      return current().child;
+    },
+    stderr: () => current().stderr(),
+    stop: () => current().stop(),
   };
 }
 
