@@ -84,8 +84,8 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
 
 async function openStore(options: StartOptions, now: () => number, log: Logger): Promise<Store> {
   if (options.store !== undefined) return options.store;
-  if (options.memory === true || options.dataDir === undefined) return new MemoryStore({ now });
-  const opened = await openFileStore({ dir: options.dataDir, now, log });
+  if (options.memory === true || options.dataDir === undefined) return new MemoryStore({ clock: { now, setTimer: () => ({ cancel: () => {} }) } });
+  const opened = await openFileStore({ dir: options.dataDir, log });
   if (!opened.ok) throw new Error(opened.message);
   return opened.store;
 }

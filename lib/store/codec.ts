@@ -1,6 +1,6 @@
-// Framing and checksums shared by the journal and the snapshot (issue 3: "each framed so that a torn
-// or corrupted record is detected (length + checksum)"; STYLE habit 7: snapshots are written by the
-// same crash-safe path as everything else).
+// Framing and checksums shared by the journal and the snapshot (README, Durability: each record is
+// framed so that a torn or corrupted one is detected by its length and checksum; snapshots are
+// written by the same crash-safe path as everything else).
 //
 // A frame is   magic u32le | length u32le | crc32c(payload) u32le | payload (UTF-8 JSON)
 //
@@ -201,6 +201,11 @@ export function parsePayload(payload: Buffer): unknown {
   }
 }
 
+/** A time in ms: finite, so that JSON carries it through the journal unchanged. */
+function isTime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
+}
+
 export function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
@@ -211,10 +216,16 @@ function mutationProblem(value: unknown): string | undefined {
   switch (value.kind) {
     case 'put':
       if (!isJsonObject(value.doc)) return 'put has no document';
-      if (value.expiresAt !== undefined && typeof value.expiresAt !== 'number') return 'put has a bad expiresAt';
+      if (value.expiresAt !== undefined && !isTime(value.expiresAt)) return 'put has a bad expiresAt';
+      if (value.dueAt !== undefined && !isTime(value.dueAt)) return 'put has a bad dueAt';
+      return expectationProblem(value.expect);
+    case 'patch':
+      if (!isJsonObject(value.set)) return 'patch has no set object';
+      if (value.unset !== undefined && !(Array.isArray(value.unset) && value.unset.every((key) => typeof key === 'string'))) return 'patch has a bad unset';
+      if (value.dueAt !== undefined && value.dueAt !== null && !isTime(value.dueAt)) return 'patch has a bad dueAt';
       return expectationProblem(value.expect);
     case 'delete':
-      if (value.retainUntil !== undefined && typeof value.retainUntil !== 'number') return 'delete has a bad retainUntil';
+      if (value.retainUntil !== undefined && !isTime(value.retainUntil)) return 'delete has a bad retainUntil';
       return expectationProblem(value.expect);
     case 'restore':
       return undefined;

@@ -1,8 +1,8 @@
-// The durable Store (issue 3): the live state in memory (state.ts, shared with the memory store), an
-// append-only journal of accepted batches (journal.ts), periodic snapshots (snapshot.ts), recovery on
-// open (recovery.ts) and a lock on the data dir (lock.ts).
+// The durable Store (README, Durability): the live state in memory (state.ts, shared with the memory
+// store), an append-only journal of accepted batches (journal.ts), periodic snapshots (snapshot.ts),
+// recovery on open (recovery.ts), a lock on the data dir (lock.ts) and side logs (side-log.ts).
 //
-// Group commit (issue 3: "Concurrent writes share fsyncs"). Commits enter one serial queue. While a
+// Group commit (README, Durability: concurrent writes share fsyncs). Commits enter one serial queue. While a
 // group is being written and fsynced, new batches wait; the next group takes the waiting batches (in
 // call order), writes them with one write and one fdatasync, applies them and answers them all.
 //
@@ -19,18 +19,21 @@
 // again. health() also probes the disk (at most once a second, in the serial writer), so a store that
 // gets no writes (a load balancer took it out on 503) still notices that the disk is back.
 import type { Crc32c } from './codec.js';
-import { batchProblem } from './codec.js';
+import { assertBatch, unavailable, Watchers } from './commit-step.js';
 import type { FileIO } from './fs-io.js';
 import { describeError, nodeFileIO } from './fs-io.js';
 import type { Accepted, JournalWriter, Waiting } from './journal.js';
-import { takeGroup, unavailable } from './journal.js';
+import { takeGroup } from './journal.js';
+import { FileSideLogs } from './side-log.js';
 import type { DirLock } from './lock.js';
 import { recover } from './recovery.js';
 import { captureState, checkpointSnapshot } from './snapshot.js';
 import type { StoreState } from './state.js';
-import type { Batch, Commit, CommitListener, CommitResult, ScanOptions, Store, StoreHealth, StoredRecord, Tombstone } from './types.js';
+import type { Batch, CommitListener, CommitResult, ScanOptions, SideLogResult, Store, StoreHealth, StoredRecord, Tombstone } from './types.js';
+import type { JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
 import { stderrLogger } from '../log.js';
+import { systemClock, systemRandom, type Clock, type Random } from '../clock.js';
 
 const PROBE_INTERVAL_MS = 1000;
 
@@ -44,7 +47,8 @@ export interface FileStoreParts {
   /** Bytes in older journals that no snapshot covers yet; they count towards the threshold. */
   readonly olderJournalBytes: number;
   readonly lock: DirLock;
-  readonly now: () => number;
+  readonly clock: Clock;
+  readonly random: Random;
   readonly log: Logger;
   readonly snapshotThresholdBytes: number;
 }
@@ -52,7 +56,8 @@ export interface FileStoreParts {
 export class FileStore implements Store {
   readonly durable = true;
   private readonly queue: Waiting[] = [];
-  private readonly listeners = new Set<CommitListener>();
+  private readonly watchers: Watchers;
+  private readonly sideLogs: FileSideLogs;
   private journal: JournalWriter;
   private olderJournalBytes: number;
   private snapshotFailed = false;
@@ -66,6 +71,8 @@ export class FileStore implements Store {
   constructor(private readonly parts: FileStoreParts) {
     this.journal = parts.journal;
     this.olderJournalBytes = parts.olderJournalBytes;
+    this.watchers = new Watchers(parts.log);
+    this.sideLogs = new FileSideLogs(parts.io, parts.dir);
   }
 
   get(collection: string, id: string): StoredRecord | undefined {
@@ -88,14 +95,21 @@ export class FileStore implements Store {
     return this.parts.state.collections();
   }
 
+  due(collection: string, now: number, limit: number): StoredRecord[] {
+    return this.parts.state.due(collection, now, limit);
+  }
+
+  nextDue(collection: string): number | undefined {
+    return this.parts.state.nextDue(collection);
+  }
+
   lastModified(collection: string): number | undefined {
     return this.parts.state.lastModified(collection);
   }
 
   /** Throws TypeError for a malformed batch: journaling it would make the next start refuse. */
   commit(batch: Batch): Promise<CommitResult> {
-    const problem = batchProblem(batch);
-    if (problem !== undefined) throw new TypeError(`commit: ${problem}`);
+    assertBatch(batch);
     if (this.closing !== undefined) return Promise.resolve(unavailable('store is closed'));
     return new Promise((resolve) => {
       this.queue.push({ batch, resolve });
@@ -104,14 +118,22 @@ export class FileStore implements Store {
   }
 
   watch(listener: CommitListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.watchers.add(listener);
+  }
+
+  appendSideLog(name: string, entry: JsonObject): Promise<SideLogResult> {
+    if (this.closing !== undefined) return Promise.resolve({ ok: false, detail: 'store is closed' });
+    return this.sideLogs.append(name, entry);
+  }
+
+  readSideLog(name: string): Promise<JsonObject[]> {
+    return this.sideLogs.read(name);
   }
 
   health(): StoreHealth {
     if (this.closing !== undefined) return { writable: false, detail: 'store is closed' };
     if (this.failure === undefined) return { writable: true };
-    const now = this.parts.now();
+    const now = this.parts.clock.now();
     if (this.running === undefined && now - this.lastProbe >= PROBE_INTERVAL_MS) {
       this.lastProbe = now;
       this.run(() => this.probe());
@@ -150,7 +172,7 @@ export class FileStore implements Store {
 
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
-      const { members, bytes, at } = takeGroup(this.queue, this.parts.state, this.parts.crc, this.parts.now(), this.parts.log);
+      const { members, bytes, at } = takeGroup(this.queue, this.parts.state, this.parts.crc, this.parts.clock.now(), this.parts.log);
       if (members.length > 0) await this.writeGroup(members, bytes, at);
     }
   }
@@ -176,7 +198,7 @@ export class FileStore implements Store {
     // whole group at once.
     for (const item of group) {
       const commit = this.parts.state.apply(item.batch, item.seq, at);
-      this.notify(commit);
+      this.watchers.notify(commit);
       item.resolve({ ok: true, commit });
     }
     if (this.checkpointDue()) await this.checkpoint();
@@ -185,16 +207,6 @@ export class FileStore implements Store {
   private checkpointDue(): boolean {
     const older = this.snapshotFailed ? 0 : this.olderJournalBytes;
     return older + this.journal.size >= this.parts.snapshotThresholdBytes;
-  }
-
-  private notify(commit: Commit): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(commit);
-      } catch (error) {
-        this.parts.log('error', 'a store watcher threw', { seq: commit.seq, error: describeError(error) });
-      }
-    }
   }
 
   private markWritable(): void {
@@ -222,9 +234,9 @@ export class FileStore implements Store {
       this.olderJournalBytes += previous.size;
     }
     // Taken synchronously, with no commit applied since the rotation: exactly the state at this seq.
-    const capture = captureState(state, this.parts.now());
+    const capture = captureState(state, this.parts.clock.now());
     const aborted = (): boolean => this.closing !== undefined;
-    this.snapshotting = checkpointSnapshot(io, crc, dir, capture, this.journal.firstSeq, { aborted, log }).then((outcome) => {
+    this.snapshotting = checkpointSnapshot(io, crc, dir, capture, this.journal.firstSeq, { aborted, log, random: this.parts.random }).then((outcome) => {
       // After a failure, retry only once the current journal alone passes the threshold.
       if (outcome !== 'abandoned') this.snapshotFailed = outcome === 'failed';
       if (outcome === 'written') this.olderJournalBytes = 0;
@@ -236,7 +248,7 @@ export class FileStore implements Store {
   private async probe(): Promise<void> {
     if (this.failure === undefined) return;
     try {
-      await this.journal.probe();
+      await this.journal.probe(this.parts.random);
     } catch (error) {
       this.parts.log('warn', 'store is still not writable', { error: describeError(error) });
       return;
@@ -248,6 +260,7 @@ export class FileStore implements Store {
     const { log } = this.parts;
     while (this.running !== undefined) await this.running;
     await this.snapshotting;
+    await this.sideLogs.close().catch((error: unknown) => log('error', 'closing a side log failed', { error: describeError(error) }));
     await this.journal.close().catch((error: unknown) => log('error', 'closing the journal failed', { error: describeError(error) }));
     await this.parts.lock.release().catch((error: unknown) => log('error', 'releasing the store lock failed', { error: describeError(error) }));
   }
@@ -255,7 +268,9 @@ export class FileStore implements Store {
 
 export interface FileStoreOptions {
   readonly dir: string;
-  readonly now?: () => number;
+  readonly clock?: Clock;
+  /** Temp-file names and the lock's token and jitter. */
+  readonly random?: Random;
   /** Injectable file operations; default the real node:fs implementation. */
   readonly io?: FileIO;
   /** Journal size that triggers a snapshot and a new journal; default 64 MiB. */
@@ -287,12 +302,13 @@ export async function openFileStore(options: FileStoreOptions): Promise<OpenResu
   const threshold = options.snapshotThresholdBytes ?? DEFAULT_THRESHOLD;
   if (!Number.isSafeInteger(threshold) || threshold <= 0) throw new TypeError('openFileStore: options.snapshotThresholdBytes must be a positive integer');
   const io = options.io ?? nodeFileIO();
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? systemRandom;
   const log = options.log ?? stderrLogger();
   const progress = options.progress ?? ((message: string) => void process.stderr.write(`${message}\n`));
-  const opened = await recover(io, options.dir, { now, log, progress });
+  const opened = await recover(io, options.dir, { clock, random, log, progress });
   if (!opened.ok) return opened;
-  const store = new FileStore({ ...opened.parts, io, dir: options.dir, now, log, snapshotThresholdBytes: threshold });
+  const store = new FileStore({ ...opened.parts, io, dir: options.dir, clock, random, log, snapshotThresholdBytes: threshold });
   store.checkpointIfDue();
   return { ok: true, store };
 }

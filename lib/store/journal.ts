@@ -1,6 +1,6 @@
 // The journal: append-only files of framed JSON records (codec.ts), one record per accepted batch
-// (issue 3: "An atomic batch ... is one journal record: after any crash either all of it is there or
-// none"). Each record is {seq, group, at, batch}; replay applies it with StoreState.apply(batch, seq,
+// (README, Durability: an atomic batch is one journal record, so after any crash either all of it is
+// there or none). Each record is {seq, group, at, batch}; replay applies it with StoreState.apply(batch, seq,
 // at), so versions and times come back exactly. Only batches whose `check` passed are journaled.
 //
 // Files are named by the first seq they may hold (`journal-0000000000000001.log`), so a snapshot at
@@ -10,15 +10,16 @@
 // positional write and one fdatasync. The writer knows the offset of its last durable byte; after a
 // failed write or fsync the file may hold a partial tail (and, after a failed fsync, pages the kernel
 // may have dropped), so the next append first truncates back to that offset on a fresh handle.
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Crc32c } from './codec.js';
 import { encodeFrame, encodeRecord } from './codec.js';
 import type { FileHandleIO, FileIO } from './fs-io.js';
 import { describeError, writeFully } from './fs-io.js';
-import type { StoreState, Verdict } from './state.js';
+import type { StoreState } from './state.js';
 import type { Batch, CommitResult } from './types.js';
 import type { Logger } from '../log.js';
+import type { Random } from '../clock.js';
+import { conflictResult, unavailable } from './commit-step.js';
 
 const NAME = /^journal-(\d{16})\.log$/;
 /** A group stops growing past this many bytes, so one write stays a reasonable size. */
@@ -120,9 +121,9 @@ export class JournalWriter {
    * After a failure: drops the torn tail and writes (and removes) a small file next to the journal,
    * to see whether the disk takes writes again. Throws while it does not.
    */
-  async probe(): Promise<void> {
+  async probe(random: Random): Promise<void> {
     await this.repair();
-    const path = `${this.path}.probe.tmp-${process.pid}-${randomBytes(8).toString('hex')}`;
+    const path = `${this.path}.probe.tmp-${process.pid}-${random.bytes(8).toString('hex')}`;
     const handle = await this.io.open(path, 'createExclusive');
     try {
       await writeFully(handle, Buffer.alloc(PROBE_BYTES), 0);
@@ -180,7 +181,7 @@ export function takeGroup(queue: Waiting[], state: StoreState, crc: Crc32c, at: 
     if (members.length > 0 && (size >= MAX_GROUP_BYTES || batchKeys.some((key) => keys.has(key)))) break;
     const verdict = state.check(waiting.batch);
     if (!verdict.ok) {
-      waiting.resolve(conflict(verdict));
+      waiting.resolve(conflictResult(verdict));
       continue;
     }
     const seq = first + members.length;
@@ -210,12 +211,3 @@ export async function removeJournalsBefore(io: FileIO, dir: string, firstSeq: nu
   await io.syncDir(dir);
 }
 
-export function unavailable(detail: string): CommitResult {
-  return { ok: false, reason: 'unavailable', detail };
-}
-
-function conflict(verdict: Verdict & { readonly ok: false }): CommitResult {
-  return verdict.current === undefined
-    ? { ok: false, reason: 'conflict', index: verdict.index }
-    : { ok: false, reason: 'conflict', index: verdict.index, current: verdict.current };
-}

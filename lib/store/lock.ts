@@ -1,6 +1,6 @@
 // The data-dir lock (CONTRACT §1: "A second process on the same data dir refuses to start with a
-// clear message and exit code 1 (lock file)"; issue 3: "a lock left by a dead process is taken over
-// safely").
+// clear message and exit code 1 (lock file)"; README, Durability: a lock left by a dead process is
+// taken over safely).
 //
 // The lock file `lock` holds { pid, startedAt, host, token }. It is only ever created whole: the
 // content is written and fsynced under a unique temp name, then hard-linked to `lock`; link() fails
@@ -16,13 +16,12 @@
 // Deliberate limits: a pid on another host cannot be checked, so such a lock counts as held; and a
 // live pid reused by an unrelated process counts as held too (refusing is the safe mistake). Our own
 // pid with another start time is a previous life of this container, so that lock is stale.
-import { randomBytes } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { FileIO } from './fs-io.js';
 import { describeError, hasCode, readFully, writeFully } from './fs-io.js';
 import type { Logger } from '../log.js';
+import { sleep, type Clock, type Random } from '../clock.js';
 
 export const LOCK_FILE = 'lock';
 const MAX_ATTEMPTS = 8;
@@ -63,8 +62,8 @@ export class DirLock {
 }
 
 /** Takes the lock of `dir`, taking over a lock whose process is gone. */
-export async function acquireLock(io: FileIO, dir: string, log: Logger): Promise<LockResult> {
-  const owner: LockOwner = { pid: process.pid, startedAt: performance.timeOrigin, host: hostname(), token: randomBytes(8).toString('hex') };
+export async function acquireLock(io: FileIO, dir: string, log: Logger, time: { readonly clock: Clock; readonly random: Random }): Promise<LockResult> {
+  const owner: LockOwner = { pid: process.pid, startedAt: performance.timeOrigin, host: hostname(), token: time.random.bytes(8).toString('hex') };
   const path = join(dir, LOCK_FILE);
   const temp = join(dir, `${LOCK_FILE}.tmp-${owner.pid}-${owner.token}`);
   try {
@@ -98,7 +97,7 @@ export async function acquireLock(io: FileIO, dir: string, log: Logger): Promise
       }
       if (holder !== 'missing' && !(await removeStale(io, dir, temp, path, holder, log))) {
         // Another starter is taking it over: give it a moment (with jitter) to finish.
-        await delay(5 + Math.random() * 20);
+        await sleep(time.clock, 5 + time.random.fraction() * 20);
       }
     }
     return { ok: false, kind: 'locked', message: `could not take the lock ${path}: other processes keep racing for it` };

@@ -1,23 +1,31 @@
-// The in-memory Store (`--memory`, and the embedded default for tests): the same StoreState as the
-// file store, no files. Commits are applied in call order; `commit` resolves on the next microtask so
-// callers never depend on it being synchronous.
-import type { Batch, CommitListener, CommitResult, Store, StoreHealth, StoredRecord, Tombstone, ScanOptions } from './types.js';
+// The in-memory Store (`--memory`, and the embedded default for tests): the same StoreState and the
+// same commit step as the file store (commit-step.ts), no files. Commits are applied in call order;
+// `commit` resolves on a later microtask so callers never depend on it being synchronous.
+import { systemClock, type Clock } from '../clock.js';
+import { silentLogger, type Logger } from '../log.js';
+import { assertBatch, conflictResult, unavailable, Watchers } from './commit-step.js';
+import { MemorySideLogs } from './side-log.js';
 import { StoreState } from './state.js';
+import type { Batch, CommitListener, CommitResult, ScanOptions, SideLogResult, Store, StoreHealth, StoredRecord, Tombstone } from './types.js';
+import type { JsonObject } from '../json.js';
 
 export interface MemoryStoreOptions {
-  readonly now?: () => number;
+  readonly clock?: Clock;
+  readonly log?: Logger;
 }
 
 export class MemoryStore implements Store {
   readonly durable = false;
   private readonly state: StoreState;
-  private readonly now: () => number;
-  private readonly listeners = new Set<CommitListener>();
+  private readonly clock: Clock;
+  private readonly watchers: Watchers;
+  private readonly sideLogs = new MemorySideLogs();
   private closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
-    this.now = options.now ?? Date.now;
-    this.state = new StoreState(this.now);
+    this.clock = options.clock ?? systemClock;
+    this.state = new StoreState(() => this.clock.now());
+    this.watchers = new Watchers(options.log ?? silentLogger);
   }
 
   get(collection: string, id: string): StoredRecord | undefined {
@@ -40,26 +48,38 @@ export class MemoryStore implements Store {
     return this.state.collections();
   }
 
+  due(collection: string, now: number, limit: number): StoredRecord[] {
+    return this.state.due(collection, now, limit);
+  }
+
+  nextDue(collection: string): number | undefined {
+    return this.state.nextDue(collection);
+  }
+
   lastModified(collection: string): number | undefined {
     return this.state.lastModified(collection);
   }
 
-  async commit(batch: Batch): Promise<CommitResult> {
-    if (this.closed) return { ok: false, reason: 'unavailable', detail: 'store is closed' };
+  commit(batch: Batch): Promise<CommitResult> {
+    assertBatch(batch);
+    if (this.closed) return Promise.resolve(unavailable('store is closed'));
     const verdict = this.state.check(batch);
-    if (!verdict.ok) {
-      return verdict.current === undefined
-        ? { ok: false, reason: 'conflict', index: verdict.index }
-        : { ok: false, reason: 'conflict', index: verdict.index, current: verdict.current };
-    }
-    const commit = this.state.apply(batch, this.state.seq + 1, this.now());
-    for (const listener of this.listeners) listener(commit);
-    return { ok: true, commit };
+    if (!verdict.ok) return Promise.resolve(conflictResult(verdict));
+    const commit = this.state.apply(batch, this.state.seq + 1, this.clock.now());
+    this.watchers.notify(commit);
+    return Promise.resolve({ ok: true, commit });
   }
 
   watch(listener: CommitListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.watchers.add(listener);
+  }
+
+  appendSideLog(name: string, entry: JsonObject): Promise<SideLogResult> {
+    return this.sideLogs.append(name, entry);
+  }
+
+  readSideLog(name: string): Promise<JsonObject[]> {
+    return this.sideLogs.read(name);
   }
 
   health(): StoreHealth {

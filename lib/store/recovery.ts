@@ -1,7 +1,7 @@
-// Recovery on start (issue 3): "load the snapshot, replay the journal, drop a torn last record (and
-// say so in the log); corruption in the middle of the journal or snapshot → refuse to start, naming
-// the file and offset (no silent data loss). Leftover temp files are cleaned. Recovery of a large
-// store shows progress on stderr."
+// Recovery on start (README, Durability): load the snapshot, replay the journals, drop a torn last
+// record (and say so in the log); corruption in the middle of a journal or of the snapshot refuses
+// the start, naming the file and offset (no silent data loss). Leftover temp files are cleaned.
+// Recovery of a large store shows progress on stderr.
 //
 // Torn tail versus corruption. A crash can only tear the last group write, because a group is
 // written only after the previous one was fsynced; the pages of that one write may reach the disk in
@@ -23,6 +23,7 @@ import { LOCK_FILE, acquireLock } from './lock.js';
 import { SNAPSHOT_FILE, loadSnapshot } from './snapshot.js';
 import { StoreState } from './state.js';
 import type { Logger } from '../log.js';
+import type { Clock, Random } from '../clock.js';
 
 /** Files smaller than this recover in well under a second: no progress lines for them. */
 const PROGRESS_MIN_BYTES = 8 << 20;
@@ -41,13 +42,20 @@ export type Recovered =
   | { readonly ok: true; readonly parts: RecoveredParts }
   | { readonly ok: false; readonly kind: 'locked' | 'corrupt' | 'io'; readonly message: string };
 
+export interface RecoveryOptions {
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly log: Logger;
+  readonly progress: (message: string) => void;
+}
+
 type Rebuilt = { readonly ok: true; readonly parts: Omit<RecoveredParts, 'lock'> } | { readonly ok: false; readonly kind: 'corrupt'; readonly message: string };
 
 /** Creates `dir` when missing, takes its lock and rebuilds the state; releases the lock on failure. */
 export async function recover(
   io: FileIO,
   dir: string,
-  options: { readonly now: () => number; readonly log: Logger; readonly progress: (message: string) => void },
+  options: RecoveryOptions,
 ): Promise<Recovered> {
   const { log } = options;
   try {
@@ -55,7 +63,7 @@ export async function recover(
   } catch (error) {
     return { ok: false, kind: 'io', message: `cannot create the data dir ${dir}: ${describeError(error)}` };
   }
-  const locked = await acquireLock(io, dir, log);
+  const locked = await acquireLock(io, dir, log, options);
   if (!locked.ok) return locked;
   const rebuilt: Rebuilt | { readonly ok: false; readonly kind: 'io'; readonly message: string } = await rebuild(io, dir, options).catch((error: unknown) => ({
     ok: false,
@@ -71,9 +79,9 @@ export async function recover(
 async function rebuild(
   io: FileIO,
   dir: string,
-  options: { readonly now: () => number; readonly log: Logger; readonly progress: (message: string) => void },
+  options: RecoveryOptions,
 ): Promise<Rebuilt> {
-  const { now, log } = options;
+  const { clock, log } = options;
   const progress = reporter(options.progress);
   const started = performance.now();
   const names = await io.readdir(dir);
@@ -83,7 +91,7 @@ async function rebuild(
     log('info', 'removed a leftover temp file', { path: join(dir, name) });
   }
   const crc = new Crc32c();
-  const state = new StoreState(now);
+  const state = new StoreState(() => clock.now());
   state.beginBulk();
   let snapshotSeq = 0;
   if (names.includes(SNAPSHOT_FILE)) {

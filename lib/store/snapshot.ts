@@ -1,13 +1,13 @@
-// Snapshots (issue 3): "the live state is written to a temp file, fsynced, renamed over the snapshot,
-// and the directory fsynced; then the journal is rotated". The file is a sequence of the same
+// Snapshots (README, Durability): the live state is written to a temp file, fsynced, renamed over the
+// snapshot, and the directory fsynced; then the old journals are deleted. The file is a sequence of the same
 // checksummed frames as the journal (codec.ts):
 //
 //   {"type":"header","format":1,"seq":S,"at":T,"lastModified":[[collection, ms], ...]}
-//   {"type":"chunk","collection":C,"records":[[id, version, modifiedAt, doc, expiresAt?], ...],
+//   {"type":"chunk","collection":C,"records":[[id, version, modifiedAt, doc, expiresAt?, dueAt?], ...],
 //    "tombstones":[[id, version, deletedAt, retainUntil, doc, restoredVersion?], ...]}   (repeated)
 //   {"type":"end","records":N,"tombstones":M}
 //
-// Rows are tuples, not objects, because recovery time is dominated by JSON.parse and a million rows
+// An absent expiresAt is written as null when a dueAt follows it. Rows are tuples, not objects, because recovery time is dominated by JSON.parse and a million rows
 // of repeated key names would add ~40 MB to parse. A chunk holds rows of one collection up to about
 // 1 MiB, so the collection name is parsed once per chunk and shared by its rows. The end frame makes
 // a short snapshot detectable; a snapshot is only renamed into place whole, so any damage in it is
@@ -15,7 +15,6 @@
 // The capture is a list of references to immutable record objects taken at one seq (in the state's
 // insertion order, the cheapest walk), so it can be written chunk by chunk while new commits go on
 // (to the next journal).
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { JsonObject } from '../json.js';
 import { isJsonObject } from '../json.js';
@@ -24,9 +23,10 @@ import { encodeFrame, isCount, parsePayload, scanFrames } from './codec.js';
 import type { FileIO } from './fs-io.js';
 import { describeError, hasCode, writeFully } from './fs-io.js';
 import { removeJournalsBefore } from './journal.js';
-import type { StoreState } from './state.js';
+import { makeRecord, type StoreState } from './state.js';
 import type { StoredRecord, Tombstone } from './types.js';
 import type { Logger } from '../log.js';
+import type { Random } from '../clock.js';
 
 export const SNAPSHOT_FILE = 'snapshot.dat';
 const CHUNK_BYTES = 1 << 20;
@@ -61,10 +61,10 @@ async function writeSnapshot(
   crc: Crc32c,
   dir: string,
   capture: SnapshotCapture,
-  options: { readonly aborted: () => boolean; readonly log: Logger },
+  options: { readonly aborted: () => boolean; readonly log: Logger; readonly random: Random },
 ): Promise<void> {
   const { aborted, log } = options;
-  const temp = join(dir, `${SNAPSHOT_FILE}.tmp-${process.pid}-${randomBytes(8).toString('hex')}`);
+  const temp = join(dir, `${SNAPSHOT_FILE}.tmp-${process.pid}-${options.random.bytes(8).toString('hex')}`);
   const handle = await io.open(temp, 'createExclusive');
   let offset = 0;
   const emit = async (json: string): Promise<void> => {
@@ -101,7 +101,7 @@ export async function checkpointSnapshot(
   dir: string,
   capture: SnapshotCapture,
   journalStart: number,
-  options: { readonly aborted: () => boolean; readonly log: Logger },
+  options: { readonly aborted: () => boolean; readonly log: Logger; readonly random: Random },
 ): Promise<'written' | 'failed' | 'abandoned'> {
   const { aborted, log } = options;
   const started = performance.now();
@@ -155,7 +155,8 @@ async function writeRows<T extends { readonly collection: string }>(
 
 function recordRow(record: StoredRecord): string {
   const row: unknown[] = [record.id, record.version, record.modifiedAt, record.doc];
-  if (record.expiresAt !== undefined) row.push(record.expiresAt);
+  if (record.expiresAt !== undefined || record.dueAt !== undefined) row.push(record.expiresAt ?? null);
+  if (record.dueAt !== undefined) row.push(record.dueAt);
   return JSON.stringify(row);
 }
 
@@ -216,14 +217,13 @@ function loadChunk(state: StoreState, frame: JsonObject, counts: { records: numb
   const { collection, records, tombstones } = frame;
   if (typeof collection !== 'string' || !Array.isArray(records) || !Array.isArray(tombstones)) return 'bad chunk';
   for (const row of records) {
-    if (!Array.isArray(row) || row.length < 4 || row.length > 5) return 'bad record row';
-    const [id, version, modifiedAt, doc, expiresAt] = row;
+    if (!Array.isArray(row) || row.length < 4 || row.length > 6) return 'bad record row';
+    const [id, version, modifiedAt, doc, expiresAt, dueAt] = row;
     if (typeof id !== 'string' || !isCount(version) || typeof modifiedAt !== 'number' || !isJsonObject(doc)) return 'bad record row';
-    if (expiresAt !== undefined && typeof expiresAt !== 'number') return 'bad record row';
-    // Same property order as StoreState's own records, so every record shares one object shape.
-    const record: StoredRecord =
-      expiresAt === undefined ? { collection, id, version, modifiedAt, doc } : { collection, id, version, modifiedAt, expiresAt, doc };
-    state.load({ record });
+    if (expiresAt !== undefined && expiresAt !== null && typeof expiresAt !== 'number') return 'bad record row';
+    if (dueAt !== undefined && typeof dueAt !== 'number') return 'bad record row';
+    // Built by StoreState's own constructor, so every record shares one object shape.
+    state.load({ record: makeRecord(collection, id, version, modifiedAt, doc, expiresAt ?? undefined, dueAt) });
     counts.records++;
   }
   for (const row of tombstones) {

@@ -1,7 +1,8 @@
-// The in-memory state shared by every Store implementation: live records, tombstones and ordered
-// keys per collection, and the one function that applies a batch. The memory store wraps it with a
-// serial queue; the file store wraps it with a journal. Keeping the apply logic here means both
-// stores cannot disagree about what a batch does (SPEC: one interface, one conformance suite).
+// The in-memory state shared by every Store implementation: live records, tombstones, ordered keys
+// and the due-time index per collection, and the one function that applies a batch. The memory store
+// applies batches at once; the file store once their journal record is durable. Keeping the check and
+// apply logic here means both stores cannot disagree about what a batch does (one interface, one
+// conformance suite: test/store/conformance.ts).
 import type { JsonObject } from '../json.js';
 import type {
   Applied,
@@ -14,14 +15,30 @@ import type {
   Tombstone,
 } from './types.js';
 import { SortedKeys } from './sorted-keys.js';
-import { ExpiryQueue } from './expiry-queue.js';
+import { TimeHeap } from './time-heap.js';
 
 interface CollectionState {
   readonly records: Map<string, StoredRecord>;
   readonly tombstones: Map<string, Tombstone>;
   /** Ascending ids of `records`. */
   readonly keys: SortedKeys;
+  /** Records with a `dueAt`, by that time. An entry is current while the record keeps its version. */
+  readonly dues: TimeHeap<DueEntry>;
   lastModified: number | undefined;
+}
+
+/** A record or tombstone that expires at `at`. */
+interface Expiry {
+  readonly at: number;
+  readonly collection: string;
+  readonly id: string;
+  readonly tombstone: boolean;
+}
+
+interface DueEntry {
+  readonly at: number;
+  readonly id: string;
+  readonly version: number;
 }
 
 export type Verdict =
@@ -31,7 +48,7 @@ export type Verdict =
 export class StoreState {
   private readonly spaces = new Map<string, CollectionState>();
   private lastSeq = 0;
-  private readonly expiries = new ExpiryQueue();
+  private readonly expiries = new TimeHeap<Expiry>();
   /** While true, `keys` are not kept ordered per insert; `endBulk` sorts them once (recovery speed). */
   private bulk = false;
 
@@ -68,13 +85,43 @@ export class StoreState {
   }
 
   count(collection: string): number {
+    this.purgeExpired();
     return this.spaces.get(collection)?.records.size ?? 0;
   }
 
   collections(): string[] {
+    this.purgeExpired();
     const names: string[] = [];
     for (const [name, space] of this.spaces) if (space.records.size > 0) names.push(name);
     return names.sort();
+  }
+
+  /** Up to `limit` current due records at `now`, earliest first; stale index entries are dropped. */
+  due(collection: string, now: number, limit: number): StoredRecord[] {
+    const space = this.spaces.get(collection);
+    if (space === undefined || limit <= 0) return [];
+    const found: StoredRecord[] = [];
+    const kept: DueEntry[] = [];
+    for (let entry = space.dues.popDue(now); entry !== undefined; entry = space.dues.popDue(now)) {
+      const record = this.currentDue(space, entry);
+      if (record === undefined) continue;
+      found.push(record);
+      kept.push(entry);
+      if (found.length >= limit) break;
+    }
+    // Still due until their owner patches them: back into the index.
+    for (const entry of kept) space.dues.push(entry);
+    return found;
+  }
+
+  nextDue(collection: string): number | undefined {
+    const space = this.spaces.get(collection);
+    if (space === undefined) return undefined;
+    for (let entry = space.dues.peek(); entry !== undefined; entry = space.dues.peek()) {
+      if (this.currentDue(space, entry) !== undefined) return entry.at;
+      space.dues.pop();
+    }
+    return undefined;
   }
 
   lastModified(collection: string): number | undefined {
@@ -96,6 +143,11 @@ export class StoreState {
         continue;
       }
       if (mutation.expect !== undefined && !meets(mutation.expect, current)) return conflict(index, current);
+      if (mutation.kind === 'patch') {
+        if (current === undefined) return conflict(index, current);
+        pending.set(key, { ...current, doc: patched(current.doc, mutation.set, mutation.unset) });
+        continue;
+      }
       pending.set(
         key,
         mutation.kind === 'put'
@@ -169,6 +221,7 @@ export class StoreState {
       this.lastSeq = Math.max(this.lastSeq, entry.record.version);
       const { expiresAt, collection, id } = entry.record;
       if (expiresAt !== undefined) this.expiries.push({ at: expiresAt, collection, id, tombstone: false });
+      this.indexDue(space, entry.record);
     }
     if (entry.tombstone !== undefined) {
       const space = this.space(entry.tombstone.collection);
@@ -222,11 +275,21 @@ export class StoreState {
     space.lastModified = at;
     switch (mutation.kind) {
       case 'put': {
-        const record = makeRecord(mutation.collection, mutation.id, seq, at, mutation.doc, mutation.expiresAt);
+        const record = makeRecord(mutation.collection, mutation.id, seq, at, mutation.doc, mutation.expiresAt, mutation.dueAt);
         if (!this.bulk) space.keys.insert(mutation.id);
         space.records.set(mutation.id, record);
         if (mutation.expiresAt !== undefined) this.expiries.push({ at: mutation.expiresAt, collection: mutation.collection, id: mutation.id, tombstone: false });
+        this.indexDue(space, record);
         return previous === undefined ? { mutation, record } : { mutation, record, previous };
+      }
+      case 'patch': {
+        // check() guarantees the record exists; a replayed journal holds only patches that passed it.
+        if (previous === undefined) return { mutation };
+        const dueAt = mutation.dueAt === undefined ? previous.dueAt : (mutation.dueAt ?? undefined);
+        const record = makeRecord(mutation.collection, mutation.id, seq, at, patched(previous.doc, mutation.set, mutation.unset), previous.expiresAt, dueAt);
+        space.records.set(mutation.id, record);
+        this.indexDue(space, record);
+        return { mutation, record, previous };
       }
       case 'delete': {
         if (space.records.delete(mutation.id) && !this.bulk) space.keys.remove(mutation.id);
@@ -246,7 +309,7 @@ export class StoreState {
       case 'restore': {
         const tombstone = space.tombstones.get(mutation.id);
         if (tombstone === undefined) return { mutation };
-        const record = makeRecord(mutation.collection, mutation.id, seq, at, tombstone.doc, undefined);
+        const record = makeRecord(mutation.collection, mutation.id, seq, at, tombstone.doc, undefined, undefined);
         if (!this.bulk) space.keys.insert(mutation.id);
         space.records.set(mutation.id, record);
         space.tombstones.set(mutation.id, { ...tombstone, restoredVersion: seq });
@@ -258,7 +321,7 @@ export class StoreState {
   private space(collection: string): CollectionState {
     let space = this.spaces.get(collection);
     if (space === undefined) {
-      space = { records: new Map(), tombstones: new Map(), keys: new SortedKeys(), lastModified: undefined };
+      space = { records: new Map(), tombstones: new Map(), keys: new SortedKeys(), dues: new TimeHeap(), lastModified: undefined };
       this.spaces.set(collection, space);
     }
     return space;
@@ -267,19 +330,40 @@ export class StoreState {
   private isExpired(record: StoredRecord): boolean {
     return record.expiresAt !== undefined && record.expiresAt <= this.now();
   }
+
+  private indexDue(space: CollectionState, record: StoredRecord): void {
+    if (record.dueAt !== undefined) space.dues.push({ at: record.dueAt, id: record.id, version: record.version });
+  }
+
+  /** The record an index entry points at, while the entry still describes it. */
+  private currentDue(space: CollectionState, entry: DueEntry): StoredRecord | undefined {
+    const record = space.records.get(entry.id);
+    if (record === undefined || record.version !== entry.version || record.dueAt !== entry.at || this.isExpired(record)) return undefined;
+    return record;
+  }
 }
 
-function makeRecord(
+export function makeRecord(
   collection: string,
   id: string,
   version: number,
   modifiedAt: number,
   doc: JsonObject,
   expiresAt: number | undefined,
+  dueAt: number | undefined,
 ): StoredRecord {
-  return expiresAt === undefined
-    ? { collection, id, version, modifiedAt, doc }
-    : { collection, id, version, modifiedAt, expiresAt, doc };
+  const record: { -readonly [K in keyof StoredRecord]: StoredRecord[K] } = { collection, id, version, modifiedAt, doc };
+  if (expiresAt !== undefined) record.expiresAt = expiresAt;
+  if (dueAt !== undefined) record.dueAt = dueAt;
+  return record;
+}
+
+/** The document with `set` merged over its top-level fields and `unset` removed; never edits `doc`. */
+function patched(doc: JsonObject, set: JsonObject, unset: readonly string[] | undefined): JsonObject {
+  // Spread copies own properties as data properties, so a key such as "__proto__" stays plain data.
+  const next: JsonObject = { ...doc, ...set };
+  for (const key of unset ?? []) delete next[key];
+  return next;
 }
 
 function meets(expect: Expectation, current: StoredRecord | undefined): boolean {

@@ -1,5 +1,5 @@
-// The Store interface: the only thing that owns durability (design card: "the store owns
-// durability; handlers never touch fs"; "the store never knows HTTP").
+// The Store interface: the only thing that owns durability and the only code that touches `fs`
+// (README, Architecture: the store never knows HTTP; the HTTP layer never touches files).
 //
 // Both implementations (memory.ts, and the journal-backed file store) keep the live state in memory,
 // so reads are synchronous and cheap; only `commit` waits (for the fsync, in the file store).
@@ -12,7 +12,14 @@
 // - ordered keys per collection (`scan` returns ids in ascending code-unit order) for keyset paging;
 // - tombstones kept until `retainUntil`, for `$undoDelete` (seed, Endpoints row 8);
 // - a version per record: the store-wide sequence number of the commit that wrote it;
-// - a change feed (`watch`) of committed batches, in commit order.
+// - a change feed (`watch`) of committed batches, in commit order; a watcher that throws is logged
+//   and never undoes or fails a commit that is already applied;
+// - a due-time index (`due`, `nextDue`): a record may carry `dueAt`, the time some component should
+//   look at it again (an inbox event's next attempt, an outbox delivery's retry); rebuilt on recovery;
+// - `patch`, which changes a few top-level fields of a record: the journal carries only the change,
+//   so the status updates of a large record (an inbox event of up to 1 MiB) never rewrite its body;
+// - append-only side logs (`appendSideLog`): fsynced JSON lines next to the store, for dead letters
+//   (CONTRACT §7: `dead-letter.jsonl`; §8: `outbox-dead-letter.jsonl`).
 //
 // Collections whose name starts with `$` are system spaces (idempotency records, later the inbox,
 // outbox, subscriptions and query resources). They can never collide with a user collection, whose
@@ -29,6 +36,8 @@ export interface StoredRecord {
   readonly modifiedAt: number;
   /** Records in system spaces may expire; an expired record reads as absent. */
   readonly expiresAt?: number;
+  /** When a component wants to see this record again (`Store.due`). */
+  readonly dueAt?: number;
   readonly doc: JsonObject;
 }
 
@@ -60,6 +69,21 @@ export type Mutation =
       readonly doc: JsonObject;
       readonly expect?: Expectation;
       readonly expiresAt?: number;
+      readonly dueAt?: number;
+    }
+  | {
+      /**
+       * Sets (and with `unset`, removes) top-level fields of an existing record, keeping the rest of
+       * its document; `dueAt` replaces the record's due time (null clears it, absent keeps it). The
+       * record must exist: a patch of an absent record fails the batch as a conflict.
+       */
+      readonly kind: 'patch';
+      readonly collection: string;
+      readonly id: string;
+      readonly set: JsonObject;
+      readonly unset?: readonly string[];
+      readonly dueAt?: number | null;
+      readonly expect?: Expectation;
     }
   | {
       readonly kind: 'delete';
@@ -93,7 +117,7 @@ export interface Commit {
   readonly applied: readonly Applied[];
 }
 
-/** Outcomes are values, not exceptions (design card: errors are values with a problem type). */
+/** Outcomes are values, not exceptions (README, Architecture: errors are values, not strings). */
 export type CommitResult =
   | { readonly ok: true; readonly commit: Commit }
   | {
@@ -124,6 +148,11 @@ export interface StoreHealth {
 
 export type CommitListener = (commit: Commit) => void;
 
+/** Names of side logs: the file is `<name>.jsonl` in the data dir. */
+export const SIDE_LOG_NAME = /^[a-z][a-z0-9-]{0,63}$/;
+
+export type SideLogResult = { readonly ok: true } | { readonly ok: false; /** for the log, never a client */ readonly detail: string };
+
 export interface Store {
   /** True when an acknowledged commit survives a crash. */
   readonly durable: boolean;
@@ -131,13 +160,26 @@ export interface Store {
   getTombstone(collection: string, id: string): Tombstone | undefined;
   /** Records in ascending id order. */
   scan(collection: string, options?: ScanOptions): StoredRecord[];
+  /** Live records of the collection (expired ones excluded). */
   count(collection: string): number;
   /** Names of collections holding at least one live record, sorted; `$` spaces included. */
   collections(): string[];
+  /** Up to `limit` live records whose `dueAt` is at or before `now`, earliest first (then by id). */
+  due(collection: string, now: number, limit: number): StoredRecord[];
+  /** The earliest `dueAt` of a live record in the collection, or undefined when none is due ever. */
+  nextDue(collection: string): number | undefined;
   /** Time (ms) of the last commit that changed the collection (deletes included), or undefined. */
   lastModified(collection: string): number | undefined;
-  /** Applies the batch atomically. Resolves once it is durable (or failed). Never rejects. */
+  /**
+   * Applies the batch atomically. Resolves once it is durable (or failed). Never rejects; throws a
+   * TypeError at once for a malformed batch (a programmer error: journaling it would make the next
+   * start refuse).
+   */
   commit(batch: Batch): Promise<CommitResult>;
+  /** Appends one JSON line to the side log `name` (SIDE_LOG_NAME) and makes it durable. */
+  appendSideLog(name: string, entry: JsonObject): Promise<SideLogResult>;
+  /** Every entry of a side log, oldest first (a torn last line, cut by a crash, is left out). */
+  readSideLog(name: string): Promise<JsonObject[]>;
   /** Calls `listener` after each successful commit, in commit order. Returns an unsubscribe. */
   watch(listener: CommitListener): () => void;
   health(): StoreHealth;

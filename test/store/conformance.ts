@@ -4,16 +4,19 @@
 // belongs to file.test.ts, crash.test.ts and recovery.test.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Clock } from '../../lib/clock.js';
 import type { JsonObject } from '../../lib/json.js';
+import type { Logger } from '../../lib/log.js';
 import type { Batch, Commit, CommitResult, Mutation, Store } from '../../lib/store/types.js';
+import { clockAt } from '../support/clock.js';
 
 export interface ConformanceFixture {
   readonly store: Store;
   cleanup(): Promise<void>;
 }
 
-/** Opens a fresh, empty store whose clock is `now` (expiry tests move it). */
-export type OpenStore = (now: () => number) => Promise<ConformanceFixture>;
+/** Opens a fresh, empty store on `clock` (expiry tests move it) that logs to `log`. */
+export type OpenStore = (options: { readonly clock: Clock; readonly log: Logger }) => Promise<ConformanceFixture>;
 
 const T0 = 1_700_000_000_000;
 
@@ -22,6 +25,8 @@ interface Harness {
   /** Moves the store's clock forward. */
   advance(ms: number): void;
   readonly time: () => number;
+  /** Messages the store logged. */
+  readonly logged: readonly string[];
 }
 
 function put(collection: string, id: string, doc: JsonObject, extra: Partial<Extract<Mutation, { kind: 'put' }>> = {}): Mutation {
@@ -37,9 +42,10 @@ async function ok(store: Store, ...mutations: Mutation[]): Promise<Commit> {
 export function storeConformance(name: string, open: OpenStore): void {
   const withStore = (run: (harness: Harness) => Promise<void>) => async () => {
     let time = T0;
-    const fixture = await open(() => time);
+    const logged: string[] = [];
+    const fixture = await open({ clock: clockAt(() => time), log: (_level, message) => void logged.push(message) });
     try {
-      await run({ store: fixture.store, advance: (ms) => void (time += ms), time: () => time });
+      await run({ store: fixture.store, advance: (ms) => void (time += ms), time: () => time, logged });
     } finally {
       await fixture.cleanup();
     }
@@ -280,9 +286,123 @@ export function storeConformance(name: string, open: OpenStore): void {
       }));
     });
 
+    describe('patch', () => {
+      it('should set and unset top-level fields, keep the rest, and give a new version', withStore(async ({ store, advance }) => {
+        const created = await ok(store, put('$inbox', 'e1', { body: { big: 'x'.repeat(1000) }, status: 'accepted', attempts: 0, lastError: 'x' }));
+        advance(5);
+        const patched = await ok(store, { kind: 'patch', collection: '$inbox', id: 'e1', set: { status: 'failed', attempts: 1 }, unset: ['lastError'] });
+        const record = store.get('$inbox', 'e1');
+        assert.deepEqual(record?.doc, { body: { big: 'x'.repeat(1000) }, status: 'failed', attempts: 1 });
+        assert.equal(record?.version, patched.seq);
+        assert.ok(patched.seq > created.seq);
+        assert.equal(record?.modifiedAt, T0 + 5);
+        assert.deepEqual(patched.applied[0]?.previous?.doc.status, 'accepted');
+      }));
+
+      it('should fail as a conflict when the record is absent, or its version is not the expected one', withStore(async ({ store }) => {
+        const absent = await store.commit({ mutations: [{ kind: 'patch', collection: '$inbox', id: 'none', set: { status: 'x' } }] });
+        assert.deepEqual(absent, { ok: false, reason: 'conflict', index: 0 });
+        const created = await ok(store, put('$inbox', 'e1', { status: 'accepted' }));
+        await ok(store, { kind: 'patch', collection: '$inbox', id: 'e1', set: { status: 'failed' } });
+        const stale = await store.commit({ mutations: [{ kind: 'patch', collection: '$inbox', id: 'e1', set: { status: 'x' }, expect: { version: created.seq } }] });
+        assert.equal(stale.ok === false && stale.reason, 'conflict');
+        assert.deepEqual(store.get('$inbox', 'e1')?.doc, { status: 'failed' });
+      }));
+
+      it('should keep a "__proto__" field it sets as plain data', withStore(async ({ store }) => {
+        await ok(store, put('$inbox', 'e1', { n: 1 }));
+        await ok(store, { kind: 'patch', collection: '$inbox', id: 'e1', set: JSON.parse('{"__proto__":{"polluted":true}}') as JsonObject });
+        const doc = store.get('$inbox', 'e1')?.doc;
+        assert.deepEqual(Object.getOwnPropertyDescriptor(doc, '__proto__')?.value, { polluted: true });
+        assert.equal(({} as Record<string, unknown>).polluted, undefined);
+      }));
+    });
+
+    describe('due records', () => {
+      it('should list records due by now, earliest first, up to the limit', withStore(async ({ store, time }) => {
+        await ok(store, put('$q', 'late', {}, { dueAt: time() + 100 }), put('$q', 'b', {}, { dueAt: time() - 5 }), put('$q', 'a', {}, { dueAt: time() - 10 }), put('$q', 'none', {}));
+        assert.deepEqual(store.due('$q', time(), 10).map((record) => record.id), ['a', 'b']);
+        assert.deepEqual(store.due('$q', time(), 1).map((record) => record.id), ['a']);
+        assert.deepEqual(store.due('$q', time() + 100, 10).map((record) => record.id), ['a', 'b', 'late']);
+        assert.equal(store.nextDue('$q'), time() - 10);
+        assert.deepEqual(store.due('other', time(), 10), []);
+        assert.equal(store.nextDue('other'), undefined);
+      }));
+
+      it('should follow a patch that moves or clears dueAt, and forget deleted records', withStore(async ({ store, time }) => {
+        await ok(store, put('$q', 'a', { n: 1 }, { dueAt: time() }), put('$q', 'b', {}, { dueAt: time() }), put('$q', 'c', {}, { dueAt: time() }));
+        await ok(store, { kind: 'patch', collection: '$q', id: 'a', set: { n: 2 }, dueAt: time() + 50 });
+        await ok(store, { kind: 'patch', collection: '$q', id: 'b', set: {}, dueAt: null });
+        await ok(store, { kind: 'delete', collection: '$q', id: 'c' });
+        assert.deepEqual(store.due('$q', time(), 10), []);
+        assert.equal(store.nextDue('$q'), time() + 50);
+        const due = store.due('$q', time() + 50, 10);
+        assert.deepEqual(due.map((record) => [record.id, record.doc.n, record.dueAt]), [['a', 2, time() + 50]]);
+        await ok(store, { kind: 'patch', collection: '$q', id: 'a', set: { n: 3 } });
+        assert.equal(store.get('$q', 'a')?.dueAt, time() + 50, 'a patch without dueAt keeps it');
+      }));
+
+      it('should stop listing a record once it expires', withStore(async ({ store, time, advance }) => {
+        await ok(store, put('$q', 'a', {}, { dueAt: time(), expiresAt: time() + 10 }));
+        advance(10);
+        assert.deepEqual(store.due('$q', time(), 10), []);
+        assert.equal(store.nextDue('$q'), undefined);
+      }));
+    });
+
+    describe('side logs', () => {
+      it('should read back appended entries in order', withStore(async ({ store }) => {
+        assert.deepEqual(await store.readSideLog('dead-letter'), []);
+        assert.deepEqual(await store.appendSideLog('dead-letter', { id: 'e1', error: 'line\nbreak' }), { ok: true });
+        assert.deepEqual(await store.appendSideLog('dead-letter', { id: 'e2' }), { ok: true });
+        await store.appendSideLog('outbox-dead-letter', { id: 'd1' });
+        assert.deepEqual(await store.readSideLog('dead-letter'), [{ id: 'e1', error: 'line\nbreak' }, { id: 'e2' }]);
+        assert.deepEqual(await store.readSideLog('outbox-dead-letter'), [{ id: 'd1' }]);
+      }));
+
+      it('should refuse a side log name that is not a plain file name', withStore(async ({ store }) => {
+        for (const name of ['../x', 'Dead', '', 'a/b', 'a.jsonl']) {
+          assert.throws(() => void store.appendSideLog(name, {}), TypeError, name);
+        }
+      }));
+    });
+
+    describe('one commit step', () => {
+      it('should refuse a malformed batch with a TypeError, before anything is applied', withStore(async ({ store }) => {
+        const malformed = { mutations: [{ kind: 'put', collection: 'items', id: 'a', doc: 5 }] } as unknown as Batch;
+        assert.throws(() => void store.commit(malformed), { name: 'TypeError', message: /document/ });
+        const badTime = { mutations: [{ kind: 'put', collection: 'items', id: 'a', doc: {}, expiresAt: Number.POSITIVE_INFINITY }] } as unknown as Batch;
+        assert.throws(() => void store.commit(badTime), TypeError);
+        assert.equal(store.get('items', 'a'), undefined);
+      }));
+
+      it('should apply and acknowledge a commit whose watcher throws, and log the throw', withStore(async ({ store, logged }) => {
+        store.watch(() => {
+          throw new Error('watcher bug');
+        });
+        const seen: number[] = [];
+        store.watch((commit) => seen.push(commit.seq));
+        const result = await store.commit({ mutations: [put('items', 'a', { n: 1 })] });
+        assert.equal(result.ok, true);
+        assert.deepEqual(store.get('items', 'a')?.doc, { n: 1 });
+        assert.equal(seen.length, 1, 'later watchers still hear of the commit');
+        assert.ok(logged.includes('a store watcher threw'), logged.join('; '));
+      }));
+
+      it('should leave expired records out of count() and collections()', withStore(async ({ store, time, advance }) => {
+        await ok(store, put('$idem', 'a', {}, { expiresAt: time() + 10 }), put('$idem', 'b', {}, { expiresAt: time() + 20 }), put('items', 'x', {}));
+        assert.equal(store.count('$idem'), 2);
+        advance(10);
+        assert.equal(store.count('$idem'), 1);
+        advance(10);
+        assert.equal(store.count('$idem'), 0);
+        assert.deepEqual(store.collections(), ['items']);
+      }));
+    });
+
     describe('health and close', () => {
       it('should be writable while open and refuse commits after close', async () => {
-        const fixture = await open(() => T0);
+        const fixture = await open({ clock: clockAt(() => T0), log: () => {} });
         try {
           assert.deepEqual(fixture.store.health(), { writable: true });
           const batch: Batch = { mutations: [put('items', 'a', { n: 1 })] };

@@ -10,6 +10,7 @@ import type { FileStore, FileStoreOptions } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import type { CommitResult } from '../../lib/store/types.js';
+import { clockAt } from '../support/clock.js';
 
 
 interface Setup {
@@ -31,7 +32,7 @@ async function withSetup(run: (setup: Setup) => Promise<void>): Promise<void> {
     errors,
     advance: (ms) => void (time += ms),
     async open(extra = {}) {
-      const opened = await openFileStore({ dir, io, now: () => time, log: (level, message) => void (level === 'error' && errors.push(message)), progress: () => {}, ...extra });
+      const opened = await openFileStore({ dir, io, clock: clockAt(() => time), log: (level, message) => void (level === 'error' && errors.push(message)), progress: () => {}, ...extra });
       assert.ok(opened.ok, opened.ok ? '' : opened.message);
       return opened.store;
     },

@@ -2,7 +2,7 @@
 // promises: everything acknowledged is there after a reopen, through journal replay and snapshots.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { appendFile, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsonObject } from '../../lib/json.js';
@@ -10,6 +10,7 @@ import type { FileStore, FileStoreOptions } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
 import type { CommitResult, Mutation, Store } from '../../lib/store/types.js';
 import { storeConformance } from './conformance.js';
+import { clockAt } from '../support/clock.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -29,6 +30,13 @@ async function commitOk(store: Store, ...mutations: Mutation[]): Promise<number>
   return result.commit.seq;
 }
 
+/** Bytes in every journal of `dir`. */
+async function journalBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const name of await readdir(dir)) if (name.startsWith('journal-')) total += (await stat(join(dir, name))).size;
+  return total;
+}
+
 /** Everything a reader can observe, for comparing a store before and after a reopen. */
 function observe(store: Store, collections: readonly string[]): unknown {
   return collections.map((name) => ({
@@ -39,9 +47,9 @@ function observe(store: Store, collections: readonly string[]): unknown {
   }));
 }
 
-storeConformance('FileStore', async (now) => {
+storeConformance('FileStore', async (options) => {
   const dir = await tempDir();
-  const store = await openOk({ dir, now });
+  const store = await openOk({ dir, ...options });
   return {
     store,
     cleanup: async () => {
@@ -57,7 +65,7 @@ describe('FileStore durability', () => {
     let time = T0;
     const now = (): number => time;
     try {
-      const first = await openOk({ dir, now });
+      const first = await openOk({ dir, clock: clockAt(now) });
       assert.equal(first.durable, true);
       await commitOk(first, { kind: 'put', collection: 'items', id: 'a', doc: { n: 1 } }, { kind: 'put', collection: '$idem', id: 'k', doc: { s: 201 }, expiresAt: T0 + 10_000 });
       time += 5;
@@ -73,7 +81,7 @@ describe('FileStore durability', () => {
       const before = { view: observe(first, names), a: first.getTombstone('items', 'a'), c: first.getTombstone('items', 'c'), collections: first.collections() };
       await first.close();
 
-      const second = await openOk({ dir, now });
+      const second = await openOk({ dir, clock: clockAt(now) });
       assert.deepEqual({ view: observe(second, names), a: second.getTombstone('items', 'a'), c: second.getTombstone('items', 'c'), collections: second.collections() }, before);
       assert.equal(await commitOk(second, { kind: 'put', collection: 'items', id: 'd', doc: {} }), 9);
       await second.close();
@@ -105,7 +113,7 @@ describe('FileStore durability', () => {
     const now = (): number => time;
     const logged: string[] = [];
     try {
-      const first = await openOk({ dir, now, snapshotThresholdBytes: 4096, log: (_level, message) => logged.push(message) });
+      const first = await openOk({ dir, clock: clockAt(now), snapshotThresholdBytes: 4096, log: (_level, message) => logged.push(message) });
       for (let round = 0; round < 30; round++) {
         time += 1;
         await Promise.all(Array.from({ length: 8 }, (_, n) => commitOk(first, { kind: 'put', collection: 'items', id: `r${n}`, doc: { round, pad: 'x'.repeat(40) } })));
@@ -124,10 +132,57 @@ describe('FileStore durability', () => {
       assert.equal(files.filter((name) => name.startsWith('journal-')).length, 1 + abandoned, `${files.join(', ')} / ${logged.join(', ')}`);
       assert.deepEqual(files.filter((name) => name.includes('.tmp-')), []);
 
-      const second = await openOk({ dir, now });
+      const second = await openOk({ dir, clock: clockAt(now) });
       assert.deepEqual({ view: observe(second, ['items', 'gone', '$tmp']), tombstone: second.getTombstone('gone', 'g29') }, before);
       assert.equal(second.lastModified('gone'), T0 + 30);
       await second.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should bring back patches and due times through replay and through a snapshot, journaling only the patch', async () => {
+    for (const snapshotThresholdBytes of [64 << 20, 1]) {
+      const dir = await tempDir();
+      try {
+        const first = await openOk({ dir, clock: clockAt(() => T0), snapshotThresholdBytes });
+        const body = 'b'.repeat(100_000);
+        await commitOk(first, { kind: 'put', collection: '$inbox', id: 'e1', doc: { body, status: 'accepted' }, dueAt: T0 });
+        await commitOk(first, { kind: 'put', collection: '$inbox', id: 'e2', doc: { body: 'small', status: 'accepted' }, dueAt: T0 });
+        const journalBefore = await journalBytes(dir);
+        for (let attempt = 1; attempt <= 5; attempt++) {
+          await commitOk(first, { kind: 'patch', collection: '$inbox', id: 'e1', set: { status: 'failed', attempts: attempt }, dueAt: T0 + attempt * 1000 });
+        }
+        await commitOk(first, { kind: 'patch', collection: '$inbox', id: 'e2', set: { status: 'processed' }, unset: ['body'], dueAt: null });
+        if (snapshotThresholdBytes > 1) assert.ok((await journalBytes(dir)) - journalBefore < 5_000, 'five status changes of a 100 kB record must not rewrite its body');
+        const before = { view: observe(first, ['$inbox']), due: first.due('$inbox', T0 + 10_000, 10).map((record) => record.id), next: first.nextDue('$inbox') };
+        await first.close();
+        const second = await openOk({ dir, clock: clockAt(() => T0) });
+        assert.deepEqual({ view: observe(second, ['$inbox']), due: second.due('$inbox', T0 + 10_000, 10).map((record) => record.id), next: second.nextDue('$inbox') }, before);
+        assert.deepEqual(second.get('$inbox', 'e1')?.doc, { body, status: 'failed', attempts: 5 });
+        assert.equal(second.get('$inbox', 'e1')?.dueAt, T0 + 5000);
+        assert.equal(second.get('$inbox', 'e2')?.dueAt, undefined);
+        await second.close();
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    }
+  });
+
+  it('should write side logs as <name>.jsonl lines and cut a line torn by a crash before appending', async () => {
+    const dir = await tempDir();
+    try {
+      const first = await openOk({ dir });
+      await first.appendSideLog('dead-letter', { id: 'e1' });
+      await first.close();
+      assert.equal(await readFile(join(dir, 'dead-letter.jsonl'), 'utf8'), '{"id":"e1"}\n');
+      // A crash in the middle of an append leaves a line without its newline.
+      await appendFile(join(dir, 'dead-letter.jsonl'), '{"id":"e2","err');
+      const second = await openOk({ dir });
+      assert.deepEqual(await second.readSideLog('dead-letter'), [{ id: 'e1' }]);
+      await second.appendSideLog('dead-letter', { id: 'e3' });
+      await second.close();
+      assert.equal(await readFile(join(dir, 'dead-letter.jsonl'), 'utf8'), '{"id":"e1"}\n{"id":"e3"}\n');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

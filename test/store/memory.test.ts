@@ -2,7 +2,7 @@
 import { MemoryStore } from '../../lib/store/memory.js';
 import { storeConformance } from './conformance.js';
 
-storeConformance('MemoryStore', async (now) => {
-  const store = new MemoryStore({ now });
+storeConformance('MemoryStore', async (options) => {
+  const store = new MemoryStore(options);
   return { store, cleanup: () => store.close() };
 });

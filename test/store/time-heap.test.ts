@@ -1,13 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ExpiryQueue } from '../../lib/store/expiry-queue.js';
+import { TimeHeap } from '../../lib/store/time-heap.js';
 import { MemoryStore } from '../../lib/store/memory.js';
+import { clockAt } from '../support/clock.js';
 
-describe('ExpiryQueue', () => {
-  it('should pop entries in expiry order, only once due', () => {
-    const queue = new ExpiryQueue();
+describe('TimeHeap', () => {
+  it('should pop entries in time order, only once due', () => {
+    const queue = new TimeHeap<{ at: number; id: string }>();
     const times = [50, 10, 40, 10, 30, 20, 60, 5];
-    times.forEach((at, index) => queue.push({ at, collection: 'c', id: String(index), tombstone: false }));
+    times.forEach((at, index) => queue.push({ at, id: String(index) }));
     assert.equal(queue.popDue(4), undefined);
     const popped: number[] = [];
     for (let entry = queue.popDue(45); entry !== undefined; entry = queue.popDue(45)) popped.push(entry.at);
@@ -19,7 +20,7 @@ describe('ExpiryQueue', () => {
 describe('StoreState expiry', () => {
   it('should free expired records and tombstones on a later commit, and keep rewritten ones', async () => {
     let now = 1_000;
-    const store = new MemoryStore({ now: () => now });
+    const store = new MemoryStore({ clock: clockAt(() => now) });
     await store.commit({ mutations: [{ kind: 'put', collection: '$idem', id: 'a', doc: {}, expiresAt: 2_000 }] });
     await store.commit({ mutations: [{ kind: 'put', collection: '$idem', id: 'b', doc: {}, expiresAt: 2_000 }] });
     await store.commit({ mutations: [{ kind: 'put', collection: '$idem', id: 'b', doc: {}, expiresAt: 9_000 }] });

@@ -1,0 +1,57 @@
+// The one clock and the one random source of a server (README, Architecture: "one clock and one
+// random source, injected"). Everything in lib/ that needs the time, a timer or randomness takes a
+// Clock or a Random; the system implementations below are the only code that reads Date.now,
+// setTimeout or Math.random. Tests inject a manual clock to run a whole retry schedule (CONTRACT §7,
+// §8: a day of backoff) in milliseconds, and a seeded random source to make jitter repeatable.
+import { randomBytes } from 'node:crypto';
+
+/** A pending timer; `cancel` is safe to call more than once, and after the timer fired. */
+export interface Timer {
+  cancel(): void;
+}
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /**
+   * Calls `callback` once, `ms` milliseconds from now. A timer keeps the process alive only when
+   * `keepAlive` is set (someone awaits it); background timers do not, because a server's listening
+   * socket does that and a closed server must be free to exit.
+   */
+  setTimer(ms: number, callback: () => void, options?: TimerOptions): Timer;
+}
+
+export interface TimerOptions {
+  readonly keepAlive?: boolean;
+}
+
+export interface Random {
+  /** Cryptographically strong bytes (ids, keys, tokens, temp-file names). */
+  bytes(size: number): Buffer;
+  /** A number in [0, 1) for jitter; it needs no cryptographic strength. */
+  fraction(): number;
+}
+
+/** Node's own timers cap a delay at 2^31-1 ms and fire a longer one at once; clamp instead. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+export const systemClock: Clock = Object.freeze({
+  now: () => Date.now(),
+  setTimer(ms: number, callback: () => void, options: TimerOptions = {}): Timer {
+    const handle = setTimeout(callback, Math.min(Math.max(ms, 0), MAX_TIMER_MS));
+    if (options.keepAlive !== true) handle.unref();
+    return { cancel: () => clearTimeout(handle) };
+  },
+});
+
+export const systemRandom: Random = Object.freeze({
+  bytes: (size: number) => randomBytes(size),
+  fraction: () => Math.random(),
+});
+
+/** Resolves after `ms` on `clock`; the wait keeps the process alive, since someone awaits it. */
+export function sleep(clock: Clock, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    clock.setTimer(ms, resolve, { keepAlive: true });
+  });
+}

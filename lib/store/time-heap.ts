@@ -1,0 +1,63 @@
+// A binary min-heap of entries by time: the store's index of what falls due (README, Durability:
+// expired idempotency records and tombstones are freed as they fall due; CONTRACT §7-8: inbox events
+// and outbox deliveries wait for their next attempt). Popping what is due costs O(log n) each,
+// instead of a scan of every record. Entries are never updated in place: a record that changes is
+// pushed again, and whoever pops checks that the entry still describes the record.
+
+export interface Timed {
+  readonly at: number;
+}
+
+export class TimeHeap<T extends Timed> {
+  private readonly heap: T[] = [];
+
+  get size(): number {
+    return this.heap.length;
+  }
+
+  push(entry: T): void {
+    const heap = this.heap;
+    heap.push(entry);
+    let child = heap.length - 1;
+    while (child > 0) {
+      const parent = (child - 1) >> 1;
+      if ((heap[parent] as T).at <= entry.at) break;
+      heap[child] = heap[parent] as T;
+      child = parent;
+    }
+    heap[child] = entry;
+  }
+
+  /** The earliest entry, left in place. */
+  peek(): T | undefined {
+    return this.heap[0];
+  }
+
+  /** Removes and returns the earliest entry if it is due at `now`. */
+  popDue(now: number): T | undefined {
+    const top = this.heap[0];
+    if (top === undefined || top.at > now) return undefined;
+    return this.pop();
+  }
+
+  /** Removes and returns the earliest entry. */
+  pop(): T | undefined {
+    const heap = this.heap;
+    const top = heap[0];
+    if (top === undefined) return undefined;
+    const last = heap.pop() as T;
+    if (heap.length === 0) return top;
+    let parent = 0;
+    for (;;) {
+      const left = 2 * parent + 1;
+      if (left >= heap.length) break;
+      const right = left + 1;
+      const child = right < heap.length && (heap[right] as T).at < (heap[left] as T).at ? right : left;
+      if ((heap[child] as T).at >= last.at) break;
+      heap[parent] = heap[child] as T;
+      parent = child;
+    }
+    heap[parent] = last;
+    return top;
+  }
+}
