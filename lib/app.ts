@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeys } from './http/auth.js';
-import { noStoreCacheControl, varyOf } from './http/cache-control.js';
-import { problem } from './http/problem.js';
+import { noStoreCacheControl, varyOf } from './http/cache-policy.js';
+import { problem } from './protocol/problem.js';
 import { problemReply, send, type Reply } from './http/respond.js';
 import { ALLOWED_METHODS, matchRoute, splitTarget, type Route } from './http/route.js';
 import type { App, RequestContext } from './resources/context.js';

@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { parseConfig, type Config } from './config.js';
 import { createHandler } from './app.js';
 import { ApiKeys } from './http/auth.js';
-import { problem, problemBody } from './http/problem.js';
+import { problem, problemBody } from './protocol/problem.js';
 import { stderrLogger, type Logger } from './log.js';
 import { RepresentationCache } from './resources/representation.js';
 import type { App } from './resources/context.js';

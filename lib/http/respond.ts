@@ -4,7 +4,7 @@
 // RFC 9112 §9.6 asks (a staged close, so the client can read our last response).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { problemBody, type Problem } from './problem.js';
+import { problemBody, type Problem } from '../protocol/problem.js';
 
 export const JSON_TYPE = 'application/json';
 export const PROBLEM_TYPE = 'application/problem+json';

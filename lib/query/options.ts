@@ -13,7 +13,7 @@
 // - Values are percent-decoded only: "+" stays "+", as RFC 3986 and the OData ABNF read it (only
 //   HTML form encoding turns "+" into a space).
 import { parseFilter } from '../filter/index.js';
-import { problem, type Problem } from '../http/problem.js';
+import { problem, type Problem } from '../protocol/problem.js';
 import type { OrderKey } from './order.js';
 
 export interface SimpleCondition {

@@ -2,7 +2,7 @@
 // functions (CONTRACT §5: unknown properties in $filter, $select, $orderby or field=value → 400;
 // seed Filtering rule 5). The resulting plan is applied to rows without looking at the query again.
 import { compileFilter, type FilterError } from '../filter/index.js';
-import { problem, type Problem } from '../http/problem.js';
+import { problem, type Problem } from '../protocol/problem.js';
 import type { JsonObject, JsonValue } from '../json.js';
 import type { StoredRecord } from '../store/types.js';
 import type { CollectionQuery, SimpleCondition } from './options.js';

@@ -4,10 +4,10 @@
 // write conditional on the version the row was decided against, so a concurrent change between
 // deciding and committing makes the whole file be decided again rather than overwritten. Sending
 // the same file twice changes nothing the second time: every row is then "skipped".
-import { isCsvMediaType } from '../http/content-type.js';
-import { noStoreCacheControl } from '../http/cache-control.js';
+import { isCsvMediaType } from '../protocol/content-type.js';
+import { noStoreCacheControl } from '../http/cache-policy.js';
 import { readBody } from '../http/body.js';
-import { problem } from '../http/problem.js';
+import { problem } from '../protocol/problem.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { parseCsv } from '../csv/parse.js';
 import { planBulk, readBulkHeader, reportOf, type BulkProblem } from '../bulk/plan.js';

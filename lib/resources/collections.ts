@@ -1,9 +1,9 @@
 // A collection: GET answers one page of the envelope (seed, "Collection envelope": never a bare
 // array; "Filtering and paging on GET /{collection}") and POST creates an item with a server-chosen
 // id, deduplicated by Idempotency-Key (seed row 6, CONTRACT §6).
-import { parseIdempotencyKey } from '../http/idempotency-key.js';
-import { parsePrefer } from '../http/prefer.js';
-import { problem } from '../http/problem.js';
+import { parseIdempotencyKey } from '../protocol/idempotency-key.js';
+import { parsePrefer } from '../protocol/prefer.js';
+import { problem } from '../protocol/problem.js';
 import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
 import { newId } from '../ids.js';
 import type { JsonObject } from '../json.js';

@@ -1,10 +1,10 @@
 // Checks and helpers shared by the resource handlers. Each answers a question about the request and
 // returns a problem value or the parsed thing; handlers only wire the answers together.
 import type { IncomingMessage } from 'node:http';
-import { chooseMediaType } from '../http/negotiate.js';
-import { isJsonMediaType, parseMediaType, type MediaType } from '../http/content-type.js';
-import type { PreconditionFields, PreconditionVerdict } from '../http/conditional.js';
-import { problem, type Problem } from '../http/problem.js';
+import { chooseMediaType } from '../protocol/negotiate.js';
+import { isJsonMediaType, parseMediaType, type MediaType } from '../protocol/content-type.js';
+import type { PreconditionFields, PreconditionVerdict } from '../protocol/conditional.js';
+import { problem, type Problem } from '../protocol/problem.js';
 import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
 import { declaresTooLarge, readBody } from '../http/body.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';

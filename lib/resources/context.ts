@@ -2,7 +2,7 @@
 // the request being answered.
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../config.js';
-import type { CachePolicy } from '../http/cache-control.js';
+import type { CachePolicy } from '../http/cache-policy.js';
 import type { Route } from '../http/route.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';

@@ -11,7 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import type { JsonObject } from '../json.js';
 import type { Mutation, StoredRecord } from '../store/types.js';
 import type { Reply } from '../http/respond.js';
-import { formatHttpDate } from '../http/http-date.js';
+import { formatHttpDate } from '../protocol/http-date.js';
 
 export const IDEMPOTENCY_SPACE = '$idempotency';
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

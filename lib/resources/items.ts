@@ -4,10 +4,10 @@
 // Preconditions are evaluated before the body is read (CONTRACT §4: "a stale If-Match with malformed
 // JSON is 412, not 400"), and the write then carries the version it was evaluated against, so a
 // concurrent write between evaluation and commit is detected by the store and the evaluation repeats.
-import { evaluatePreconditions, hasEntityTagPrecondition, type Validators } from '../http/conditional.js';
-import { problem, type Problem } from '../http/problem.js';
+import { evaluatePreconditions, hasEntityTagPrecondition, type Validators } from '../protocol/conditional.js';
+import { problem, type Problem } from '../protocol/problem.js';
 import { problemReply, type Reply } from '../http/respond.js';
-import { readCacheControl } from '../http/cache-control.js';
+import { readCacheControl } from '../http/cache-policy.js';
 import type { JsonObject } from '../json.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';

@@ -4,8 +4,8 @@
 // `Link: <...>; rel="next"` (RFC 8288); a strong ETag of the bytes and 304 on revalidation;
 // `Vary: Accept, Prefer` because both choose the bytes (RFC 7240 §2); `Preference-Applied` when a
 // page-size preference was honoured (RFC 7240 §3).
-import { readCacheControl } from '../http/cache-control.js';
-import { problem } from '../http/problem.js';
+import { readCacheControl } from '../http/cache-policy.js';
+import { problem } from '../protocol/problem.js';
 import { JSON_TYPE, type Reply } from '../http/respond.js';
 import { flattenRows, writeCsv } from '../csv/write.js';
 import type { JsonObject, JsonValue } from '../json.js';

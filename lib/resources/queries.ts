@@ -9,9 +9,9 @@
 //   Properties the definition names are not re-checked against the collection then: a property
 //   that no item has any more simply matches nothing, rather than breaking a stored query.
 // - GET .../$definition returns the stored definition; DELETE removes the query.
-import { problem, type Problem } from '../http/problem.js';
+import { problem, type Problem } from '../protocol/problem.js';
 import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
-import { readCacheControl } from '../http/cache-control.js';
+import { readCacheControl } from '../http/cache-policy.js';
 import type { JsonObject } from '../json.js';
 import { parseOrderby, parseSelect, type CollectionQuery } from '../query/options.js';
 import { planQuery } from '../query/plan.js';

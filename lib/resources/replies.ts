@@ -4,9 +4,9 @@
 //   have carried (RFC 9110 §15.4.5), or the 200 itself;
 // - the answer to a successful PUT (CONTRACT §4): the stored representation, its ETag, where it lives
 //   (Content-Location, RFC 9110 §8.7) and, on 201, the Location of the new resource.
-import { evaluatePreconditions } from '../http/conditional.js';
-import { formatHttpDate } from '../http/http-date.js';
-import { noStoreCacheControl, varyOf } from '../http/cache-control.js';
+import { evaluatePreconditions } from '../protocol/conditional.js';
+import { formatHttpDate } from '../protocol/http-date.js';
+import { noStoreCacheControl, varyOf } from '../http/cache-policy.js';
 import { JSON_TYPE, jsonReply, problemReply, type Reply } from '../http/respond.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';

@@ -3,7 +3,7 @@
 // A record is immutable, so its JSON bytes and ETag are computed once and remembered per record
 // object; a write makes a new record object and so a new entry.
 import type { StoredRecord } from '../store/types.js';
-import { strongEtag } from '../http/etag.js';
+import { strongEtag } from '../protocol/etag.js';
 
 export interface Representation {
   readonly bytes: Buffer;

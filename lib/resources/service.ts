@@ -1,8 +1,8 @@
 // The service document (CONTRACT §2: GET / lists the collections) and the health check
 // (GET /$health: 200, or 503 when the store cannot write).
-import { problem } from '../http/problem.js';
+import { problem } from '../protocol/problem.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
-import { noStoreCacheControl, readCacheControl } from '../http/cache-control.js';
+import { noStoreCacheControl, readCacheControl } from '../http/cache-policy.js';
 import { isCollectionName } from '../names.js';
 import type { App, RequestContext } from './context.js';
 import { acceptsJson, link } from './common.js';

@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseOrderby, parseQueryString, parseSelect, type CollectionQuery } from '../../lib/query/options.js';
-import type { Problem } from '../../lib/http/problem.js';
+import type { Problem } from '../../lib/protocol/problem.js';
 
 /** The parsed query, failing the test when the string was refused. */
 function accepted(queryString: string): CollectionQuery {

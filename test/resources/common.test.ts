@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_JSON_DEPTH, checkSchema, parseJsonObject, verdictProblem } from '../../lib/resources/common.js';
 import type { CollectionConfig } from '../../lib/config.js';
-import type { Problem } from '../../lib/http/problem.js';
+import type { Problem } from '../../lib/protocol/problem.js';
 import type { JsonObject } from '../../lib/json.js';
 
 function parsed(text: string | Buffer): JsonObject {

@@ -1,7 +1,7 @@
 // Tests for lib/http/http-date.ts: RFC 9110 §5.6.7 HTTP-date, with RFC 5322 §3.3 value ranges.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatHttpDate, parseHttpDate } from '../../lib/http/http-date.js';
+import { formatHttpDate, parseHttpDate } from '../../lib/protocol/http-date.js';
 
 /** The example instant of RFC 9110 §5.6.7, in its three formats. */
 const RFC_EXAMPLE_MS = Date.UTC(1994, 10, 6, 8, 49, 37);

@@ -2,8 +2,8 @@
 // Each rule is tested from both sides: the case it decides, and the neighbouring case it must not.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { evaluatePreconditions, hasEntityTagPrecondition } from '../../lib/http/conditional.js';
-import type { PreconditionFields, PreconditionVerdict, Validators } from '../../lib/http/conditional.js';
+import { evaluatePreconditions, hasEntityTagPrecondition } from '../../lib/protocol/conditional.js';
+import type { PreconditionFields, PreconditionVerdict, Validators } from '../../lib/protocol/conditional.js';
 
 const ETAG = '"v1"';
 /** Half a second past the minute, so a comparison that forgets HTTP's one-second resolution shows. */

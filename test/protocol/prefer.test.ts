@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parsePrefer } from '../../lib/http/prefer.js';
+import { parsePrefer } from '../../lib/protocol/prefer.js';
 
 describe('parsePrefer', () => {
   describe('maxpagesize', () => {

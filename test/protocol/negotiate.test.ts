@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chooseMediaType } from '../../lib/http/negotiate.js';
+import { chooseMediaType } from '../../lib/protocol/negotiate.js';
 
 const JSON_TYPE = 'application/json';
 const CSV = 'text/csv';

@@ -2,8 +2,8 @@
 // internal error details are not leaked to callers (seed, Errors rule 2).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { PROBLEM_TYPES, PROBLEM_TYPE_PREFIX, problem, problemBody } from '../../lib/http/problem.js';
-import type { ProblemType } from '../../lib/http/problem.js';
+import { PROBLEM_TYPES, PROBLEM_TYPE_PREFIX, problem, problemBody } from '../../lib/protocol/problem.js';
+import type { ProblemType } from '../../lib/protocol/problem.js';
 
 const TYPES = Object.keys(PROBLEM_TYPES) as ProblemType[];
 const SERVER_ERRORS = TYPES.filter((type) => PROBLEM_TYPES[type].status >= 500);

@@ -13,14 +13,15 @@
 // HTTP-date, nothing says which half of a self-contradictory date to believe, and RFC 9110
 // §13.1.3-4 tell the recipient to ignore an invalid date, so the request is served unconditionally.
 
+import { systemClock } from '../clock.js';
+import { SP, trimOws } from './field-syntax.js';
+
 /** Index = Date#getUTCDay(). */
 const DAY_NAMES: readonly string[] = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const LONG_DAY_NAMES: readonly string[] = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 /** Index = Date#getUTCMonth(). */
 const MONTH_NAMES: readonly string[] = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-const HTAB = 0x09;
-const SP = 0x20;
 const COMMA = 0x2c;
 const HYPHEN = 0x2d;
 const COLON = 0x3a;
@@ -59,10 +60,10 @@ export function formatHttpDate(ms: number): string {
 
 /**
  * Parses an HTTP-date into milliseconds since the epoch, or undefined when `value` is not one.
- * `now` (default Date.now()) anchors the two-digit years of rfc850-date. Leading and trailing OWS is
+ * `now` (default: the system clock) anchors the two-digit years of rfc850-date. Leading and trailing OWS is
  * allowed, since it is not part of a field value (RFC 9110 §5.5); nothing else is.
  */
-export function parseHttpDate(value: string, now: number = Date.now()): number | undefined {
+export function parseHttpDate(value: string, now: number = systemClock.now()): number | undefined {
   if (typeof value !== 'string') {
     throw new TypeError('parseHttpDate: value must be a string');
   }
@@ -234,21 +235,4 @@ function addYears(ms: number, years: number): number {
 
 function pad2(value: number): string {
   return value < 10 ? `0${value}` : String(value);
-}
-
-/** Removes leading and trailing OWS (SP / HTAB) only; String#trim would also remove CR, LF, NBSP. */
-function trimOws(value: string): string {
-  let start = 0;
-  let end = value.length;
-  while (start < end && isOws(value.charCodeAt(start))) {
-    start += 1;
-  }
-  while (end > start && isOws(value.charCodeAt(end - 1))) {
-    end -= 1;
-  }
-  return value.slice(start, end);
-}
-
-function isOws(code: number): boolean {
-  return code === SP || code === HTAB;
 }

@@ -2,6 +2,7 @@
 // and the two comparison functions. RFC 9110 §8.8.3 (ETag), §13.1.1 (If-Match), §13.1.2
 // (If-None-Match), §5.6.1 (lists); CONTRACT §3 (strong ETag of the exact bytes sent), §4.
 import { createHash } from 'node:crypto';
+import { COMMA, DQUOTE, skipOws } from './field-syntax.js';
 
 /** One entity-tag. `opaque` keeps its double quotes ('"abc"'), exactly as it appears on the wire. */
 export interface EntityTag {
@@ -14,13 +15,9 @@ export type EntityTagList =
   | { readonly any: true }
   | { readonly any: false; readonly tags: readonly EntityTag[] };
 
-const HTAB = 0x09;
-const SP = 0x20;
 const EXCLAMATION = 0x21;
-const DQUOTE = 0x22;
 const HASH = 0x23;
 const ASTERISK = 0x2a;
-const COMMA = 0x2c;
 const SLASH = 0x2f;
 const UPPER_W = 0x57;
 const TILDE = 0x7e;
@@ -150,17 +147,4 @@ function requireString(value: unknown, caller: string): void {
   if (typeof value !== 'string') {
     throw new TypeError(`${caller}: value must be a string`);
   }
-}
-
-/** OWS = *( SP / HTAB ) (RFC 9110 §5.6.3). Returns the index of the first non-OWS character. */
-function skipOws(value: string, start: number): number {
-  let index = start;
-  while (index < value.length) {
-    const code = value.charCodeAt(index);
-    if (code !== SP && code !== HTAB) {
-      break;
-    }
-    index += 1;
-  }
-  return index;
 }

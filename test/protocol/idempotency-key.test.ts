@@ -2,7 +2,7 @@
 // visible ASCII characters, "abc" and abc the same key, the header twice → 400).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseIdempotencyKey } from '../../lib/http/idempotency-key.js';
+import { parseIdempotencyKey } from '../../lib/protocol/idempotency-key.js';
 
 describe('parseIdempotencyKey', () => {
   it('should report an absent header for no field lines', () => {

@@ -7,6 +7,8 @@ export type IdempotencyKeyResult =
   | { readonly kind: 'key'; readonly key: string }
   | { readonly kind: 'invalid'; readonly detail: string };
 
+import { trimOws } from './field-syntax.js';
+
 const VISIBLE_ASCII = /^[\x21-\x7e]{1,255}$/;
 
 /** `lines` are every received field line (req.headersDistinct['idempotency-key']). */
@@ -14,7 +16,7 @@ export function parseIdempotencyKey(lines: readonly string[] | undefined): Idemp
   if (lines === undefined || lines.length === 0) return { kind: 'absent' };
   if (lines.length > 1) return { kind: 'invalid', detail: 'Send the Idempotency-Key header field once.' };
   // RFC 9110 §5.5: only SP and HTAB surround a field value.
-  let key = (lines[0] as string).replace(/^[ \t]+|[ \t]+$/g, '');
+  let key = trimOws(lines[0] as string);
   if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1);
   if (!VISIBLE_ASCII.test(key)) {
     return { kind: 'invalid', detail: 'An Idempotency-Key is 1-255 visible ASCII characters.' };

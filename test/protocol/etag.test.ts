@@ -1,8 +1,8 @@
 // Tests for lib/http/etag.ts: RFC 9110 §8.8.3 entity-tags, §13.1.1-2 lists, §5.6.1 empty elements.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseEntityTag, parseEntityTagList, strongCompare, strongEtag, weakCompare } from '../../lib/http/etag.js';
-import type { EntityTag } from '../../lib/http/etag.js';
+import { parseEntityTag, parseEntityTagList, strongCompare, strongEtag, weakCompare } from '../../lib/protocol/etag.js';
+import type { EntityTag } from '../../lib/protocol/etag.js';
 
 const strong = (opaque: string): EntityTag => ({ weak: false, opaque });
 const weak = (opaque: string): EntityTag => ({ weak: true, opaque });

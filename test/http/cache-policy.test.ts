@@ -9,8 +9,8 @@ import {
   noStoreCacheControl,
   readCacheControl,
   varyOf,
-} from '../../lib/http/cache-control.js';
-import type { CachePolicy } from '../../lib/http/cache-control.js';
+} from '../../lib/http/cache-policy.js';
+import type { CachePolicy } from '../../lib/http/cache-policy.js';
 
 const REFERENCE = 'public, max-age=86400';
 

@@ -11,9 +11,9 @@
 // Note: this deviates from a strict reading in one place: a field whose members are all malformed
 // (or empty) is treated like an absent Accept, which §12.5.1 permits ("disregard the header field").
 import type { MediaParameter } from './content-type.js';
-import { parseMediaType, readMediaType, skipOws, skipToListEnd } from './content-type.js';
+import { parseMediaType, readMediaType } from './content-type.js';
+import { COMMA, skipOws, skipToListEnd } from './field-syntax.js';
 
-const COMMA = 0x2c;
 const FULL_STOP = 0x2e;
 const DIGIT_0 = 0x30;
 const DIGIT_1 = 0x31;

@@ -7,9 +7,8 @@
 //   preference = token [ BWS "=" BWS word ] *( OWS ";" [ OWS parameter ] )
 //   parameter  = token [ BWS "=" BWS word ]
 //   word       = token / quoted-string
-import { readToken, readWord, skipOws, skipToListEnd } from './content-type.js';
+import { COMMA, readToken, readWord, skipOws, skipToListEnd } from './field-syntax.js';
 
-const COMMA = 0x2c;
 const SEMICOLON = 0x3b;
 const EQUALS = 0x3d;
 const DIGIT_0 = 0x30;

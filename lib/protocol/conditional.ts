@@ -7,6 +7,7 @@
 import { parseEntityTag, parseEntityTagList, strongCompare, weakCompare } from './etag.js';
 import type { EntityTag, EntityTagList } from './etag.js';
 import { parseHttpDate } from './http-date.js';
+import { systemClock } from '../clock.js';
 
 /** Validators of the selected representation; `undefined` for the whole argument means the resource does not exist. */
 export interface Validators {
@@ -31,7 +32,7 @@ export type PreconditionVerdict =
   | { readonly kind: 'malformed'; readonly field: 'If-Match' | 'If-None-Match'; readonly detail: string }; // respond 400
 
 export interface PreconditionOptions {
-  /** The origin server's clock in ms since the epoch (default Date.now()). */
+  /** The origin server's clock in ms since the epoch (default: the system clock). */
   readonly now?: number;
 }
 
@@ -57,7 +58,7 @@ export function evaluatePreconditions(
   if (typeof method !== 'string') {
     throw new TypeError('evaluatePreconditions: method must be a string');
   }
-  const now = options.now ?? Date.now();
+  const now = options.now ?? systemClock.now();
   if (!Number.isFinite(now)) {
     throw new TypeError('evaluatePreconditions: options.now must be a finite number');
   }
