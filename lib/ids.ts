@@ -2,7 +2,7 @@
 // 80 random bits, written in Crockford base32 (lowercase, so ids sort by creation time in code-unit
 // order and stay within the id alphabet of names.ts). 80 random bits make guessing a neighbour's id
 // hopeless even when the time is known.
-import { randomBytes } from 'node:crypto';
+import { systemRandom } from './clock.js';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const TIME_CHARS = 10;
@@ -11,7 +11,7 @@ const RANDOM_BYTES = 10;
 /** Ten base32 characters hold 50 bits; the time part is 48 bits, good until the year 10889. */
 const MAX_TIME = 2 ** 48 - 1;
 
-export function newId(now: number, random: (size: number) => Buffer = randomBytes): string {
+export function newId(now: number, random: (size: number) => Buffer = systemRandom.bytes): string {
   if (!Number.isFinite(now) || now < 0 || now > MAX_TIME) throw new TypeError(`newId: now must be a time in ms from 0 to 2^48-1, got ${now}`);
   let time = '';
   let value = Math.floor(now);

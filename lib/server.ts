@@ -1,21 +1,24 @@
-// start(): the embeddable server (CONTRACT §1 "Library"). It wires a store, the request pipeline and a
-// node:http server, and owns the shutdown order: stop accepting, let in-flight requests finish (up to
-// the drain timeout), then close the store so that every acknowledged write is flushed.
-import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+// start(): the embeddable server (CONTRACT §1 "Library"). It opens the store, loads the seed, builds
+// the one write path and the request pipeline, and hands every part with work of its own to one
+// lifecycle (lib/lifecycle.ts): the store first, HTTP last, so close() stops accepting, lets in-flight
+// requests finish (up to the drain timeout), then closes the store so that every acknowledged write
+// is flushed and the data dir released.
+import { systemClock, systemRandom, type Clock, type Random } from './clock.js';
 import { parseConfig, type Config } from './config.js';
 import { createHandler } from './app.js';
 import { ApiKeys } from './http/auth.js';
-import { problem, problemBody } from './protocol/problem.js';
+import { httpListener } from './http/listener.js';
+import { Lifecycle, type Component } from './lifecycle.js';
 import { stderrLogger, type Logger } from './log.js';
-import { RepresentationCache } from './resources/representation.js';
-import type { App } from './resources/context.js';
-import { MemoryStore } from './store/memory.js';
-import { openFileStore } from './store/file.js';
-import type { Store } from './store/types.js';
-import { loadSeed } from './seed.js';
 import { FieldIndex } from './query/fields.js';
+import type { App } from './resources/context.js';
+import { routeTable } from './routes.js';
+import { loadSeed } from './seed.js';
+import { openFileStore } from './store/file.js';
+import { MemoryStore } from './store/memory.js';
+import type { Store } from './store/types.js';
+import { RepresentationCache } from './writes/representation.js';
+import { Writer } from './writes/writer.js';
 
 /** Options of start() that are not part of the config file. */
 export interface RuntimeOptions {
@@ -35,7 +38,10 @@ export interface RuntimeOptions {
   /** A folder of JSON arrays or a db.json loaded into a store that is still empty. */
   readonly seed?: string;
   readonly apiKeys?: readonly string[];
-  readonly now?: () => number;
+  /** The one clock of the server: the time and every timer (default: the system clock). */
+  readonly clock?: Clock;
+  /** The one random source: ids, keys and jitter (default: node:crypto and Math.random). */
+  readonly random?: Random;
   readonly log?: Logger;
   /** How long close() waits for in-flight requests before cutting connections. Default 10 s. */
   readonly drainTimeoutMs?: number;
@@ -54,105 +60,93 @@ export interface ResapiServer {
 }
 
 const RUNTIME_KEYS = new Set([
-  'host', 'port', 'dataDir', 'memory', 'store', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'now', 'log', 'drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs',
+  'host', 'port', 'dataDir', 'memory', 'store', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'clock', 'random', 'log',
+  'drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs',
 ]);
-const DEFAULT_DRAIN_MS = 10_000;
 const KEY_SPACE = '$keys';
 const PAGING_KEY = 'paging';
-
-// Slow or oversized headers must not hold a connection or memory (issue: "oversized or slow headers").
-const HEADERS_TIMEOUT_MS = 10_000;
-const REQUEST_TIMEOUT_MS = 60_000;
-const KEEP_ALIVE_TIMEOUT_MS = 5_000;
-/** How often Node checks the two timeouts above (its default, 30 s, would let a slow client linger). */
-const TIMEOUT_CHECK_MS = 1_000;
-const MAX_HEADER_BYTES = 16 * 1024;
+const PAGING_KEY_BYTES = 32;
 
 export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const config = configOf(options);
-  const now = options.now ?? Date.now;
-  const log = options.log ?? stderrLogger(now);
-  const store = await openStore(options, now, log);
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? systemRandom;
+  const log = options.log ?? stderrLogger(() => clock.now());
+  const apiKeys = new ApiKeys(options.apiKeys ?? []);
+  const store = await openStore(options, clock, random, log);
+  const lifecycle = new Lifecycle(log);
+  lifecycle.add(storeComponent(store));
   try {
-    return await serve(store, config, options, now, log);
+    const representations = new RepresentationCache();
+    const writer = new Writer({ store, clock, representations, collectionConfig: (name) => collectionConfig(config, name) });
+    if (options.seed !== undefined) {
+      const seeded = await loadSeed(writer, store, options.seed, clock);
+      if (!seeded.ok) throw new Error(seeded.message);
+      if (seeded.loaded > 0) log('info', 'seed loaded', { path: options.seed, items: seeded.loaded });
+    }
+    const pagingKey = await pagingKeyOf(store, writer, random);
+    const fields = new FieldIndex((name) => collectionConfig(config, name)?.schema, (name) => store.scan(name));
+    store.watch((commit) => fields.observe(commit));
+    const app: App = {
+      store,
+      writer,
+      config,
+      policy: { noCacheMode: options.noCacheMode === true, credentialed: apiKeys.enabled, perCollection: (name) => collectionConfig(config, name)?.cacheControl },
+      representations,
+      log,
+      clock,
+      random,
+      baseUrl: (options.baseUrl ?? '').replace(/\/+$/, ''),
+      keysInFlight: new Set(),
+      pagingKey,
+      fields,
+    };
+    const http = httpListener(createHandler(app, apiKeys, routeTable(config)), {
+      host: options.host ?? '127.0.0.1',
+      port: options.port ?? 3000,
+      clock,
+      ...(options.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: options.drainTimeoutMs }),
+      ...(options.headersTimeoutMs === undefined ? {} : { headersTimeoutMs: options.headersTimeoutMs }),
+      ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    });
+    lifecycle.add(http);
+    await lifecycle.start();
+    return { url: http.url, store, close: () => lifecycle.stop() };
   } catch (error) {
     // Release the data dir (its lock) when anything after opening the store fails, e.g. the port is taken.
-    await store.close();
+    await lifecycle.stop();
     throw error;
   }
 }
 
-async function openStore(options: StartOptions, now: () => number, log: Logger): Promise<Store> {
+async function openStore(options: StartOptions, clock: Clock, random: Random, log: Logger): Promise<Store> {
   if (options.store !== undefined) return options.store;
-  if (options.memory === true || options.dataDir === undefined) return new MemoryStore({ clock: { now, setTimer: () => ({ cancel: () => {} }) } });
-  const opened = await openFileStore({ dir: options.dataDir, log });
+  if (options.memory === true || options.dataDir === undefined) return new MemoryStore({ clock, log });
+  const opened = await openFileStore({ dir: options.dataDir, clock, random, log });
   if (!opened.ok) throw new Error(opened.message);
   return opened.store;
 }
 
-async function serve(store: Store, config: Config, options: StartOptions, now: () => number, log: Logger): Promise<ResapiServer> {
-  if (options.seed !== undefined) {
-    const seeded = await loadSeed(store, options.seed, now);
-    if (!seeded.ok) throw new Error(seeded.message);
-    if (seeded.loaded > 0) log('info', 'seed loaded', { path: options.seed, items: seeded.loaded });
-  }
-  const apiKeys = new ApiKeys(options.apiKeys ?? []);
-  const pagingKey = await pagingKeyOf(store);
-  const fields = new FieldIndex(
-    (name) => (Object.hasOwn(config.collections, name) ? config.collections[name]?.schema : undefined),
-    (name) => store.scan(name),
-  );
-  store.watch((commit) => fields.observe(commit));
-  const app: App = {
-    store,
-    config,
-    policy: {
-      noCacheMode: options.noCacheMode === true,
-      credentialed: apiKeys.enabled,
-      perCollection: (name) => (Object.hasOwn(config.collections, name) ? config.collections[name]?.cacheControl : undefined),
-    },
-    representations: new RepresentationCache(),
-    log,
-    now,
-    baseUrl: (options.baseUrl ?? '').replace(/\/+$/, ''),
-    keysInFlight: new Set(),
-    pagingKey,
-    fields,
-  };
-  const server = createServer(
-    {
-      maxHeaderSize: MAX_HEADER_BYTES,
-      requestTimeout: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
-      headersTimeout: options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS,
-      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-      connectionsCheckingInterval: TIMEOUT_CHECK_MS,
-    },
-    createHandler(app, apiKeys),
-  );
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerClientError(error, socket));
-  await listen(server, options.port ?? 3000, options.host ?? '127.0.0.1');
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const drainMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_MS;
-  let closing: Promise<void> | undefined;
-  return {
-    url: `http://${host}:${address.port}`,
-    store,
-    close: () => (closing ??= shutdown(server, store, drainMs)),
-  };
+/** The store in the lifecycle: already open (recovered) when added, flushed and released on close. */
+function storeComponent(store: Store): Component {
+  return { name: 'store', start: async () => {}, drain: async () => {}, close: () => store.close() };
 }
 
 /**
  * The HMAC key of `$skiptoken`s (CONTRACT §5): made on first start and kept in the store, so links
  * survive a restart; with --memory it is new in every process.
  */
-async function pagingKeyOf(store: Store): Promise<Buffer> {
+async function pagingKeyOf(store: Store, writer: Writer, random: Random): Promise<Buffer> {
   const stored = store.get(KEY_SPACE, PAGING_KEY)?.doc['key'];
   if (typeof stored === 'string') return Buffer.from(stored, 'base64');
-  const key = randomBytes(32);
-  const result = await store.commit({ mutations: [{ kind: 'put', collection: KEY_SPACE, id: PAGING_KEY, doc: { key: key.toString('base64') }, expect: { absent: true } }] });
+  const key = random.bytes(PAGING_KEY_BYTES);
+  const result = await writer.write([{ kind: 'put', collection: KEY_SPACE, id: PAGING_KEY, doc: { key: key.toString('base64') }, expect: { absent: true } }]);
   if (!result.ok) throw new Error(`cannot store the paging key (${result.reason})`);
   return key;
+}
+
+function collectionConfig(config: Config, name: string): Config['collections'][string] | undefined {
+  return Object.hasOwn(config.collections, name) ? config.collections[name] : undefined;
 }
 
 function configOf(options: StartOptions): Config {
@@ -161,46 +155,4 @@ function configOf(options: StartOptions): Config {
   const parsed = parseConfig(fileKeys);
   if (!parsed.ok) throw new TypeError(`start(): ${parsed.message}`);
   return parsed.config;
-}
-
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.removeListener('error', reject);
-      resolve();
-    });
-  });
-}
-
-async function shutdown(server: Server, store: Store, drainMs: number): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const timer = setTimeout(() => server.closeAllConnections(), drainMs);
-  timer.unref();
-  await closed;
-  clearTimeout(timer);
-  await store.close();
-}
-
-/**
- * Errors Node's parser raises before a request exists (malformed request line, headers over
- * maxHeaderSize, headers too slow): answered as problems too, then the connection is closed,
- * which RFC 9112 §9.6 permits after such an error.
- */
-function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
-  if (!socket.writable || error.code === 'ECONNRESET') {
-    socket.destroy();
-    return;
-  }
-  const p =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? problem('header-fields-too-large', `The request header section exceeds ${MAX_HEADER_BYTES} bytes.`)
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? problem('request-timeout', 'The request was not received in time.')
-        : problem('bad-request', 'The request is not valid HTTP/1.1.');
-  const body = problemBody(p);
-  socket.end(
-    `HTTP/1.1 ${p.status} ${p.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
-  );
 }

@@ -6,6 +6,10 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSeed } from '../lib/seed.js';
+import { clockAt } from './support/clock.js';
+import { RepresentationCache } from '../lib/writes/representation.js';
+import { Writer } from '../lib/writes/writer.js';
+import type { Store } from '../lib/store/types.js';
 import { MemoryStore } from '../lib/store/memory.js';
 import { isResourceId } from '../lib/names.js';
 import type { SeedResult } from '../lib/seed.js';
@@ -23,6 +27,13 @@ async function folder(files: Record<string, unknown>): Promise<string> {
     await writeFile(join(dir, name), typeof content === 'string' ? content : JSON.stringify(content));
   }
   return dir;
+}
+
+/** loadSeed through the write path of a server with no collection config, on a clock reading `now`. */
+function seed(store: Store, path: string, now: () => number = () => NOW): Promise<SeedResult> {
+  const clock = clockAt(now);
+  const writer = new Writer({ store, clock, representations: new RepresentationCache(), collectionConfig: () => undefined });
+  return loadSeed(writer, store, path, clock);
 }
 
 function failureOf(result: SeedResult): string {
@@ -51,7 +62,7 @@ describe('loadSeed', () => {
       'notes.txt': 'ignored',
     });
     const store = new MemoryStore();
-    assert.deepEqual(await loadSeed(store, dir), { ok: true, loaded: 3 });
+    assert.deepEqual(await seed(store, dir), { ok: true, loaded: 3 });
     assert.deepEqual(store.collections(), ['$meta', 'orders', 'products']);
     assert.deepEqual(idsOf(store, 'products'), ['p1', 'p2']);
     assert.deepEqual(store.get('products', 'p1')?.doc, { id: 'p1', name: 'Pen' });
@@ -61,7 +72,7 @@ describe('loadSeed', () => {
   it('should load a json-server style db.json', async () => {
     const dir = await folder({ 'db.json': { posts: [{ id: 1, title: 'a' }], comments: [{ id: 1, postId: 1 }, { id: 2, postId: 1 }] } });
     const store = new MemoryStore();
-    assert.deepEqual(await loadSeed(store, join(dir, 'db.json')), { ok: true, loaded: 3 });
+    assert.deepEqual(await seed(store, join(dir, 'db.json')), { ok: true, loaded: 3 });
     assert.deepEqual(store.collections(), ['$meta', 'comments', 'posts']);
     assert.deepEqual(store.get('posts', '1')?.doc, { id: '1', title: 'a' });
   });
@@ -69,7 +80,7 @@ describe('loadSeed', () => {
   it('should store numeric ids as strings, in the doc as well as the path', async () => {
     const dir = await folder({ 'items.json': [{ id: 1 }, { id: 20 }, { id: -3 }] });
     const store = new MemoryStore();
-    assert.deepEqual(await loadSeed(store, dir), { ok: true, loaded: 3 });
+    assert.deepEqual(await seed(store, dir), { ok: true, loaded: 3 });
     assert.deepEqual(idsOf(store, 'items'), ['-3', '1', '20']);
     for (const id of ['1', '20', '-3']) assert.equal(store.get('items', id)?.doc['id'], id);
   });
@@ -77,7 +88,7 @@ describe('loadSeed', () => {
   it('should give an item without an id a generated, valid, time-ordered id', async () => {
     const dir = await folder({ 'notes.json': [{ text: 'a' }, { text: 'b' }] });
     const store = new MemoryStore();
-    assert.deepEqual(await loadSeed(store, dir, () => NOW), { ok: true, loaded: 2 });
+    assert.deepEqual(await seed(store, dir, () => NOW), { ok: true, loaded: 2 });
     const records = store.scan('notes');
     assert.equal(records.length, 2);
     assert.notEqual(records[0]?.id, records[1]?.id);
@@ -88,14 +99,14 @@ describe('loadSeed', () => {
     }
     const earlier = await folder({ 'notes.json': [{ text: 'c' }] });
     const other = new MemoryStore();
-    await loadSeed(other, earlier, () => NOW - 1);
+    await seed(other, earlier, () => NOW - 1);
     assert.ok((other.scan('notes')[0]?.id ?? '') < (records[0]?.id ?? ''), 'an earlier clock gives a smaller id');
   });
 
   it('should refuse a repeated id with a message naming the file, and load nothing', async () => {
     const dir = await folder({ 'a.json': [{ id: 'x' }], 'products.json': [{ id: 1 }, { id: '1' }] });
     const store = new MemoryStore();
-    const message = failureOf(await loadSeed(store, dir));
+    const message = failureOf(await seed(store, dir));
     assert.ok(message.includes(join(dir, 'products.json')), message);
     assert.match(message, /repeats id '1'/);
     assert.deepEqual(store.collections(), []);
@@ -104,21 +115,21 @@ describe('loadSeed', () => {
   it('should refuse a repeated id in a db.json, naming the file', async () => {
     const dir = await folder({ 'db.json': { users: [{ id: 'u' }, { id: 'u' }] } });
     const file = join(dir, 'db.json');
-    const message = failureOf(await loadSeed(new MemoryStore(), file));
+    const message = failureOf(await seed(new MemoryStore(), file));
     assert.ok(message.includes(file), message);
     assert.match(message, /users\[1\] repeats id 'u'/);
   });
 
   it('should allow the same id in two collections', async () => {
     const dir = await folder({ 'a.json': [{ id: '1' }], 'b.json': [{ id: '1' }] });
-    assert.deepEqual(await loadSeed(new MemoryStore(), dir), { ok: true, loaded: 2 });
+    assert.deepEqual(await seed(new MemoryStore(), dir), { ok: true, loaded: 2 });
   });
 
   it('should refuse an id that is not a valid resource id, naming the file and item', async () => {
     for (const id of ['a/b', '..', 'x'.repeat(129), 1.5e21]) {
       const dir = await folder({ 'things.json': [{ id: 'ok' }, { id }] });
       const store = new MemoryStore();
-      const message = failureOf(await loadSeed(store, dir));
+      const message = failureOf(await seed(store, dir));
       assert.ok(message.includes(join(dir, 'things.json')), message);
       assert.match(message, /things\[1\] has an invalid id/);
       assert.deepEqual(store.collections(), []);
@@ -127,47 +138,47 @@ describe('loadSeed', () => {
 
   it('should refuse a file name that is not a valid collection name', async () => {
     const dir = await folder({ '1bad.json': [{ id: 'a' }] });
-    assert.match(failureOf(await loadSeed(new MemoryStore(), dir)), /'1bad' is not a valid collection name/);
+    assert.match(failureOf(await seed(new MemoryStore(), dir)), /'1bad' is not a valid collection name/);
   });
 
   it('should refuse a db.json key that is a system name or not a collection name', async () => {
     for (const name of ['$inbox', 'has space']) {
       const dir = await folder({ 'db.json': { [name]: [{ id: 'a' }] } });
-      assert.match(failureOf(await loadSeed(new MemoryStore(), join(dir, 'db.json'))), /not a valid collection name/, name);
+      assert.match(failureOf(await seed(new MemoryStore(), join(dir, 'db.json'))), /not a valid collection name/, name);
     }
   });
 
   it('should refuse a collection that is not an array, or an item that is not an object', async () => {
     const notArray = await folder({ 'products.json': { id: 'a' } });
-    assert.match(failureOf(await loadSeed(new MemoryStore(), notArray)), /"products" must be an array/);
+    assert.match(failureOf(await seed(new MemoryStore(), notArray)), /"products" must be an array/);
     const notObject = await folder({ 'products.json': [{ id: 'a' }, 'b'] });
-    assert.match(failureOf(await loadSeed(new MemoryStore(), notObject)), /products\[1\] is not an object/);
+    assert.match(failureOf(await seed(new MemoryStore(), notObject)), /products\[1\] is not an object/);
     const nested = await folder({ 'products.json': [[{ id: 'a' }]] });
-    assert.match(failureOf(await loadSeed(new MemoryStore(), nested)), /products\[0\] is not an object/);
+    assert.match(failureOf(await seed(new MemoryStore(), nested)), /products\[0\] is not an object/);
   });
 
   it('should refuse a db.json that is not an object of arrays', async () => {
     const dir = await folder({ 'db.json': [{ id: 'a' }] });
-    assert.match(failureOf(await loadSeed(new MemoryStore(), join(dir, 'db.json'))), /must be an object of arrays/);
+    assert.match(failureOf(await seed(new MemoryStore(), join(dir, 'db.json'))), /must be an object of arrays/);
   });
 
   it('should refuse malformed JSON, naming the file', async () => {
     const dir = await folder({ 'ok.json': [], 'broken.json': '[{"id": "a",]' });
-    const message = failureOf(await loadSeed(new MemoryStore(), dir));
+    const message = failureOf(await seed(new MemoryStore(), dir));
     assert.ok(message.includes(join(dir, 'broken.json')), message);
   });
 
   it('should refuse a path that does not exist, naming it', async () => {
     const missing = join(root, 'no-such-folder');
-    const message = failureOf(await loadSeed(new MemoryStore(), missing));
+    const message = failureOf(await seed(new MemoryStore(), missing));
     assert.ok(message.includes(missing), message);
   });
 
   it('should load nothing from an empty folder or empty arrays', async () => {
     const empty = await folder({});
-    assert.deepEqual(await loadSeed(new MemoryStore(), empty), { ok: true, loaded: 0 });
+    assert.deepEqual(await seed(new MemoryStore(), empty), { ok: true, loaded: 0 });
     const store = new MemoryStore();
-    assert.deepEqual(await loadSeed(store, await folder({ 'products.json': [] })), { ok: true, loaded: 0 });
+    assert.deepEqual(await seed(store, await folder({ 'products.json': [] })), { ok: true, loaded: 0 });
     assert.deepEqual(store.collections(), []);
   });
 
@@ -175,7 +186,7 @@ describe('loadSeed', () => {
     const store = new MemoryStore();
     await store.commit({ mutations: [{ kind: 'put', collection: 'products', id: 'mine', doc: { id: 'mine' } }] });
     const dir = await folder({ 'products.json': [{ id: 'seeded' }], 'orders.json': [{ id: 'o1' }] });
-    assert.deepEqual(await loadSeed(store, dir), { ok: true, loaded: 0 });
+    assert.deepEqual(await seed(store, dir), { ok: true, loaded: 0 });
     assert.deepEqual(store.collections(), ['products']);
     assert.deepEqual(idsOf(store, 'products'), ['mine']);
   });
@@ -183,16 +194,16 @@ describe('loadSeed', () => {
   it('should not check the seed at all when the store is not empty', async () => {
     const store = new MemoryStore();
     await store.commit({ mutations: [{ kind: 'put', collection: 'products', id: 'mine', doc: { id: 'mine' } }] });
-    assert.deepEqual(await loadSeed(store, join(root, 'no-such-folder')), { ok: true, loaded: 0 });
+    assert.deepEqual(await seed(store, join(root, 'no-such-folder')), { ok: true, loaded: 0 });
   });
 
   it('should not seed again a store whose items were all deleted', async () => {
     // `npm start` passes --seed on every start: deleted sample data must not come back on a restart.
     const store = new MemoryStore();
     const dir = await folder({ 'products.json': [{ id: 'p1' }] });
-    assert.deepEqual(await loadSeed(store, dir), { ok: true, loaded: 1 });
+    assert.deepEqual(await seed(store, dir), { ok: true, loaded: 1 });
     await store.commit({ mutations: [{ kind: 'delete', collection: 'products', id: 'p1', retainUntil: Date.now() + 60_000 }] });
-    assert.deepEqual(await loadSeed(store, dir), { ok: true, loaded: 0 });
+    assert.deepEqual(await seed(store, dir), { ok: true, loaded: 0 });
     assert.equal(store.get('products', 'p1'), undefined);
   });
 
@@ -200,7 +211,7 @@ describe('loadSeed', () => {
     const store = new MemoryStore();
     await store.commit({ mutations: [{ kind: 'put', collection: '$idempotency', id: 'k', doc: { id: 'k' } }] });
     const dir = await folder({ 'products.json': [{ id: 'p1' }] });
-    assert.deepEqual(await loadSeed(store, dir), { ok: true, loaded: 1 });
+    assert.deepEqual(await seed(store, dir), { ok: true, loaded: 1 });
     assert.deepEqual(idsOf(store, 'products'), ['p1']);
   });
 
@@ -209,7 +220,7 @@ describe('loadSeed', () => {
     const commits: number[] = [];
     store.watch((commit) => commits.push(commit.applied.length));
     const dir = await folder({ 'a.json': [{ id: '1' }, { id: '2' }], 'b.json': [{ id: '3' }] });
-    await loadSeed(store, dir);
+    await seed(store, dir);
     // Three items and the seed marker, together.
     assert.deepEqual(commits, [4]);
   });

@@ -4,6 +4,9 @@
 // running count stops a chunked body at the cap. Either way memory never grows with what the client
 // sends: we keep at most `limit` bytes.
 import type { IncomingMessage } from 'node:http';
+import { isCsvMediaType, isJsonMediaType, parseMediaType, type MediaType } from '../protocol/content-type.js';
+import { problem, type Problem } from '../protocol/problem.js';
+import { problemReply, type Reply } from './respond.js';
 
 export type BodyResult =
   | { readonly ok: true; readonly bytes: Buffer }
@@ -15,13 +18,6 @@ export function declaresTooLarge(req: IncomingMessage, limit: number): boolean {
   if (declared === undefined) return false;
   const length = Number(declared);
   return Number.isFinite(length) && length > limit;
-}
-
-/** True when the request has content: a non-zero Content-Length, or any Transfer-Encoding. */
-export function hasContent(req: IncomingMessage): boolean {
-  if (req.headers['transfer-encoding'] !== undefined) return true;
-  const declared = req.headers['content-length'];
-  return declared !== undefined && Number(declared) > 0;
 }
 
 export function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
@@ -52,4 +48,46 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyResul
     req.on('error', onAbort);
     req.on('aborted', onAbort);
   });
+}
+
+/** A kind of request body a route takes: which media types, and how to name them in a 415. */
+export interface BodyKind {
+  readonly accepts: (type: MediaType) => boolean;
+  readonly name: string;
+}
+
+export const JSON_BODY: BodyKind = { accepts: isJsonMediaType, name: 'application/json (or a +json media type)' };
+export const CSV_BODY: BodyKind = { accepts: isCsvMediaType, name: 'text/csv (RFC 4180)' };
+
+/**
+ * The checks on a request's content that do not depend on state (CONTRACT §4): 413 for a declared
+ * length over the cap (RFC 9110 §15.5.14), then 415 for a media type, charset or content coding the
+ * route does not take (RFC 9110 §15.5.16). Bodies are UTF-8 (RFC 8259 §8.1 for JSON; resapi's CSV).
+ */
+export function checkContent(req: IncomingMessage, limit: number, kind: BodyKind): Problem | undefined {
+  if (declaresTooLarge(req, limit)) return tooLarge(limit);
+  const coding = req.headers['content-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+    return problem('unsupported-media-type', `Content-Encoding '${coding}' is not accepted; send the body uncompressed.`);
+  }
+  const declared = req.headers['content-type'];
+  const type = declared === undefined ? undefined : parseMediaType(declared);
+  if (type === undefined || !kind.accepts(type)) return problem('unsupported-media-type', `Send the body as ${kind.name}.`);
+  const charset = type.parameters.get('charset');
+  if (charset !== undefined && charset.toLowerCase() !== 'utf-8') return problem('unsupported-media-type', 'The body must be UTF-8.');
+  return undefined;
+}
+
+export function tooLarge(limit: number): Problem {
+  return problem('content-too-large', `The request body exceeds the limit of ${limit} bytes.`);
+}
+
+/** The reply for a content problem: a 413 also closes the connection (the rest is never read). */
+export function contentReply(p: Problem): Reply {
+  return p.status === 413 ? { ...problemReply(p), closeConnection: true } : problemReply(p);
+}
+
+/** A body that ended too early or too large, as the reply to send. */
+export function unreadBodyReply(reason: 'too-large' | 'aborted', limit: number): Reply {
+  return reason === 'too-large' ? contentReply(tooLarge(limit)) : problemReply(problem('bad-request', 'The request body ended early.'));
 }

@@ -4,6 +4,7 @@
 // RFC 9112 §9.6 asks (a staged close, so the client can read our last response).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Clock } from '../clock.js';
 import { problemBody, type Problem } from '../protocol/problem.js';
 
 export const JSON_TYPE = 'application/json';
@@ -32,14 +33,14 @@ export function problemReply(p: Problem, headers: Readonly<Record<string, string
   };
 }
 
-export function send(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
+export function send(req: IncomingMessage, res: ServerResponse, reply: Reply, clock: Clock): void {
   if (res.headersSent) return;
   const bodiless = reply.status === 204 || reply.status === 304 || (reply.status >= 100 && reply.status < 200);
   res.statusCode = reply.status;
   for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
   if (reply.closeConnection === true) {
     res.setHeader('Connection', 'close');
-    stageClose(req);
+    stageClose(req, clock);
   }
   if (bodiless) {
     res.removeHeader('Content-Type');
@@ -59,13 +60,12 @@ export function send(req: IncomingMessage, res: ServerResponse, reply: Reply): v
  * socket.destroySoon() after a `Connection: close` response, which destroys the socket as soon as our
  * FIN is flushed; for this one socket we replace that with the staged close.
  */
-function stageClose(req: IncomingMessage): void {
+function stageClose(req: IncomingMessage, clock: Clock): void {
   const socket: Socket = req.socket;
   req.resume();
   socket.destroySoon = function stagedDestroy(this: Socket): void {
     this.end();
-    const timer = setTimeout(() => this.destroy(), LINGER_MS);
-    timer.unref();
-    this.once('close', () => clearTimeout(timer));
+    const timer = clock.setTimer(LINGER_MS, () => this.destroy());
+    this.once('close', () => timer.cancel());
   };
 }

@@ -1,40 +1,109 @@
-// Request target → route (seed, "Generic resource addressing"; CONTRACT §2). Pure: the router sees
-// only the target string and the configured webhook path.
+// Request target → route (seed, "Generic resource addressing"; CONTRACT §2). Pure: a Router knows
+// only the path patterns of the route table (lib/routes.ts) and the path it is asked about.
 //
-// The path is split on "/" before percent-decoding, so an encoded "%2F" inside a segment is data,
-// not a separator, and is then refused by the name rules; dot-segments are refused rather than
-// resolved (RFC 3986 §5.2.4 would let "/a/../b" reach another resource).
-import { isCollectionName, isResourceId, isSystemSegment } from '../names.js';
+// A pattern is "/" or a sequence of segments, each a literal (`$bulk`, `webhooks`) or a parameter in
+// braces whose name picks the rule that validates it (PARAM_RULES). The path is split on "/" before
+// percent-decoding, so an encoded "%2F" inside a segment is data, not a separator; literals compare
+// with the decoded segment (so /%77ebhooks is /webhooks, RFC 3986 §6.2.2.2); a segment that starts
+// with "$" is a system segment and never fills a parameter (CONTRACT §2); dot-segments are refused
+// rather than resolved (RFC 3986 §5.2.4 would let "/a/../b" reach another resource). When several
+// patterns fit a path, the one with the most literal segments wins, whatever the declaration order.
+import { isCollectionName, isResourceId } from '../names.js';
 
-export type Route =
-  | { readonly kind: 'service' }
-  | { readonly kind: 'health' }
-  | { readonly kind: 'webhook' }
-  | { readonly kind: 'collection'; readonly collection: string }
-  | { readonly kind: 'item'; readonly collection: string; readonly id: string }
-  | { readonly kind: 'undo'; readonly collection: string; readonly id: string }
-  | { readonly kind: 'bulk'; readonly collection: string }
-  | { readonly kind: 'query'; readonly collection: string; readonly name: string }
-  | { readonly kind: 'query-definition'; readonly collection: string; readonly name: string }
+export interface RoutePattern<N extends string> {
+  readonly name: N;
+  readonly path: string;
+  /** Every longer path that starts with this one is reserved and unknown (the webhook path, CONTRACT §2). */
+  readonly reserveBelow?: boolean;
+}
+
+export type RouteMatch<N extends string> =
+  | { readonly kind: 'route'; readonly name: N; readonly params: RouteParams }
   | { readonly kind: 'unknown' }
   | { readonly kind: 'invalid'; readonly detail: string };
 
-export type RouteKind = Route['kind'];
+/** The decoded parameters of a matched route. */
+export class RouteParams {
+  constructor(private readonly values: ReadonlyMap<string, string>) {}
 
-/** Methods each route allows (RFC 9110 §15.5.6: a 405 lists them in Allow). HEAD wherever GET. */
-export const ALLOWED_METHODS: Readonly<Record<RouteKind, readonly string[]>> = {
-  service: ['GET', 'HEAD', 'OPTIONS'],
-  health: ['GET', 'HEAD', 'OPTIONS'],
-  webhook: ['POST', 'OPTIONS'],
-  collection: ['GET', 'HEAD', 'POST', 'OPTIONS'],
-  item: ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'],
-  undo: ['PUT', 'OPTIONS'],
-  bulk: ['PUT', 'OPTIONS'],
-  query: ['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'],
-  'query-definition': ['GET', 'HEAD', 'OPTIONS'],
-  unknown: [],
-  invalid: [],
+  /** The parameter's decoded value; asking for one the pattern does not have is a programmer error. */
+  get(name: string): string {
+    const value = this.values.get(name);
+    if (value === undefined) throw new TypeError(`RouteParams: the route has no parameter {${name}}`);
+    return value;
+  }
+
+  entries(): [string, string][] {
+    return [...this.values];
+  }
+}
+
+interface ParamRule {
+  readonly valid: (value: string) => boolean;
+  readonly detail: (shown: string) => string;
+}
+
+const MAX_EVENT_ID = 255;
+
+/** How each parameter name is validated (CONTRACT §2 names; §7: event ids are any 1-255 characters). */
+const PARAM_RULES: Readonly<Record<string, ParamRule>> = {
+  collection: {
+    valid: isCollectionName,
+    detail: (shown) => `'${shown}' is not a valid collection name: use 1-64 characters, a letter first, then letters, digits, '_' or '-'.`,
+  },
+  id: { valid: isResourceId, detail: invalidIdDetail },
+  name: { valid: isResourceId, detail: invalidIdDetail },
+  deliveryId: { valid: isResourceId, detail: invalidIdDetail },
+  eventId: {
+    valid: (value) => value.length >= 1 && value.length <= MAX_EVENT_ID,
+    detail: (shown) => `'${shown}' is not a valid event id: an event id is 1-${MAX_EVENT_ID} characters, percent-encoded in the path.`,
+  },
 };
+
+type Segment = { readonly literal: string } | { readonly param: string; readonly rule: ParamRule };
+
+interface CompiledPattern<N extends string> {
+  readonly name: N;
+  readonly segments: readonly Segment[];
+  readonly literals: number;
+  readonly reserveBelow: boolean;
+}
+
+export class Router<N extends string> {
+  private readonly patterns: readonly CompiledPattern<N>[];
+
+  constructor(patterns: readonly RoutePattern<N>[]) {
+    this.patterns = patterns.map(compile);
+  }
+
+  match(path: string): RouteMatch<N> {
+    if (!path.startsWith('/')) return { kind: 'unknown' };
+    const raw = path === '/' ? [] : path.slice(1).split('/');
+    if (raw.some((segment) => segment === '')) return { kind: 'unknown' };
+    const decoded: string[] = [];
+    for (const segment of raw) {
+      const text = decodeSegment(segment);
+      if (text === undefined) return { kind: 'invalid', detail: `The path segment '${printable(segment)}' is not valid percent-encoding.` };
+      if (text === '.' || text === '..') return { kind: 'invalid', detail: `The path segment '${printable(segment)}' is a dot-segment; resapi does not resolve them.` };
+      decoded.push(text);
+    }
+    let best: CompiledPattern<N> | undefined;
+    for (const pattern of this.patterns) {
+      if (pattern.reserveBelow && decoded.length > pattern.segments.length && fits(pattern.segments, raw, decoded)) return { kind: 'unknown' };
+      if (pattern.segments.length !== decoded.length || !fits(pattern.segments, raw, decoded)) continue;
+      if (best === undefined || pattern.literals > best.literals) best = pattern;
+    }
+    if (best === undefined) return { kind: 'unknown' };
+    const params = new Map<string, string>();
+    for (const [index, segment] of best.segments.entries()) {
+      if ('literal' in segment) continue;
+      const value = decoded[index] as string;
+      if (!segment.rule.valid(value)) return { kind: 'invalid', detail: segment.rule.detail(printable(value)) };
+      params.set(segment.param, value);
+    }
+    return { kind: 'route', name: best.name, params: new RouteParams(params) };
+  }
+}
 
 export interface ParsedTarget {
   readonly path: string;
@@ -54,44 +123,29 @@ export function splitTarget(target: string): ParsedTarget {
   return { path: path === '' ? '/' : path, query: question === -1 ? '' : rest.slice(question + 1) };
 }
 
-export function matchRoute(path: string, webhookPath: string): Route {
-  if (path === '/') return { kind: 'service' };
-  if (!path.startsWith('/')) return { kind: 'unknown' };
-  const raw = path.slice(1).split('/');
-  if (raw.some((segment) => segment === '')) return { kind: 'unknown' };
-  const segments: string[] = [];
-  for (const segment of raw) {
-    const decoded = decodeSegment(segment);
-    if (decoded === undefined) return { kind: 'invalid', detail: `The path segment '${printable(segment)}' is not valid percent-encoding.` };
-    segments.push(decoded);
+function compile<N extends string>(pattern: RoutePattern<N>): CompiledPattern<N> {
+  const { name, path } = pattern;
+  if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`route ${name}: the path must start with "/"`);
+  const parts = path === '/' ? [] : path.slice(1).split('/');
+  const segments = parts.map((part): Segment => {
+    const param = /^\{([A-Za-z]+)\}$/.exec(part)?.[1];
+    if (param === undefined) {
+      if (part === '' || part.includes('{')) throw new TypeError(`route ${name}: bad segment '${part}' in ${path}`);
+      return { literal: decodeSegment(part) ?? part };
+    }
+    const rule = PARAM_RULES[param];
+    if (rule === undefined) throw new TypeError(`route ${name}: no rule for the parameter {${param}}`);
+    return { param, rule };
+  });
+  if (pattern.reserveBelow === true && segments.some((segment) => !('literal' in segment))) {
+    throw new TypeError(`route ${name}: only a literal path can reserve the paths below it`);
   }
-  // Compared decoded, so /%77ebhooks is the webhook path too (RFC 3986 §6.2.2.2).
-  const webhook = webhookPath.slice(1).split('/');
-  if (webhook.every((segment, index) => segments[index] === segment)) {
-    return segments.length === webhook.length ? { kind: 'webhook' } : { kind: 'unknown' };
-  }
-  if (segments.length > 4) return { kind: 'unknown' };
-  const [first, second, third, fourth] = segments as [string, string | undefined, string | undefined, string | undefined];
-  if (segments.length === 1 && first === '$health') return { kind: 'health' };
-  if (isSystemSegment(first)) return { kind: 'unknown' };
-  if (!isCollectionName(first)) return invalidCollection(first);
-  if (second === undefined) return { kind: 'collection', collection: first };
-  if (second === '$bulk' && third === undefined) return { kind: 'bulk', collection: first };
-  if (second === '$queries' && third !== undefined) return queryRoute(first, third, fourth);
-  if (isSystemSegment(second)) return { kind: 'unknown' };
-  if (!isResourceId(second)) return invalidId(second);
-  if (third === undefined) return { kind: 'item', collection: first, id: second };
-  if (third === '$undoDelete' && fourth === undefined) return { kind: 'undo', collection: first, id: second };
-  return { kind: 'unknown' };
+  return { name, segments, literals: segments.filter((segment) => 'literal' in segment).length, reserveBelow: pattern.reserveBelow === true };
 }
 
-/** `/{c}/$queries/{name}` and `/{c}/$queries/{name}/$definition` (CONTRACT §2, §5). */
-function queryRoute(collection: string, name: string, rest: string | undefined): Route {
-  if (isSystemSegment(name)) return { kind: 'unknown' };
-  if (!isResourceId(name)) return invalidId(name);
-  if (rest === undefined) return { kind: 'query', collection, name };
-  if (rest === '$definition') return { kind: 'query-definition', collection, name };
-  return { kind: 'unknown' };
+/** Do the segments fit the pattern's prefix? A parameter never takes a system segment ("$..."). */
+function fits(segments: readonly Segment[], raw: readonly string[], decoded: readonly string[]): boolean {
+  return segments.every((segment, index) => ('literal' in segment ? decoded[index] === segment.literal : !(raw[index] as string).startsWith('$')));
 }
 
 function decodeSegment(segment: string): string | undefined {
@@ -103,21 +157,11 @@ function decodeSegment(segment: string): string | undefined {
   }
 }
 
-function invalidCollection(name: string): Route {
-  return {
-    kind: 'invalid',
-    detail: `'${printable(name)}' is not a valid collection name: use 1-64 characters, a letter first, then letters, digits, '_' or '-'.`,
-  };
+function invalidIdDetail(shown: string): string {
+  return `'${shown}' is not a valid resource id: use 1-128 characters of A-Z a-z 0-9 . _ ~ - (not '.' or '..').`;
 }
 
-function invalidId(id: string): Route {
-  return {
-    kind: 'invalid',
-    detail: `'${printable(id)}' is not a valid resource id: use 1-128 characters of A-Z a-z 0-9 . _ ~ - (not '.' or '..').`,
-  };
-}
-
-/** Echo at most 80 characters of a name, with control characters escaped, so a problem stays readable. */
+/** At most 80 characters of a name, with control characters escaped, so a problem stays readable. */
 function printable(text: string): string {
   const clipped = text.length > 80 ? `${text.slice(0, 80)}…` : text;
   return JSON.stringify(clipped).slice(1, -1);

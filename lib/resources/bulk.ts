@@ -1,31 +1,28 @@
 // PUT /{collection}/$bulk (seed, "Bulk price-style update body": "The service applies newPrice only
 // when the stored value still equals currentPrice. Records already updated are skipped."; CONTRACT
-// §6). The body is text/csv (RFC 4180); every applied row commits in one atomic store batch, each
-// write conditional on the version the row was decided against, so a concurrent change between
-// deciding and committing makes the whole file be decided again rather than overwritten. Sending
-// the same file twice changes nothing the second time: every row is then "skipped".
-import { isCsvMediaType } from '../protocol/content-type.js';
+// §6). The body is text/csv (RFC 4180); every applied row goes through the write path in one atomic
+// batch, each write conditional on the version the row was decided against, so a concurrent change
+// between deciding and committing makes the whole file be decided again rather than overwritten. A row
+// whose new document the write path refuses makes the file a 400 naming the row, as a PUT of that
+// document would be. Sending the same file twice changes nothing the second time: every row is then
+// "skipped".
 import { noStoreCacheControl } from '../http/cache-policy.js';
-import { readBody } from '../http/body.js';
-import { problem } from '../protocol/problem.js';
+import { readBody, unreadBodyReply } from '../http/body.js';
+import { problem, type Problem } from '../protocol/problem.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { parseCsv } from '../csv/parse.js';
 import { planBulk, readBulkHeader, reportOf, type BulkProblem } from '../bulk/plan.js';
+import type { JsonObject } from '../json.js';
 import type { Mutation } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
-import { acceptsJson, checkContent, contentReply, tooLargeReply, type BodyKind } from './common.js';
-import { unavailableReply } from './items.js';
+import { unavailableReply } from './common.js';
 
 const MAX_PLAN_ATTEMPTS = 5;
-const CSV_BODY: BodyKind = { accepts: isCsvMediaType, name: 'text/csv (RFC 4180)' };
 
-export async function putBulk(app: App, rq: RequestContext, collection: string): Promise<Reply> {
-  const notAcceptable = acceptsJson(rq.req);
-  if (notAcceptable !== undefined) return problemReply(notAcceptable);
-  const contentProblem = checkContent(rq.req, app.config.maxBodyBytes, CSV_BODY);
-  if (contentProblem !== undefined) return contentReply(contentProblem);
+export async function putBulk(app: App, rq: RequestContext): Promise<Reply> {
+  const collection = rq.params.get('collection');
   const body = await readBody(rq.req, app.config.maxBodyBytes);
-  if (!body.ok) return body.reason === 'too-large' ? tooLargeReply(app.config.maxBodyBytes) : problemReply(problem('bad-request', 'The request body ended early.'));
+  if (!body.ok) return unreadBodyReply(body.reason, app.config.maxBodyBytes);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(body.bytes);
@@ -46,9 +43,17 @@ export async function putBulk(app: App, rq: RequestContext, collection: string):
       return record?.doc;
     });
     if (!planned.ok) return rowProblem(planned.problem);
-    const mutations: Mutation[] = [...planned.plan.updates].map(([id, doc]) => ({ kind: 'put', collection, id, doc, expect: { version: versions.get(id) as number } }));
-    if (mutations.length > 0) {
-      const result = await app.store.commit({ mutations });
+    const applied = planned.plan.outcomes.filter((outcome) => outcome.outcome === 'applied');
+    const changes: Mutation[] = applied.map(({ id }) => ({
+      kind: 'put',
+      collection,
+      id,
+      doc: planned.plan.updates.get(id) as JsonObject,
+      expect: { version: versions.get(id) as number },
+    }));
+    if (changes.length > 0) {
+      const result = await app.writer.write(changes);
+      if (!result.ok && result.reason === 'invalid') return refusedRow(applied[result.index]?.row ?? 0, result.problem);
       if (!result.ok && result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);
       if (!result.ok) continue;
     }
@@ -59,4 +64,10 @@ export async function putBulk(app: App, rq: RequestContext, collection: string):
 
 function rowProblem(bulk: BulkProblem): Reply {
   return problemReply(problem('invalid-body', bulk.message, { errors: [{ row: bulk.row, detail: bulk.message }] }));
+}
+
+/** The write path refused a row's new document: the same problem a PUT of it would get, naming the row. */
+function refusedRow(row: number, refused: Problem): Reply {
+  const errors = (refused.errors ?? [{ detail: refused.detail }]).map((item) => ({ ...item, row, detail: `row ${row}: ${item.detail}` }));
+  return problemReply(problem('invalid-body', `row ${row}: ${refused.detail}`, { errors }));
 }

@@ -1,21 +1,27 @@
 // What every handler receives: the server's parts (one instance per server; no module globals) and
-// the request being answered.
+// the request being answered, already routed, authenticated and negotiated by lib/app.ts.
 import type { IncomingMessage } from 'node:http';
+import type { Clock, Random } from '../clock.js';
 import type { Config } from '../config.js';
 import type { CachePolicy } from '../http/cache-policy.js';
-import type { Route } from '../http/route.js';
+import type { Reply } from '../http/respond.js';
+import type { RouteParams } from '../http/route.js';
 import type { Logger } from '../log.js';
-import type { Store } from '../store/types.js';
-import type { RepresentationCache } from './representation.js';
 import type { FieldIndex } from '../query/fields.js';
+import type { Store } from '../store/types.js';
+import type { RepresentationCache } from '../writes/representation.js';
+import type { Writer } from '../writes/writer.js';
 
 export interface App {
+  /** For reads; every write goes through `writer`. */
   readonly store: Store;
+  readonly writer: Writer;
   readonly config: Config;
   readonly policy: CachePolicy;
   readonly representations: RepresentationCache;
   readonly log: Logger;
-  readonly now: () => number;
+  readonly clock: Clock;
+  readonly random: Random;
   /** Absolute base for links (CONTRACT §5: "never built from the request's Host"); '' for relative links. */
   readonly baseUrl: string;
   /** Idempotency keys whose first request is still being processed (CONTRACT §6: repeat → 409). */
@@ -33,6 +39,11 @@ export interface RequestContext {
   readonly principal: string;
   readonly path: string;
   readonly query: string;
+  /** The route's decoded path parameters ({collection}, {id}, ...). */
+  readonly params: RouteParams;
+  /** The media type chosen for the response from the route's offer (lib/routes.ts); '' when it offers none. */
+  readonly media: string;
 }
 
-export type ItemRoute = Extract<Route, { kind: 'item' | 'undo' }>;
+/** A route's handler for one method. */
+export type Handler = (app: App, rq: RequestContext) => Reply | Promise<Reply>;

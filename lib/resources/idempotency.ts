@@ -1,20 +1,18 @@
 // Idempotency keys on POST (seed, Endpoints row 6: "With the key, a retried request is recognised and
 // deduplicated"; CONTRACT §6). The record of a request is (key, fingerprint = method + path + SHA-256
-// of the body, status, headers, body), kept 24 hours in the `$idempotency` store space, and written in
-// the same atomic batch as the resource the request created, so a crash can never leave a created
-// resource without its record (a retry would create a duplicate) or a record without its resource.
+// of the body, status, headers, body), kept 24 hours in the `$idempotency` store space, and written by
+// the write path in the same atomic batch as the resource the request created, so a crash can never
+// leave a created resource without its record (a retry would create a duplicate) or a record without
+// its resource.
 //
 // Keys are scoped to the caller: with API keys on, two clients that happen to pick the same key do not
 // see each other's responses.
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { JsonObject } from '../json.js';
-import type { Mutation, StoredRecord } from '../store/types.js';
+import type { StoredRecord } from '../store/types.js';
 import type { Reply } from '../http/respond.js';
 import { formatHttpDate } from '../protocol/http-date.js';
-
-export const IDEMPOTENCY_SPACE = '$idempotency';
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+import type { RememberedOutcome } from '../writes/writer.js';
 
 /** Only these outcomes are stored: 2xx, and the 4xx that the same request would always get again. */
 const DETERMINISTIC_4XX = new Set([400, 422]);
@@ -36,20 +34,14 @@ export function isStorable(status: number): boolean {
   return (status >= 200 && status < 300) || DETERMINISTIC_4XX.has(status);
 }
 
-/** The store mutation that records `reply` as the outcome of the keyed request. */
-export function recordMutation(id: string, fingerprint: string, reply: Reply, now: number): Mutation {
-  const headers: JsonObject = {};
+/** `reply` as the outcome to remember for the keyed request. */
+export function outcomeOf(id: string, fingerprint: string, reply: Reply): RememberedOutcome {
+  const headers: Record<string, string> = {};
   for (const name of REPLAYED_HEADERS) {
     const value = reply.headers[name];
     if (value !== undefined) headers[name] = value;
   }
-  return {
-    kind: 'put',
-    collection: IDEMPOTENCY_SPACE,
-    id,
-    doc: { fingerprint, status: reply.status, headers, body: (reply.body ?? Buffer.alloc(0)).toString('utf8') },
-    expiresAt: now + IDEMPOTENCY_TTL_MS,
-  };
+  return { id, fingerprint, status: reply.status, headers, body: (reply.body ?? Buffer.alloc(0)).toString('utf8') };
 }
 
 /** Rebuilds the stored response, marked as a replay. */

@@ -11,26 +11,16 @@ import { readCacheControl } from '../http/cache-policy.js';
 import type { JsonObject } from '../json.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
-import {
-  acceptsJson,
-  checkJsonContent,
-  contentReply,
-  checkSchema,
-  itemPath,
-  link,
-  preconditionFields,
-  readJsonObject,
-  verdictProblem,
-} from './common.js';
+import { itemPath, link, preconditionFields, readJsonObject, unavailableReply, verdictProblem } from './common.js';
 import { readReply, storedReply } from './replies.js';
 
 /** How often a write re-evaluates its preconditions after losing a race before giving up with 503. */
 const MAX_WRITE_ATTEMPTS = 5;
 const DAY_MS = 86_400_000;
 
-export function getItem(app: App, rq: RequestContext, collection: string, id: string): Reply {
-  const notAcceptable = acceptsJson(rq.req);
-  if (notAcceptable !== undefined) return problemReply(notAcceptable);
+export function getItem(app: App, rq: RequestContext): Reply {
+  const collection = rq.params.get('collection');
+  const id = rq.params.get('id');
   const record = app.store.get(collection, id);
   // RFC 9110 §13.2.1: preconditions are ignored when the answer without them would not be 2xx or 412.
   if (record === undefined) return problemReply(problem('not-found', `There is no resource at ${itemPath(collection, id)}.`));
@@ -41,11 +31,13 @@ export function getItem(app: App, rq: RequestContext, collection: string, id: st
   });
 }
 
-export async function putItem(app: App, rq: RequestContext, collection: string, id: string): Promise<Reply> {
+export function putItem(app: App, rq: RequestContext): Promise<Reply> {
+  const collection = rq.params.get('collection');
+  const id = rq.params.get('id');
   return conditionalPut(app, rq, {
     collection,
     id,
-    check: (body) => checkItemBody(app, collection, id, body),
+    document: (body) => itemDocument(id, body),
     reply: (status, record) => writeReply(app, status, record),
   });
 }
@@ -54,8 +46,8 @@ export async function putItem(app: App, rq: RequestContext, collection: string, 
 export interface PutTarget {
   readonly collection: string;
   readonly id: string;
-  /** Validates the parsed body and returns the document to store. */
-  readonly check: (body: JsonObject) => { ok: true; doc: JsonObject } | { ok: false; problem: Problem };
+  /** The document to store for a parsed body, or a problem (the write path validates the rest). */
+  readonly document: (body: JsonObject) => { ok: true; doc: JsonObject } | { ok: false; problem: Problem };
   readonly reply: (status: 200 | 201, record: StoredRecord) => Reply;
 }
 
@@ -64,10 +56,6 @@ export interface PutTarget {
  * PUT that stores a resource"). The validators are those of the stored document's JSON.
  */
 export async function conditionalPut(app: App, rq: RequestContext, target: PutTarget): Promise<Reply> {
-  const notAcceptable = acceptsJson(rq.req);
-  if (notAcceptable !== undefined) return problemReply(notAcceptable);
-  const contentProblem = checkJsonContent(rq.req, app.config.maxBodyBytes);
-  if (contentProblem !== undefined) return contentReply(contentProblem);
   const fields = preconditionFields(rq.req);
   if (!hasEntityTagPrecondition(fields) && !app.config.allowUnconditionalPut) {
     // RFC 6585 §3: this server requires conditional writes, so a lost update cannot happen silently.
@@ -83,28 +71,28 @@ export async function conditionalPut(app: App, rq: RequestContext, target: PutTa
   let doc: JsonObject | undefined;
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     const current = app.store.get(collection, id);
-    const verdict = evaluatePreconditions('PUT', fields, validatorsOf(app, current), { now: app.now() });
+    const verdict = evaluatePreconditions('PUT', fields, validatorsOf(app, current), { now: app.clock.now() });
     if (verdict.kind === 'malformed') return problemReply(verdictProblem(verdict));
     if (verdict.kind === 'failed') return problemReply(putPreconditionFailed(verdict.field, current));
     if (doc === undefined) {
       const body = await readJsonObject(rq.req, app.config.maxBodyBytes);
       if (!body.ok) return body.reply;
-      const checked = target.check(body.doc);
-      if (!checked.ok) return problemReply(checked.problem);
-      doc = checked.doc;
+      const made = target.document(body.doc);
+      if (!made.ok) return problemReply(made.problem);
+      doc = made.doc;
       continue; // the body took time to arrive: evaluate against the state as it is now
     }
-    const result = await app.store.commit({
-      mutations: [{ kind: 'put', collection, id, doc, expect: current === undefined ? { absent: true } : { version: current.version } }],
-    });
-    if (result.ok) return target.reply(current === undefined ? 201 : 200, result.commit.applied[0]?.record as StoredRecord);
+    const result = await app.writer.write([{ kind: 'put', collection, id, doc, expect: current === undefined ? { absent: true } : { version: current.version } }]);
+    if (result.ok) return target.reply(current === undefined ? 201 : 200, result.records[0] as StoredRecord);
+    if (result.reason === 'invalid') return problemReply(result.problem);
     if (result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);
   }
   return unavailableReply(app, rq, 'PUT lost the race against concurrent writes too many times');
 }
 
-export function deleteItem(app: App, rq: RequestContext, collection: string, id: string): Promise<Reply> {
-  return conditionalDelete(app, rq, collection, id, app.now() + app.config.tombstoneDays * DAY_MS);
+export function deleteItem(app: App, rq: RequestContext): Promise<Reply> {
+  const retainUntil = app.clock.now() + app.config.tombstoneDays * DAY_MS;
+  return conditionalDelete(app, rq, rq.params.get('collection'), rq.params.get('id'), retainUntil);
 }
 
 /** DELETE with If-Match (RFC 9110 §13.1.1); a tombstone is kept until `retainUntil` when given. */
@@ -112,17 +100,14 @@ export async function conditionalDelete(app: App, rq: RequestContext, collection
   const fields = preconditionFields(rq.req);
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     const current = app.store.get(collection, id);
-    const verdict = evaluatePreconditions('DELETE', fields, validatorsOf(app, current), { now: app.now() });
+    const verdict = evaluatePreconditions('DELETE', fields, validatorsOf(app, current), { now: app.clock.now() });
     if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
     // Seed row 5: DELETE is idempotent, so deleting what is not there is the same success.
     if (current === undefined) return { status: 204, headers: {} };
-    const result = await app.store.commit({
-      mutations: [
-        retainUntil === undefined
-          ? { kind: 'delete', collection, id, expect: { version: current.version } }
-          : { kind: 'delete', collection, id, expect: { version: current.version }, retainUntil },
-      ],
-    });
+    const expect = { version: current.version };
+    const result = await app.writer.write([
+      retainUntil === undefined ? { kind: 'delete', collection, id, expect } : { kind: 'delete', collection, id, expect, retainUntil },
+    ]);
     if (result.ok) return { status: 204, headers: {} };
     if (result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);
   }
@@ -134,23 +119,25 @@ export async function conditionalDelete(app: App, rq: RequestContext, collection
  * no tombstone; 409 when something else recreated the resource; a repeat of an undo that already
  * restored it (and nothing changed since) → 200 again, so the undo is itself safe to retry.
  */
-export async function undoDelete(app: App, rq: RequestContext, collection: string, id: string): Promise<Reply> {
-  const notAcceptable = acceptsJson(rq.req);
-  if (notAcceptable !== undefined) return problemReply(notAcceptable);
-  const tombstone = app.store.getTombstone(collection, id);
-  if (tombstone === undefined) {
-    return problemReply(problem('not-found', `${itemPath(collection, id)} has no deleted version to restore (deleted resources are kept for ${app.config.tombstoneDays} days).`));
+export async function undoDelete(app: App, rq: RequestContext): Promise<Reply> {
+  const collection = rq.params.get('collection');
+  const id = rq.params.get('id');
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    const tombstone = app.store.getTombstone(collection, id);
+    if (tombstone === undefined) {
+      return problemReply(problem('not-found', `${itemPath(collection, id)} has no deleted version to restore (deleted resources are kept for ${app.config.tombstoneDays} days).`));
+    }
+    const current = app.store.get(collection, id);
+    if (current !== undefined) {
+      if (tombstone.restoredVersion === current.version) return writeReply(app, 200, current);
+      return problemReply(problem('conflict', `${itemPath(collection, id)} exists again: it was recreated after the delete, so the undo would overwrite it.`));
+    }
+    const result = await app.writer.write([{ kind: 'restore', collection, id }]);
+    if (result.ok) return writeReply(app, 200, result.records[0] as StoredRecord);
+    if (result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);
+    // Lost a race: someone recreated or restored it in between; answer from the new state.
   }
-  const current = app.store.get(collection, id);
-  if (current !== undefined) {
-    if (tombstone.restoredVersion === current.version) return writeReply(app, 200, current);
-    return problemReply(problem('conflict', `${itemPath(collection, id)} exists again: it was recreated after the delete, so the undo would overwrite it.`));
-  }
-  const result = await app.store.commit({ mutations: [{ kind: 'restore', collection, id }] });
-  if (result.ok) return writeReply(app, 200, result.commit.applied[0]?.record as StoredRecord);
-  if (result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);
-  // Lost a race: someone recreated or restored it in between; answer from the new state.
-  return undoDelete(app, rq, collection, id);
+  return unavailableReply(app, rq, 'undo lost the race against concurrent writes too many times');
 }
 
 export function validatorsOf(app: App, record: StoredRecord | undefined): Validators | undefined {
@@ -164,23 +151,9 @@ export function writeReply(app: App, status: 200 | 201, record: StoredRecord): R
   return storedReply(app, status, record, location, location);
 }
 
-export function unavailableReply(app: App, rq: RequestContext, detail: string): Reply {
-  app.log('error', 'store write failed', { requestId: rq.requestId, detail });
-  return problemReply(problem('unavailable', detail), { 'Retry-After': '1' });
-}
-
-/** The stored object always carries "id" equal to the path id (CONTRACT §3). */
-function checkItemBody(app: App, collection: string, id: string, body: JsonObject): { ok: true; doc: JsonObject } | { ok: false; problem: Problem } {
-  if (Object.hasOwn(body, 'id') && body['id'] !== id) {
-    return {
-      ok: false,
-      problem: problem('invalid-body', `The body's "id" must equal the id in the path ('${id}') or be left out.`, { errors: [{ pointer: '/id', detail: `must be "${id}"` }] }),
-    };
-  }
-  const doc: JsonObject = Object.hasOwn(body, 'id') ? body : { id, ...body };
-  const schemaProblem = checkSchema(doc, app.config.collections[collection]);
-  if (schemaProblem !== undefined) return { ok: false, problem: schemaProblem };
-  return { ok: true, doc };
+/** The stored object always carries "id" equal to the path id (CONTRACT §3): a body without one gets it. */
+function itemDocument(id: string, body: JsonObject): { ok: true; doc: JsonObject } {
+  return { ok: true, doc: Object.hasOwn(body, 'id') ? body : { id, ...body } };
 }
 
 function putPreconditionFailed(field: string, current: StoredRecord | undefined): Problem {

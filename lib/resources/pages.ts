@@ -14,7 +14,7 @@ import type { QueryPlan } from '../query/plan.js';
 import { signToken } from '../query/token.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
-import { represent } from './representation.js';
+import { represent } from '../writes/representation.js';
 import { readReply } from './replies.js';
 
 /** RFC 4180 §3 registers text/csv with `charset` and `header` parameters. */
@@ -33,7 +33,8 @@ export interface PageSource {
   readonly lastModified?: number;
 }
 
-export function pageReply(app: App, rq: RequestContext, media: string, source: PageSource): Reply {
+export function pageReply(app: App, rq: RequestContext, source: PageSource): Reply {
+  const media = rq.media;
   const { collection, plan } = source;
   const page = runPage(app.store, collection, plan, { pageSize: source.pageSize, returned: source.returned, ...(source.after === undefined ? {} : { after: source.after }) });
   const nextLink =

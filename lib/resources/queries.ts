@@ -10,45 +10,47 @@
 //   that no item has any more simply matches nothing, rather than breaking a stored query.
 // - GET .../$definition returns the stored definition; DELETE removes the query.
 import { problem, type Problem } from '../protocol/problem.js';
-import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
+import { problemReply, type Reply } from '../http/respond.js';
 import { readCacheControl } from '../http/cache-policy.js';
 import type { JsonObject } from '../json.js';
 import { parseOrderby, parseSelect, type CollectionQuery } from '../query/options.js';
 import { planQuery } from '../query/plan.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
-import { link, negotiate } from './common.js';
+import { link } from './common.js';
 import { conditionalDelete, conditionalPut } from './items.js';
-import { CSV_TYPE, pageReply } from './pages.js';
+import { pageReply } from './pages.js';
 import { pageSizeOf, planContext } from './collections.js';
 import { readReply, storedReply } from './replies.js';
 
 export const QUERY_SPACE = '$queries';
 const DEFINITION_MEMBERS = new Set(['filter', 'orderby', 'select']);
 
-export function putQuery(app: App, rq: RequestContext, collection: string, name: string): Promise<Reply> {
+export function putQuery(app: App, rq: RequestContext): Promise<Reply> {
+  const collection = rq.params.get('collection');
+  const name = rq.params.get('name');
   return conditionalPut(app, rq, {
     collection: QUERY_SPACE,
     id: queryId(collection, name),
-    check: (body) => checkDefinition(app, collection, body),
+    document: (body) => checkDefinition(app, collection, body),
     reply: (status, record) => definitionWriteReply(app, status, record, collection, name),
   });
 }
 
-export function getQueryResults(app: App, rq: RequestContext, collection: string, name: string): Reply {
-  const media = negotiate(rq.req, [JSON_TYPE, CSV_TYPE]);
-  if (typeof media !== 'string') return problemReply(media);
+export function getQueryResults(app: App, rq: RequestContext): Reply {
+  const collection = rq.params.get('collection');
+  const name = rq.params.get('name');
   const record = app.store.get(QUERY_SPACE, queryId(collection, name));
   if (record === undefined) return notFound(collection, name);
   const query = queryOf(record.doc);
   const planned = planQuery(query, { ...planContext(app, collection), known: () => true });
   if (!planned.ok) return problemReply(planned.problem);
-  return pageReply(app, rq, media, { collection, plan: planned.plan, returned: 0, lastModified: record.modifiedAt, ...pageSizeOf(app, rq) });
+  return pageReply(app, rq, { collection, plan: planned.plan, returned: 0, lastModified: record.modifiedAt, ...pageSizeOf(app, rq) });
 }
 
-export function getQueryDefinition(app: App, rq: RequestContext, collection: string, name: string): Reply {
-  const media = negotiate(rq.req, [JSON_TYPE]);
-  if (typeof media !== 'string') return problemReply(media);
+export function getQueryDefinition(app: App, rq: RequestContext): Reply {
+  const collection = rq.params.get('collection');
+  const name = rq.params.get('name');
   const record = app.store.get(QUERY_SPACE, queryId(collection, name));
   if (record === undefined) return notFound(collection, name);
   return readReply(app, rq, app.representations.itemJson(record), {
@@ -58,8 +60,8 @@ export function getQueryDefinition(app: App, rq: RequestContext, collection: str
   });
 }
 
-export function deleteQuery(app: App, rq: RequestContext, collection: string, name: string): Promise<Reply> {
-  return conditionalDelete(app, rq, QUERY_SPACE, queryId(collection, name), undefined);
+export function deleteQuery(app: App, rq: RequestContext): Promise<Reply> {
+  return conditionalDelete(app, rq, QUERY_SPACE, queryId(rq.params.get('collection'), rq.params.get('name')), undefined);
 }
 
 function queryId(collection: string, name: string): string {

@@ -11,7 +11,7 @@ import { JSON_TYPE, jsonReply, problemReply, type Reply } from '../http/respond.
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { preconditionFields, verdictProblem } from './common.js';
-import type { Representation } from './representation.js';
+import type { Representation } from '../writes/representation.js';
 
 export interface ReadOptions {
   readonly cacheControl: string;
@@ -30,7 +30,7 @@ export function readReply(app: App, rq: RequestContext, representation: Represen
   if (vary !== undefined) headers['Vary'] = vary;
   const validators =
     options.lastModified === undefined ? { etag: representation.etag } : { etag: representation.etag, lastModified: options.lastModified };
-  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', preconditionFields(rq.req), validators, { now: app.now() });
+  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', preconditionFields(rq.req), validators, { now: app.clock.now() });
   if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
   if (verdict.kind === 'not-modified') return { status: 304, headers };
   return { status: 200, headers: { 'Content-Type': options.contentType ?? JSON_TYPE, ...headers }, body: representation.bytes };

@@ -5,13 +5,11 @@ import { jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { noStoreCacheControl, readCacheControl } from '../http/cache-policy.js';
 import { isCollectionName } from '../names.js';
 import type { App, RequestContext } from './context.js';
-import { acceptsJson, link } from './common.js';
-import { represent } from './representation.js';
+import { link } from './common.js';
+import { represent } from '../writes/representation.js';
 import { readReply } from './replies.js';
 
 export function getServiceDocument(app: App, rq: RequestContext): Reply {
-  const notAcceptable = acceptsJson(rq.req);
-  if (notAcceptable !== undefined) return problemReply(notAcceptable);
   // User collections only: `$` spaces are the server's own bookkeeping. Configured collections are
   // listed even while empty, so a client can discover where to write.
   const names = new Set([...app.store.collections().filter(isCollectionName), ...Object.keys(app.config.collections)]);
@@ -28,4 +26,13 @@ export function getHealth(app: App, rq: RequestContext): Reply {
   return jsonReply(200, Buffer.from(JSON.stringify({ status: 'ok', durable: app.store.durable })), {
     'Cache-Control': noStoreCacheControl(app.policy),
   });
+}
+
+/**
+ * The webhook path until the receiver is built: CONTRACT §7 "No secret configured → the receiver
+ * answers 503 and logs why".
+ */
+export function webhookUnavailable(app: App, rq: RequestContext): Reply {
+  app.log('warn', 'webhook received but no receiver is configured', { requestId: rq.requestId });
+  return problemReply(problem('unavailable', 'no webhook receiver'), { 'Retry-After': '60' });
 }

@@ -1,12 +1,32 @@
-// Tests for lib/http/route.ts: request target → route (CONTRACT §2; RFC 9112 §3.2 request-target
-// forms; RFC 3986 §2.2, §5.2.4 and §6.2.2.2 for percent-encoding and dot-segments).
+// Tests for lib/http/route.ts over the real route table of lib/routes.ts: request target → route
+// (CONTRACT §2; RFC 9112 §3.2 request-target forms; RFC 3986 §2.2, §5.2.4 and §6.2.2.2 for
+// percent-encoding and dot-segments), and the methods each route allows.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ALLOWED_METHODS, matchRoute, splitTarget } from '../../lib/http/route.js';
-import type { Route, RouteKind } from '../../lib/http/route.js';
+import { DEFAULT_CONFIG } from '../../lib/config.js';
+import { Router, splitTarget, type RouteMatch } from '../../lib/http/route.js';
+import { allowedMethods, routeTable, type RouteEntry, type RouteName } from '../../lib/routes.js';
 
 const WEBHOOK = '/webhooks';
-const route = (path: string): Route => matchRoute(path, WEBHOOK);
+
+function tableFor(webhookPath: string): readonly RouteEntry[] {
+  return routeTable({ ...DEFAULT_CONFIG, webhooks: { ...DEFAULT_CONFIG.webhooks, path: webhookPath } });
+}
+
+/** A match as plain data: the route's name as `kind` and its parameters beside it. */
+type Shape = Readonly<Record<string, string>>;
+
+function shape(match: RouteMatch<RouteName>): Shape {
+  if (match.kind === 'unknown') return { kind: 'unknown' };
+  if (match.kind === 'invalid') return { kind: 'invalid', detail: match.detail };
+  return { kind: match.name, ...Object.fromEntries(match.params.entries()) };
+}
+
+function matchRoute(path: string, webhookPath: string): Shape {
+  return shape(new Router<RouteName>(tableFor(webhookPath)).match(path));
+}
+
+const route = (path: string): Shape => matchRoute(path, WEBHOOK);
 
 describe('splitTarget', () => {
   it('should split an origin-form target into path and query', () => {
@@ -196,13 +216,13 @@ describe('matchRoute', () => {
   it('should name the bad segment in the detail of an invalid route', () => {
     const result = route('/products/a%20b');
     assert.equal(result.kind, 'invalid');
-    assert.match(result.kind === 'invalid' ? result.detail : '', /'a b' is not a valid resource id/);
+    assert.match(result.kind === 'invalid' ? result.detail ?? '' : '', /'a b' is not a valid resource id/);
   });
 
   it('should escape control characters in the detail and clip long names', () => {
     const result = route(`/products/a%0Ab%00${'x'.repeat(200)}`);
     assert.equal(result.kind, 'invalid');
-    const detail = result.kind === 'invalid' ? result.detail : '';
+    const detail = result.kind === 'invalid' ? result.detail ?? '' : '';
     assert.doesNotMatch(detail, /[\x00-\x1f]/);
     assert.match(detail, /a\\nb\\u0000/);
     assert.ok(detail.length < 300, `detail of ${detail.length} characters`);
@@ -214,43 +234,46 @@ describe('matchRoute', () => {
   });
 });
 
-describe('ALLOWED_METHODS', () => {
-  const kinds: readonly RouteKind[] = ['service', 'health', 'webhook', 'collection', 'item', 'undo', 'unknown', 'invalid'];
+describe('allowedMethods', () => {
+  const entries = new Map(tableFor(WEBHOOK).map((entry) => [entry.name, entry]));
+  const methodsOf = (name: RouteName): string[] => allowedMethods(entries.get(name) as RouteEntry);
+  const names: readonly RouteName[] = ['service', 'health', 'webhook', 'collection', 'item', 'undo', 'bulk', 'query', 'query-definition'];
 
   it('should list HEAD wherever it lists GET (CONTRACT §2)', () => {
-    for (const kind of kinds) {
-      const methods = ALLOWED_METHODS[kind];
-      assert.equal(methods.includes('HEAD'), methods.includes('GET'), kind);
+    for (const name of names) {
+      const methods = methodsOf(name);
+      assert.equal(methods.includes('HEAD'), methods.includes('GET'), name);
     }
   });
 
   it('should allow the methods CONTRACT §2 and §4 give each route', () => {
-    assert.ok(ALLOWED_METHODS.item.includes('PUT') && ALLOWED_METHODS.item.includes('DELETE') && ALLOWED_METHODS.item.includes('GET'));
-    assert.ok(ALLOWED_METHODS.collection.includes('POST') && ALLOWED_METHODS.collection.includes('GET'));
-    assert.ok(ALLOWED_METHODS.undo.includes('PUT'));
-    assert.ok(ALLOWED_METHODS.webhook.includes('POST'));
-    assert.ok(ALLOWED_METHODS.service.includes('GET'));
-    assert.ok(ALLOWED_METHODS.health.includes('GET'));
+    assert.ok(methodsOf('item').includes('PUT') && methodsOf('item').includes('DELETE') && methodsOf('item').includes('GET'));
+    assert.ok(methodsOf('collection').includes('POST') && methodsOf('collection').includes('GET'));
+    assert.ok(methodsOf('undo').includes('PUT'));
+    assert.ok(methodsOf('webhook').includes('POST'));
+    assert.ok(methodsOf('service').includes('GET'));
+    assert.ok(methodsOf('health').includes('GET'));
   });
 
   it('should not allow writes where the contract has none', () => {
-    assert.ok(!ALLOWED_METHODS.collection.includes('PUT') && !ALLOWED_METHODS.collection.includes('DELETE'));
-    assert.ok(!ALLOWED_METHODS.item.includes('POST'));
-    assert.ok(!ALLOWED_METHODS.webhook.includes('GET') && !ALLOWED_METHODS.webhook.includes('PUT'));
-    assert.ok(!ALLOWED_METHODS.undo.includes('GET') && !ALLOWED_METHODS.undo.includes('DELETE'));
-    assert.ok(!ALLOWED_METHODS.service.includes('PUT') && !ALLOWED_METHODS.health.includes('POST'));
+    assert.ok(!methodsOf('collection').includes('PUT') && !methodsOf('collection').includes('DELETE'));
+    assert.ok(!methodsOf('item').includes('POST'));
+    assert.ok(!methodsOf('webhook').includes('GET') && !methodsOf('webhook').includes('PUT'));
+    assert.ok(!methodsOf('undo').includes('GET') && !methodsOf('undo').includes('DELETE'));
+    assert.ok(!methodsOf('service').includes('PUT') && !methodsOf('health').includes('POST'));
   });
 
   it('should list only upper-case method names without duplicates', () => {
-    for (const kind of kinds) {
-      const methods = ALLOWED_METHODS[kind];
-      assert.equal(new Set(methods).size, methods.length, kind);
+    for (const name of names) {
+      const methods = methodsOf(name);
+      assert.equal(new Set(methods).size, methods.length, name);
       for (const method of methods) assert.match(method, /^[A-Z]+$/);
     }
   });
 
-  it('should allow nothing on unknown and invalid routes', () => {
-    assert.deepEqual(ALLOWED_METHODS.unknown, []);
-    assert.deepEqual(ALLOWED_METHODS.invalid, []);
+  it('should leave unknown and invalid paths without a route, so no method is allowed on them', () => {
+    for (const path of ['/a/b/c/d', '/products/1/other', '/products/a%20b', '/1products']) {
+      assert.notEqual(new Router<RouteName>(tableFor(WEBHOOK)).match(path).kind, 'route', path);
+    }
   });
 });

@@ -1,9 +1,9 @@
-// Tests for the pure functions of lib/resources/common.ts: JSON object bodies (CONTRACT §3; RFC 8259),
-// the declared collection schema (CONTRACT §1) and the problems of precondition verdicts (CONTRACT §4).
+// Tests for the pure functions of lib/resources/common.ts: JSON object bodies (CONTRACT §3; RFC 8259)
+// and the problems of precondition verdicts (CONTRACT §4).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_JSON_DEPTH, checkSchema, parseJsonObject, verdictProblem } from '../../lib/resources/common.js';
-import type { CollectionConfig } from '../../lib/config.js';
+import { parseJsonObject, verdictProblem } from '../../lib/resources/common.js';
+import { MAX_JSON_DEPTH } from '../../lib/writes/document.js';
 import type { Problem } from '../../lib/protocol/problem.js';
 import type { JsonObject } from '../../lib/json.js';
 
@@ -130,75 +130,6 @@ describe('parseJsonObject', () => {
     const doc = parsed('{"constructor":{"prototype":{"polluted":true}}}');
     assert.deepEqual(Object.keys(doc), ['constructor']);
     assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
-  });
-});
-
-describe('checkSchema', () => {
-  const config: CollectionConfig = {
-    schema: { name: 'string', price: 'number', active: 'boolean', meta: 'object', tags: 'array' },
-  };
-
-  it('should accept anything when the collection has no config or no schema', () => {
-    assert.equal(checkSchema({ anything: [1, { x: 2 }] }, undefined), undefined);
-    assert.equal(checkSchema({ anything: 1 }, { cacheControl: 'max-age=60' }), undefined);
-  });
-
-  it('should accept a body whose fields are all declared and of the declared type', () => {
-    assert.equal(checkSchema({ id: '1', name: 'a', price: 1.5, active: false, meta: { a: 1 }, tags: ['x'] }, config), undefined);
-  });
-
-  it('should accept a body that leaves declared fields out', () => {
-    assert.equal(checkSchema({ id: '1', name: 'a' }, config), undefined);
-  });
-
-  it('should accept null for any declared field', () => {
-    assert.equal(checkSchema({ name: null, price: null, active: null, meta: null, tags: null }, config), undefined);
-  });
-
-  it('should never ask the schema about id, the path id', () => {
-    assert.equal(checkSchema({ id: '1' }, { schema: { name: 'string' } }), undefined);
-  });
-
-  it('should refuse an undeclared field, pointing at it', () => {
-    const p = checkSchema({ name: 'a', colour: 'red' }, config);
-    assert.equal(p?.type, 'invalid-body');
-    assert.equal(p?.status, 400);
-    assert.deepEqual(p?.errors, [{ pointer: '/colour', detail: 'not a field of this collection' }]);
-  });
-
-  it('should not take a field named after an Object.prototype member as declared', () => {
-    for (const field of ['toString', 'constructor', 'hasOwnProperty', '__proto__']) {
-      const doc = JSON.parse(`{"${field}":"x"}`) as JsonObject;
-      const p = checkSchema(doc, config);
-      assert.deepEqual(p?.errors, [{ pointer: `/${field}`, detail: 'not a field of this collection' }], field);
-    }
-  });
-
-  it('should refuse a value of the wrong type, naming the declared type', () => {
-    const cases: readonly [JsonObject, string, string][] = [
-      [{ name: 1 }, '/name', 'must be string'],
-      [{ price: '1' }, '/price', 'must be number'],
-      [{ active: 'true' }, '/active', 'must be boolean'],
-      [{ meta: [] }, '/meta', 'must be object'],
-      [{ tags: {} }, '/tags', 'must be array'],
-      [{ tags: 'a,b' }, '/tags', 'must be array'],
-    ];
-    for (const [doc, pointer, detail] of cases) {
-      assert.deepEqual(checkSchema(doc, config)?.errors, [{ pointer, detail }], JSON.stringify(doc));
-    }
-  });
-
-  it('should list every offending field, not only the first', () => {
-    const p = checkSchema({ name: 2, extra: true, price: 'x' }, config);
-    assert.equal(p?.errors?.length, 3);
-    assert.deepEqual(
-      p?.errors?.map((e) => e.pointer).sort(),
-      ['/extra', '/name', '/price'],
-    );
-  });
-
-  it('should escape "/" and "~" in the pointer (RFC 6901 §3)', () => {
-    assert.deepEqual(checkSchema({ 'a/b~c': 1 }, config)?.errors, [{ pointer: '/a~1b~0c', detail: 'not a field of this collection' }]);
   });
 });
 

@@ -1,7 +1,8 @@
 // Representations and their validators (CONTRACT §3: "ETag: strong, derived from the exact bytes of
 // the representation sent"; seed: "The ETag of one representation ... is not the ETag of another").
 // A record is immutable, so its JSON bytes and ETag are computed once and remembered per record
-// object; a write makes a new record object and so a new entry.
+// object; a write makes a new record object and so a new entry. The write path computes them before
+// the commit (the serialization is part of validating a document) and primes the cache with them.
 import type { StoredRecord } from '../store/types.js';
 import { strongEtag } from '../protocol/etag.js';
 
@@ -21,6 +22,11 @@ export class RepresentationCache {
       this.json.set(record, representation);
     }
     return representation;
+  }
+
+  /** Remembers the representation the write path already computed for a record it just committed. */
+  prime(record: StoredRecord, representation: Representation): void {
+    this.json.set(record, representation);
   }
 }
 

@@ -1,0 +1,67 @@
+// What a stored document must be (CONTRACT §3): a JSON object, nested at most MAX_JSON_DEPTH levels,
+// whose numbers JSON can carry (JSON.parse turns 1e400 into Infinity, which JSON.stringify would
+// silently store as null), that carries "id" equal to its path id, and that matches the collection's
+// declared schema (CONTRACT §1 collections.<name>.schema). Pure: every write path (PUT, POST, bulk
+// rows, --seed) and the JSON body parser ask these same questions.
+import type { CollectionConfig, FieldType } from '../config.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
+import { problem, type Problem, type ProblemItem } from '../protocol/problem.js';
+
+/** Deepest nesting accepted: deep enough for real documents, shallow enough that no recursive consumer can overflow its stack. */
+export const MAX_JSON_DEPTH = 256;
+
+/**
+ * The first thing wrong with the shape of `value` as a stored document, pointing at it (RFC 6901),
+ * or undefined. Walks without recursion, so 100,000 levels are a problem, not a stack overflow.
+ */
+export function shapeProblem(value: unknown): ProblemItem | undefined {
+  if (!isJsonObject(value)) return { pointer: '', detail: 'expected an object' };
+  const stack: { value: JsonValue; pointer: string; depth: number }[] = [{ value, pointer: '', depth: 1 }];
+  while (stack.length > 0) {
+    const { value: current, pointer, depth } = stack.pop() as { value: JsonValue; pointer: string; depth: number };
+    if (typeof current === 'number' && !Number.isFinite(current)) return { pointer, detail: 'number out of range' };
+    if (typeof current !== 'object' || current === null) continue;
+    if (depth > MAX_JSON_DEPTH) return { pointer, detail: `nested deeper than ${MAX_JSON_DEPTH} levels` };
+    const entries: [string, JsonValue][] = Array.isArray(current) ? current.map((item, index) => [String(index), item]) : Object.entries(current);
+    for (const [key, child] of entries) stack.push({ value: child, pointer: `${pointer}/${escapePointer(key)}`, depth: depth + 1 });
+  }
+  return undefined;
+}
+
+/** The shape problem of a document as a 400 problem. */
+export function documentShapeProblem(value: unknown): Problem | undefined {
+  const item = shapeProblem(value);
+  if (item === undefined) return undefined;
+  const detail = item.pointer === '' ? 'The body must be a JSON object.' : item.detail;
+  return problem('invalid-body', detail, { errors: [item] });
+}
+
+/** The declared schema: only declared fields, each of its declared type or null. */
+export function checkSchema(doc: JsonObject, config: CollectionConfig | undefined): Problem | undefined {
+  const schema = config?.schema;
+  if (schema === undefined) return undefined;
+  const errors: { pointer: string; detail: string }[] = [];
+  for (const [field, value] of Object.entries(doc)) {
+    if (field === 'id') continue;
+    const declared: FieldType | undefined = Object.hasOwn(schema, field) ? schema[field] : undefined;
+    if (declared === undefined) errors.push({ pointer: `/${escapePointer(field)}`, detail: 'not a field of this collection' });
+    else if (value !== null && typeOf(value) !== declared) errors.push({ pointer: `/${escapePointer(field)}`, detail: `must be ${declared}` });
+  }
+  return errors.length === 0 ? undefined : problem('invalid-body', 'The body does not match the collection schema.', { errors });
+}
+
+/** CONTRACT §3: the stored object always carries "id" equal to the path id. */
+export function checkId(doc: JsonObject, id: string): Problem | undefined {
+  if (doc['id'] === id) return undefined;
+  return problem('invalid-body', `The body's "id" must equal the id in the path ('${id}') or be left out.`, { errors: [{ pointer: '/id', detail: `must be "${id}"` }] });
+}
+
+/** RFC 6901 §3: "~" → "~0", "/" → "~1". */
+export function escapePointer(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function typeOf(value: JsonValue): string {
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}

@@ -1,0 +1,112 @@
+// The one write path (README, Architecture): every change to the data (an item's PUT, POST or
+// DELETE, an undo, every applied row of a bulk CSV, a query resource, the seed, the server's own
+// records) goes through Writer.write, which
+//   1. validates every stored document (document.ts: a JSON object, depth, numbers JSON can carry,
+//      the path id, the declared schema), naming the change that failed,
+//   2. computes the representation each stored document will be served as (its JSON bytes and
+//      strong ETag, CONTRACT §3), so serving it costs no second serialization,
+//   3. adds the idempotency record of the request when there is one (CONTRACT §6: "in the same
+//      atomic store write as the resource it created"),
+//   4. and commits all of it as one atomic store batch.
+// Nothing else calls Store.commit. The HTTP layer maps the outcome to a status; this module knows
+// problems (they are values of lib/protocol) but not requests or responses.
+import type { Clock } from '../clock.js';
+import type { CollectionConfig } from '../config.js';
+import type { JsonObject } from '../json.js';
+import { isCollectionName } from '../names.js';
+import type { Problem } from '../protocol/problem.js';
+import type { Commit, Mutation, Store, StoredRecord } from '../store/types.js';
+import { checkId, checkSchema, documentShapeProblem } from './document.js';
+import { represent, type Representation, type RepresentationCache } from './representation.js';
+
+/** The store space of idempotency records (CONTRACT §6). */
+export const IDEMPOTENCY_SPACE = '$idempotency';
+/** How long an idempotency record is kept: 24 hours (CONTRACT §6, stated in the README). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** The outcome of a keyed request, kept so a repeat of the request can be answered with it. */
+export interface RememberedOutcome {
+  /** The record id: a digest of the caller and the key. */
+  readonly id: string;
+  readonly fingerprint: string;
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+export type WriteResult =
+  | {
+      readonly ok: true;
+      readonly commit: Commit;
+      /** The record each change left, in change order (undefined after a delete). */
+      readonly records: readonly (StoredRecord | undefined)[];
+    }
+  | { readonly ok: false; readonly reason: 'invalid'; /** index of the change */ readonly index: number; readonly problem: Problem }
+  | { readonly ok: false; readonly reason: 'conflict'; readonly index: number; readonly current?: StoredRecord }
+  | { readonly ok: false; readonly reason: 'unavailable'; /** for the log, never a client */ readonly detail: string };
+
+export interface WriterOptions {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly representations: RepresentationCache;
+  /** The configuration of a user collection, for its schema. */
+  readonly collectionConfig: (collection: string) => CollectionConfig | undefined;
+}
+
+export interface WriteOptions {
+  readonly remember?: RememberedOutcome;
+}
+
+export class Writer {
+  constructor(private readonly options: WriterOptions) {}
+
+  /** Validates, represents and commits `changes` (with the remembered outcome) as one atomic batch. */
+  async write(changes: readonly Mutation[], options: WriteOptions = {}): Promise<WriteResult> {
+    if (changes.length === 0 && options.remember === undefined) throw new TypeError('Writer.write: nothing to write');
+    const representations: (Representation | undefined)[] = [];
+    for (const [index, change] of changes.entries()) {
+      const checked = this.check(change);
+      if (checked.problem !== undefined) return { ok: false, reason: 'invalid', index, problem: checked.problem };
+      representations.push(checked.representation);
+    }
+    const mutations = options.remember === undefined ? changes : [...changes, this.rememberMutation(options.remember)];
+    const result = await this.options.store.commit({ mutations });
+    if (!result.ok) {
+      if (result.reason === 'unavailable') return result;
+      // The remembered outcome never carries an expectation, so a conflict is always one of the changes.
+      return result.current === undefined ? { ok: false, reason: 'conflict', index: result.index } : { ok: false, reason: 'conflict', index: result.index, current: result.current };
+    }
+    const records = changes.map((_, index) => result.commit.applied[index]?.record);
+    for (const [index, record] of records.entries()) {
+      const representation = representations[index];
+      if (record !== undefined && representation !== undefined) this.options.representations.prime(record, representation);
+    }
+    return { ok: true, commit: result.commit, records };
+  }
+
+  /** Keeps only the outcome of a keyed request whose change was refused (a deterministic 4xx). */
+  remember(outcome: RememberedOutcome): Promise<WriteResult> {
+    return this.write([], { remember: outcome });
+  }
+
+  private check(change: Mutation): { problem?: Problem; representation?: Representation } {
+    const user = isCollectionName(change.collection);
+    if (change.kind === 'patch') {
+      // A patch bypasses the id and schema rules, so it is for the server's own records only.
+      if (user) throw new TypeError(`Writer.write: patch is for system records, not the collection ${change.collection}`);
+      const problem = documentShapeProblem(change.set);
+      return problem === undefined ? {} : { problem };
+    }
+    if (change.kind !== 'put') return {};
+    const problem =
+      documentShapeProblem(change.doc) ??
+      (user ? (checkId(change.doc, change.id) ?? checkSchema(change.doc, this.options.collectionConfig(change.collection))) : undefined);
+    if (problem !== undefined) return { problem };
+    return { representation: represent(JSON.stringify(change.doc)) };
+  }
+
+  private rememberMutation(outcome: RememberedOutcome): Mutation {
+    const doc: JsonObject = { fingerprint: outcome.fingerprint, status: outcome.status, headers: { ...outcome.headers }, body: outcome.body };
+    return { kind: 'put', collection: IDEMPOTENCY_SPACE, id: outcome.id, doc, expiresAt: this.options.clock.now() + IDEMPOTENCY_TTL_MS };
+  }
+}
