@@ -10,6 +10,7 @@ import { checkContent, contentReply, declaresTooLarge, tooLarge } from './http/b
 import { noStoreCacheControl, varyOf } from './http/cache-policy.js';
 import { problemReply, send, type Reply } from './http/respond.js';
 import { Router, splitTarget } from './http/route.js';
+import { formatHttpDate } from './protocol/http-date.js';
 import { chooseMediaType } from './protocol/negotiate.js';
 import { problem } from './protocol/problem.js';
 import type { App, RequestContext } from './resources/context.js';
@@ -79,9 +80,13 @@ async function dispatch(
   return endpoint.handle(app, rq);
 }
 
-/** Headers every response carries: the request id, a Cache-Control, and Vary: Authorization when credentialed. */
+/**
+ * Headers every response carries: the request id, a Cache-Control, Vary: Authorization when
+ * credentialed, and Date from the server's one clock, so it never disagrees with Last-Modified
+ * (RFC 9110 §6.6.1, §8.8.2.1).
+ */
 function finish(app: App, reply: Reply, requestId: string): Reply {
-  const headers: Record<string, string> = { ...reply.headers, 'X-Request-Id': requestId };
+  const headers: Record<string, string> = { ...reply.headers, 'X-Request-Id': requestId, Date: formatHttpDate(app.clock.now()) };
   if (headers['Cache-Control'] === undefined || app.policy.noCacheMode) headers['Cache-Control'] = noStoreCacheControl(app.policy);
   if (headers['Vary'] === undefined) {
     const vary = varyOf(app.policy, []);

@@ -24,6 +24,11 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function serve(args: ServeArgs): Promise<number> {
+  if (args.handlers !== undefined) {
+    // A flag that would be silently ignored is worse than a refused start.
+    process.stderr.write('resapi: cannot start: --handlers needs the webhook receiver (CONTRACT §7), which this version does not have yet\n');
+    return 1;
+  }
   const fileConfig = args.config === undefined ? {} : await readConfigFile(args.config);
   if (fileConfig === undefined) return 1;
   const options: StartOptions = {

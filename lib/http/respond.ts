@@ -1,4 +1,4 @@
-// The one place that writes responses (STYLE: "Responses are written from one place"): HEAD gets the
+// The one place that writes responses (README, Architecture): HEAD gets the
 // GET headers without content (RFC 9110 §9.3.2), 204 and 304 never carry content (RFC 9110 §15.3.5,
 // §15.4.5), Content-Length is always exact, and a connection we must close is closed the way
 // RFC 9112 §9.6 asks (a staged close, so the client can read our last response).

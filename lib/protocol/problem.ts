@@ -1,6 +1,6 @@
 // Problem details for HTTP APIs, RFC 9457. Every error resapi sends is one of these, built from the
-// table below so that a problem `type` always maps to the same status and title (STYLE: "wire errors
-// become problems with a stable type, mapped to a status in one table").
+// table below so that a problem `type` always maps to the same status and title (README,
+// Architecture: errors are values with a stable problem type, mapped to a status in one table).
 //
 // Type URIs are `tag:` URIs (RFC 4151): stable identifiers that need no registration and promise no
 // dereferenceable page (RFC 9457 §3.1.1 allows that). The seed's rule "Internal error details are not

@@ -11,7 +11,10 @@ import type { CollectionQuery } from './options.js';
 
 /** Everything the next page needs. */
 export interface PagePosition {
-  /** The collection, or for a query resource the collection and name (`products/$queries/cheap`). */
+  /**
+   * The collection the token pages through (a query resource's pages continue as pages of its
+   * collection, with the stored query inside the token); a token is only accepted for its own scope.
+   */
   readonly scope: string;
   readonly query: CollectionQuery;
   readonly pageSize: number;

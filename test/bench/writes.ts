@@ -1,4 +1,4 @@
-// Benchmark (issue "Crash-safe file store", point 8): durable writes per second over HTTP at 1, 8
+// Benchmark (README, Benchmarks): durable writes per second over HTTP at 1, 8
 // and 64 concurrent clients, against the same server with --memory and against a bare node:http
 // server that only reads the body and answers 201 (the floor any framework pays). Every figure comes
 // from one run on one machine; the ratios are what to compare.

@@ -1,5 +1,5 @@
-// End to end: bad input never loses or corrupts data and always gets a clear problem (issue
-// "Foundation" point 10; CONTRACT §3 body cap and representations).
+// End to end: bad input never loses or corrupts data and always gets a clear problem (CONTRACT
+// §3 body cap and representations).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

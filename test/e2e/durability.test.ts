@@ -1,4 +1,4 @@
-// End to end: the real binary over the file store (issue "Crash-safe file store"; CONTRACT §1).
+// End to end: the real binary over the file store (README, Durability; CONTRACT §1).
 // Restarts keep everything, a second process on the same data dir refuses to start, a `kill -9`
 // loses no acknowledged write, and a failing disk is a 503 with Retry-After while reads go on.
 import { after, describe, it } from 'node:test';

@@ -1,7 +1,6 @@
 // The `$filter` corpus (test/filter/corpus.ts) over HTTP: every valid case answers 200 with exactly
 // its ids, every invalid one a 400 problem (naming the offset where the corpus gives one), through
-// the real server: query-string decoding, field validation, paging and all (issue "Collections",
-// point 8).
+// the real server: query-string decoding, field validation, paging and all (CONTRACT §5).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { start, type ResapiServer } from '../../lib/index.js';

@@ -10,6 +10,8 @@ import { start } from '../../lib/index.js';
 import { runBinary, startBinary } from '../support/binary.js';
 import { JSON_HEADERS, request, startSlowRequest } from '../support/http.js';
 import { silentLogger } from '../../lib/log.js';
+import { MemoryStore } from '../../lib/store/memory.js';
+import { ManualClock } from '../support/clock.js';
 
 function configFile(content: string): { path: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'resapi-config-'));
@@ -44,6 +46,13 @@ describe('resapi serve', () => {
       unknown.cleanup();
       wrongType.cleanup();
     }
+  });
+
+  it('should refuse to start with --handlers while there is no webhook receiver to run them', async () => {
+    const result = await runBinary(['serve', '--memory', '--port', '0', '--handlers', 'handlers.mjs']);
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /--handlers needs the webhook receiver/);
+    assert.equal(result.stdout, '');
   });
 
   it('should refuse unknown flags with exit 2 and the usage', async () => {
@@ -96,6 +105,41 @@ describe('start() (library)', () => {
     assert.equal((await request(server.url, '/tags/t1')).headers['cache-control'], 'public, max-age=60');
     await server.close();
     await assert.rejects(request(server.url, '/tags/t1'), { code: 'ECONNREFUSED' });
+  });
+
+  it('should take the time from the injected clock: Date, Last-Modified and the tombstone window', async () => {
+    const clock = new ManualClock(Date.UTC(2031, 0, 2, 3, 4, 5));
+    const server = await start({ port: 0, memory: true, log: silentLogger, clock, tombstoneDays: 1 });
+    try {
+      const created = await request(server.url, '/things/a', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body: '{}' });
+      assert.equal(created.headers.date, 'Thu, 02 Jan 2031 03:04:05 GMT');
+      assert.equal(created.headers['last-modified'], 'Thu, 02 Jan 2031 03:04:05 GMT');
+      assert.equal((await request(server.url, '/things/a', { method: 'DELETE' })).status, 204);
+      clock.advance(86_400_000);
+      const undo = await request(server.url, '/things/a/$undoDelete', { method: 'PUT' });
+      assert.equal(undo.status, 404, 'a day later on the injected clock the tombstone is gone');
+      assert.equal(undo.headers.date, 'Fri, 03 Jan 2031 03:04:05 GMT');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('should close the store only after the requests in flight are answered', async () => {
+    const store = new MemoryStore();
+    let closes = 0;
+    const close = store.close.bind(store);
+    store.close = async () => {
+      closes++;
+      await close();
+    };
+    const server = await start({ port: 0, store, log: silentLogger });
+    const slow = await startSlowRequest(server.url, '/drain/one', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, firstPart: '{"half":' });
+    const closed = server.close();
+    // The write commits after close() began: a store closed first would have answered 503.
+    assert.equal(await slow.finish('true}'), 201);
+    await closed;
+    assert.equal(closes, 1);
+    assert.deepEqual(store.get('drain', 'one')?.doc, { id: 'one', half: true });
   });
 
   it('should throw a TypeError naming an invalid option', async () => {

@@ -1,4 +1,4 @@
-// The Store conformance suite (STYLE habit 6: one interface, one shared suite, every implementation).
+// The Store conformance suite (one interface, one shared suite, every implementation).
 // Not a test file itself: memory.test.ts and file.test.ts call storeConformance with their opener.
 // Every method of the Store interface (lib/store/types.ts) is covered here; durability is not (it
 // belongs to file.test.ts, crash.test.ts and recovery.test.ts).

@@ -1,6 +1,6 @@
 // What the journal costs (lib/store/journal.ts, through FileStore): concurrent commits share fsyncs
 // (group commit), and disk use stays within about twice the live data plus the journal threshold
-// however many times the same records are rewritten (issue "Crash-safe file store", points 1 and 3).
+// however many times the same records are rewritten (README, Durability).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 // The real file I/O with switchable failures, for tests of what a failing disk does to the store
-// and to the HTTP answers (issue 3, item 6).
+// and to the HTTP answers (README, Durability: a failing disk).
 import type { FileHandleIO, FileIO } from '../../lib/store/fs-io.js';
 import { nodeFileIO } from '../../lib/store/fs-io.js';
 

@@ -1,0 +1,78 @@
+// End to end: one write path (lib/writes/writer.ts). A document the server would refuse from a PUT
+// is refused the same way on every other path that stores documents: a bulk CSV row (400 naming the
+// row, nothing applied) and the --seed data (the start is refused, naming the file and item).
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { start, type ResapiServer } from '../../lib/index.js';
+import { silentLogger } from '../../lib/log.js';
+import { create, problemOf, request } from '../support/http.js';
+
+const CSV = { 'Content-Type': 'text/csv' } as const;
+
+function nestedArrayText(depth: number): string {
+  return '['.repeat(depth) + ']'.repeat(depth);
+}
+
+describe('bulk rows go through the write path', () => {
+  let server: ResapiServer;
+
+  before(async () => {
+    server = await start({ port: 0, memory: true, log: silentLogger, collections: { priced: { schema: { name: 'string', price: 'number', tags: 'array' } } } });
+    assert.equal((await create(server.url, '/priced/p1', { name: 'Cup', price: null, tags: [] })).status, 201);
+    assert.equal((await create(server.url, '/priced/p2', { name: 'Mug', price: 5, tags: [] })).status, 201);
+    assert.equal((await create(server.url, '/loose/l1', { tags: [] })).status, 201);
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it('should refuse a row whose new value breaks the schema, naming the row, as a PUT of that document is refused', async () => {
+    const put = await request(server.url, '/priced/p1', { method: 'PUT', headers: { 'Content-Type': 'application/json', 'If-Match': (await request(server.url, '/priced/p1')).headers.etag as string }, body: '{"name":"Cup","price":"cheap","tags":[]}' });
+    assert.equal(put.status, 400);
+    const bulk = await request(server.url, '/priced/$bulk', { method: 'PUT', headers: CSV, body: 'id,currentPrice,newPrice\np2,5,6\np1,,cheap\n' });
+    assert.equal(bulk.status, 400);
+    const problem = problemOf(bulk);
+    assert.match(problem.detail, /^row 3: /);
+    assert.deepEqual(problem.errors, [{ pointer: '/price', row: 3, detail: 'row 3: must be number' }]);
+    assert.deepEqual((await request(server.url, '/priced/p2')).json(), { id: 'p2', name: 'Mug', price: 5, tags: [] }, 'nothing of the file is applied');
+    assert.deepEqual(problemOf(put).errors, [{ pointer: '/price', detail: 'must be number' }]);
+  });
+
+  it('should refuse a row whose new value nests deeper than a PUT allows', async () => {
+    const bulk = await request(server.url, '/loose/$bulk', { method: 'PUT', headers: CSV, body: `id,currentTags,newTags\nl1,[],"${nestedArrayText(300)}"\n` });
+    assert.equal(bulk.status, 400);
+    assert.match(problemOf(bulk).detail, /^row 2: nested deeper than 256 levels/);
+    const item = await request(server.url, '/loose/l1');
+    assert.equal(item.status, 200, 'the item can still be read');
+    assert.deepEqual(item.json(), { id: 'l1', tags: [] });
+  });
+
+  it('should refuse a row whose new value holds a number JSON cannot carry, instead of storing null', async () => {
+    const bulk = await request(server.url, '/loose/$bulk', { method: 'PUT', headers: CSV, body: 'id,currentTags,newTags\nl1,[],[1e400]\n' });
+    assert.equal(bulk.status, 400);
+    assert.deepEqual(problemOf(bulk).errors, [{ pointer: '/tags/0', row: 2, detail: 'row 2: number out of range' }]);
+    assert.deepEqual((await request(server.url, '/loose/l1')).json(), { id: 'l1', tags: [] });
+  });
+});
+
+describe('--seed goes through the write path', () => {
+  let dir = '';
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'resapi-seed-write-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('should refuse to start on a seed document a PUT would refuse, naming the file and item', async () => {
+    await writeFile(join(dir, 'priced.json'), JSON.stringify([{ id: 'a', price: 1 }, { id: 'b', price: 'free' }]));
+    await assert.rejects(
+      start({ port: 0, memory: true, log: silentLogger, seed: dir, collections: { priced: { schema: { price: 'number' } } } }),
+      (error: Error) => error.message.includes(`seed ${join(dir, 'priced.json')}: priced[1]`) && /\/price must be number/.test(error.message),
+    );
+  });
+});
