@@ -2,7 +2,7 @@
 // accepting, closes idle keep-alive connections and waits for in-flight requests, cutting whatever is
 // still open when the drain timeout passes (CONTRACT §1: "finish in-flight requests (up to 10 s)").
 // It also owns the connection limits: slow or oversized header sections must not hold a connection
-// or memory (README, "Connections"), and the errors Node's parser raises before a request exists are
+// or memory (README, decisions: Connections), and the errors Node's parser raises before a request exists are
 // answered as problems too.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
