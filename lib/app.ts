@@ -1,32 +1,44 @@
-// The request pipeline: request id → route → authentication → 400/404 → 405 and OPTIONS → 406 →
-// 413/415 → the route's handler → the one `send`. Every check before the handler is derived from the
-// route table (lib/routes.ts) and none depends on stored state (CONTRACT §4: 401, 404, 405, 406, 413,
-// 415 come first); handlers then evaluate preconditions before reading any body. Unexpected exceptions
-// become a 500 whose detail is fixed text; the exception itself goes to the log under the request id
-// (seed, Errors rule 2).
+// The request pipeline: request id → Host (RFC 9112 §3.2) → 501 for a method no route has → route →
+// authentication → 400/404 → OPTIONS → 405 → 406 → 413/415 → 100 Continue → the route's handler →
+// the one `send`. Every check before the handler is derived from the route table (lib/routes.ts) and
+// none depends on stored state (CONTRACT §4: 401, 404, 405, 406, 413, 415 come first); handlers then
+// evaluate preconditions before reading any body. A client that waits for 100 Continue is invited to
+// send its body only once those checks pass, so a 413 never follows a 100 (RFC 9110 §10.1.1).
+// Unexpected exceptions become a 500 whose detail is fixed text; the exception itself goes to the log
+// under the request id (seed, Errors rule 2).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeys } from './http/auth.js';
-import { checkContent, contentReply, declaresTooLarge, tooLarge } from './http/body.js';
+import { checkContent, contentReply, declaresTooLarge, hasContent, readBody, tooLarge, unreadBodyReply } from './http/body.js';
 import { noStoreCacheControl, varyOf } from './http/cache-policy.js';
+import type { RequestHandler } from './http/listener.js';
 import { problemReply, send, type Reply } from './http/respond.js';
 import { Router, splitTarget } from './http/route.js';
 import { formatHttpDate } from './protocol/http-date.js';
 import { chooseMediaType } from './protocol/negotiate.js';
 import { problem } from './protocol/problem.js';
 import type { App, RequestContext } from './resources/context.js';
-import { allowedMethods, endpointFor, type RouteEntry, type RouteName } from './routes.js';
+import { allowedMethods, endpointFor, serverMethods, type RouteEntry, type RouteName } from './routes.js';
 
 /** A client-supplied X-Request-Id is kept when it is short and harmless in a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const REQUEST_ID_BYTES = 16;
+/** Host = uri-host [ ":" port ] (RFC 9110 §7.2; RFC 3986 §3.2.2: reg-name or IP-literal). Empty is allowed (RFC 9112 §3.2). */
+const HOST = /^(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?$|^\[[0-9A-Fa-f:.]+\](?::[0-9]*)?$/;
 
-export function createHandler(app: App, apiKeys: ApiKeys, routes: readonly RouteEntry[]): (req: IncomingMessage, res: ServerResponse) => void {
-  const router = new Router<RouteName>(routes);
-  const entries = new Map(routes.map((entry) => [entry.name, entry]));
-  return (req, res) => {
+/** The route table compiled for dispatch. */
+interface Routes {
+  readonly router: Router<RouteName>;
+  readonly entries: ReadonlyMap<RouteName, RouteEntry>;
+  /** Every method some route takes (OPTIONS * lists them; any other is 501). */
+  readonly methods: readonly string[];
+}
+
+export function createHandler(app: App, apiKeys: ApiKeys, table: readonly RouteEntry[]): RequestHandler {
+  const routes: Routes = { router: new Router<RouteName>(table), entries: new Map(table.map((entry) => [entry.name, entry])), methods: serverMethods(table) };
+  return (req, res, expectsContinue) => {
     const supplied = req.headers['x-request-id'];
     const requestId = typeof supplied === 'string' && REQUEST_ID.test(supplied) ? supplied : app.random.bytes(REQUEST_ID_BYTES).toString('hex');
-    dispatch(app, apiKeys, router, entries, req, requestId)
+    dispatch(app, apiKeys, routes, req, res, expectsContinue, requestId)
       .catch((error: unknown) => {
         app.log('error', 'unhandled error', { requestId, error: error instanceof Error ? error.stack ?? error.message : String(error) });
         return problemReply(problem('internal', ''));
@@ -38,15 +50,25 @@ export function createHandler(app: App, apiKeys: ApiKeys, routes: readonly Route
 async function dispatch(
   app: App,
   apiKeys: ApiKeys,
-  router: Router<RouteName>,
-  entries: ReadonlyMap<RouteName, RouteEntry>,
+  routes: Routes,
   req: IncomingMessage,
+  res: ServerResponse,
+  expectsContinue: boolean,
   requestId: string,
 ): Promise<Reply> {
   const method = req.method ?? 'GET';
+  const hostProblem = checkHost(req);
+  if (hostProblem !== undefined) return { ...problemReply(hostProblem), closeConnection: true };
+  // RFC 9110 §15.6.2: 501 for a method no resource supports; 405 is for a method some resource does.
+  if (!routes.methods.includes(method)) return problemReply(problem('not-implemented', ''));
+  // RFC 9112 §3.2.4: the asterisk-form asks about the server as a whole, and only OPTIONS may use it.
+  if (req.url === '*') {
+    if (method === 'OPTIONS') return { status: 204, headers: { Allow: routes.methods.join(', ') } };
+    return problemReply(problem('bad-request', 'The request target "*" is only for OPTIONS (RFC 9112 §3.2.4).'));
+  }
   const target = splitTarget(req.url ?? '/');
-  const match = router.match(target.path);
-  const entry = match.kind === 'route' ? entries.get(match.name) : undefined;
+  const match = routes.router.match(target.path);
+  const entry = match.kind === 'route' ? routes.entries.get(match.name) : undefined;
   let principal = '';
   if (apiKeys.enabled && entry?.public !== true) {
     const auth = apiKeys.check(req.headersDistinct['authorization']);
@@ -66,15 +88,24 @@ async function dispatch(
   if (endpoint.produces.length > 0) {
     const chosen = chooseMediaType(req.headers.accept, endpoint.produces);
     if (chosen === undefined) {
-      return problemReply(problem('not-acceptable', `This resource is available as ${endpoint.produces.join(', ')}; the Accept header allows none of them.`));
+      // The answer depends on Accept, so a cache must key this 406 on it too (RFC 9110 §12.5.5).
+      const vary = varyOf(app.policy, ['Accept']) as string;
+      return problemReply(problem('not-acceptable', `This resource is available as ${endpoint.produces.join(', ')}; the Accept header allows none of them.`), { Vary: vary });
     }
     media = chosen;
   }
+  const limit = app.config.maxBodyBytes;
   if (endpoint.body !== undefined) {
-    const refused = checkContent(req, app.config.maxBodyBytes, endpoint.body);
+    const refused = checkContent(req, limit, endpoint.body);
     if (refused !== undefined) return contentReply(refused);
-  } else if (declaresTooLarge(req, app.config.maxBodyBytes)) {
-    return contentReply(tooLarge(app.config.maxBodyBytes));
+  } else if (declaresTooLarge(req, limit)) {
+    return contentReply(tooLarge(limit));
+  }
+  if (expectsContinue) res.writeContinue();
+  if (endpoint.body === undefined && hasContent(req)) {
+    // A route that reads no content still refuses one over the cap (CONTRACT §3), counting it without keeping it.
+    const discarded = await readBody(req, limit, { keep: false });
+    if (!discarded.ok) return unreadBodyReply(discarded.reason, limit);
   }
   const rq: RequestContext = { req, requestId, principal, path: target.path, query: target.query, params: match.params, media };
   return endpoint.handle(app, rq);
@@ -93,6 +124,21 @@ function finish(app: App, reply: Reply, requestId: string): Reply {
     if (vary !== undefined) headers['Vary'] = vary;
   }
   return { ...reply, headers };
+}
+
+/**
+ * RFC 9112 §3.2: "A server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1 request
+ * message that lacks a Host header field and to any request message that contains more than one Host
+ * header field line or a Host header field with an invalid field value."
+ */
+function checkHost(req: IncomingMessage): ReturnType<typeof problem> | undefined {
+  const hosts = req.headersDistinct['host'];
+  if (hosts === undefined || hosts.length === 0) {
+    return req.httpVersion === '1.0' ? undefined : problem('bad-request', 'An HTTP/1.1 request must carry a Host header field (RFC 9112 §3.2).');
+  }
+  if (hosts.length > 1) return problem('bad-request', 'The request carries more than one Host header field (RFC 9112 §3.2).');
+  if (!HOST.test(hosts[0] as string)) return problem('bad-request', 'The Host header field is not a valid host and port (RFC 9110 §7.2).');
+  return undefined;
 }
 
 function clip(text: string): string {

@@ -49,6 +49,14 @@ export const systemRandom: Random = Object.freeze({
   fraction: () => Math.random(),
 });
 
+/**
+ * Resolves on the next turn of the event loop, after the I/O that is waiting: how a long scan lets
+ * other requests run. Not a timer, so not the clock's: no time passes on a manual clock.
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Resolves after `ms` on `clock`; the wait keeps the process alive, since someone awaits it. */
 export function sleep(clock: Clock, ms: number): Promise<void> {
   return new Promise((resolve) => {

@@ -31,7 +31,7 @@ export type RouteName =
   | 'service' | 'health' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query' | 'query-definition';
 
 export interface RouteEntry extends RoutePattern<RouteName> {
-  /** Served without an API key (CONTRACT §1): the webhook receiver authenticates by signature instead. */
+  /** Served without an API key (CONTRACT §1): the webhook receiver authenticates by signature, health probes carry none. */
   readonly public?: boolean;
   readonly methods: Readonly<Partial<Record<DeclaredMethod, Endpoint>>>;
 }
@@ -45,7 +45,8 @@ const JSON_OR_CSV = [JSON_TYPE, CSV_TYPE];
 export function routeTable(config: Config): readonly RouteEntry[] {
   return [
     { name: 'service', path: '/', methods: { GET: { produces: JSON_ONLY, handle: getServiceDocument } } },
-    { name: 'health', path: '/$health', methods: { GET: { produces: JSON_ONLY, handle: getHealth } } },
+    // Health probes carry no credentials (CONTRACT §1).
+    { name: 'health', path: '/$health', public: true, methods: { GET: { produces: JSON_ONLY, handle: getHealth } } },
     { name: 'webhook', path: config.webhooks.path, reserveBelow: true, public: true, methods: { POST: { produces: [], handle: webhookUnavailable } } },
     {
       name: 'collection',
@@ -92,4 +93,9 @@ export function allowedMethods(entry: RouteEntry): string[] {
 export function endpointFor(entry: RouteEntry, method: string): Endpoint | undefined {
   const declared = method === 'HEAD' ? 'GET' : method;
   return Object.hasOwn(entry.methods, declared) ? entry.methods[declared as DeclaredMethod] : undefined;
+}
+
+/** Every method some route takes, in Allow order: what `OPTIONS *` lists and anything else is 501. */
+export function serverMethods(entries: readonly RouteEntry[]): string[] {
+  return METHOD_ORDER.filter((method) => entries.some((entry) => allowedMethods(entry).includes(method)));
 }

@@ -4,7 +4,7 @@
 // requests finish (up to the drain timeout), then closes the store so that every acknowledged write
 // is flushed and the data dir released.
 import { systemClock, systemRandom, type Clock, type Random } from './clock.js';
-import { parseConfig, type Config } from './config.js';
+import { parseConfig, type CollectionConfig, type Config } from './config.js';
 import { createHandler } from './app.js';
 import { ApiKeys } from './http/auth.js';
 import { httpListener } from './http/listener.js';
@@ -13,12 +13,13 @@ import { stderrLogger, type Logger } from './log.js';
 import { FieldIndex } from './query/fields.js';
 import type { App } from './resources/context.js';
 import { routeTable } from './routes.js';
-import { loadSeed } from './seed.js';
-import { openFileStore } from './store/file.js';
+import { checkSeed, loadSeed, readSeed, seedSkipReason, type SeedData } from './seed.js';
+import { dataDirExists, openFileStore } from './store/file.js';
 import { MemoryStore } from './store/memory.js';
 import type { Store } from './store/types.js';
 import { RepresentationCache } from './writes/representation.js';
-import { Writer } from './writes/writer.js';
+import { changeProblem, Writer } from './writes/writer.js';
+import { FIELDS_SPACE, missingRegistrations } from './writes/fields.js';
 
 /** Options of start() that are not part of the config file. */
 export interface RuntimeOptions {
@@ -73,20 +74,33 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const random = options.random ?? systemRandom;
   const log = options.log ?? stderrLogger(() => clock.now());
   const apiKeys = new ApiKeys(options.apiKeys ?? []);
-  const store = await openStore(options, clock, random, log);
+  const collectionConfigOf = (name: string): CollectionConfig | undefined => collectionConfig(config, name);
+  // Everything that can refuse the start without a store is asked first, so a refused start leaves
+  // no data dir behind: the port, then a seed bound for a store that does not exist yet.
+  const http = httpListener({ host: options.host ?? '127.0.0.1', port: options.port ?? 3000, clock, random, ...listenerTimeouts(options) });
+  await http.bind();
   const lifecycle = new Lifecycle(log);
-  lifecycle.add(storeComponent(store));
   try {
+    const seed = options.seed === undefined ? undefined : await readNewStoreSeed(options, options.seed, clock, collectionConfigOf);
+    const store = await openStore(options, clock, random, log);
+    lifecycle.add(storeComponent(store));
     const representations = new RepresentationCache();
-    const writer = new Writer({ store, clock, representations, collectionConfig: (name) => collectionConfig(config, name) });
+    const writer = new Writer({ store, clock, representations, collectionConfig: collectionConfigOf });
     if (options.seed !== undefined) {
-      const seeded = await loadSeed(writer, store, options.seed, clock);
+      const skipped = seedSkipReason(store);
+      if (skipped !== undefined) log('info', `seed not loaded: ${skipped}`, { path: options.seed });
+      const seeded = await loadSeed(writer, store, seed ?? options.seed, clock);
       if (!seeded.ok) throw new Error(seeded.message);
+      for (const note of seeded.notes ?? []) log('info', note);
       if (seeded.loaded > 0) log('info', 'seed loaded', { path: options.seed, items: seeded.loaded });
     }
     const pagingKey = await pagingKeyOf(store, writer, random);
-    const fields = new FieldIndex((name) => collectionConfig(config, name)?.schema, (name) => store.scan(name));
-    store.watch((commit) => fields.observe(commit));
+    const caughtUp = missingRegistrations(store);
+    if (caughtUp.length > 0) {
+      const registered = await writer.write(caughtUp);
+      if (!registered.ok) throw new Error(`cannot record the fields of existing collections (${registered.reason})`);
+    }
+    const fields = new FieldIndex((name) => collectionConfigOf(name)?.schema, (name) => store.get(FIELDS_SPACE, name)?.doc);
     const app: App = {
       store,
       writer,
@@ -101,22 +115,45 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       pagingKey,
       fields,
     };
-    const http = httpListener(createHandler(app, apiKeys, routeTable(config)), {
-      host: options.host ?? '127.0.0.1',
-      port: options.port ?? 3000,
-      clock,
-      ...(options.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: options.drainTimeoutMs }),
-      ...(options.headersTimeoutMs === undefined ? {} : { headersTimeoutMs: options.headersTimeoutMs }),
-      ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
-    });
+    http.use(createHandler(app, apiKeys, routeTable(config)));
     lifecycle.add(http);
     await lifecycle.start();
     return { url: http.url, store, close: () => lifecycle.stop() };
   } catch (error) {
-    // Release the data dir (its lock) when anything after opening the store fails, e.g. the port is taken.
+    // Release the port and the data dir (its lock) when anything after binding fails.
     await lifecycle.stop();
+    await http.drain();
+    await http.close();
     throw error;
   }
+}
+
+/**
+ * The seed, read and checked before the store opens, when the store will be new (memory, or a data
+ * dir that does not exist yet): a bad seed then refuses the start without creating the data dir. An
+ * existing store is opened first instead, and its seed is read only if it is still empty.
+ */
+async function readNewStoreSeed(
+  options: StartOptions,
+  path: string,
+  clock: Clock,
+  collectionConfigOf: (name: string) => CollectionConfig | undefined,
+): Promise<SeedData | undefined> {
+  const fresh = options.store === undefined && (options.memory === true || options.dataDir === undefined || !(await dataDirExists(options.dataDir)));
+  if (!fresh) return undefined;
+  const read = await readSeed(path, clock);
+  if (!read.ok) throw new Error(read.message);
+  const refused = checkSeed(read.data, (mutation) => changeProblem(mutation, collectionConfigOf));
+  if (refused !== undefined) throw new Error(refused);
+  return read.data;
+}
+
+function listenerTimeouts(options: StartOptions): { drainTimeoutMs?: number; headersTimeoutMs?: number; requestTimeoutMs?: number } {
+  return {
+    ...(options.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: options.drainTimeoutMs }),
+    ...(options.headersTimeoutMs === undefined ? {} : { headersTimeoutMs: options.headersTimeoutMs }),
+    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+  };
 }
 
 async function openStore(options: StartOptions, clock: Clock, random: Random, log: Logger): Promise<Store> {
@@ -145,7 +182,7 @@ async function pagingKeyOf(store: Store, writer: Writer, random: Random): Promis
   return key;
 }
 
-function collectionConfig(config: Config, name: string): Config['collections'][string] | undefined {
+function collectionConfig(config: Config, name: string): CollectionConfig | undefined {
   return Object.hasOwn(config.collections, name) ? config.collections[name] : undefined;
 }
 

@@ -63,7 +63,7 @@ describe('loadSeed', () => {
     });
     const store = new MemoryStore();
     assert.deepEqual(await seed(store, dir), { ok: true, loaded: 3 });
-    assert.deepEqual(store.collections(), ['$meta', 'orders', 'products']);
+    assert.deepEqual(store.collections(), ['$fields', '$meta', 'orders', 'products']);
     assert.deepEqual(idsOf(store, 'products'), ['p1', 'p2']);
     assert.deepEqual(store.get('products', 'p1')?.doc, { id: 'p1', name: 'Pen' });
     assert.deepEqual(store.get('orders', 'o1')?.doc, { id: 'o1', product: 'p1' });
@@ -73,7 +73,7 @@ describe('loadSeed', () => {
     const dir = await folder({ 'db.json': { posts: [{ id: 1, title: 'a' }], comments: [{ id: 1, postId: 1 }, { id: 2, postId: 1 }] } });
     const store = new MemoryStore();
     assert.deepEqual(await seed(store, join(dir, 'db.json')), { ok: true, loaded: 3 });
-    assert.deepEqual(store.collections(), ['$meta', 'comments', 'posts']);
+    assert.deepEqual(store.collections(), ['$fields', '$meta', 'comments', 'posts']);
     assert.deepEqual(store.get('posts', '1')?.doc, { id: '1', title: 'a' });
   });
 
@@ -221,7 +221,7 @@ describe('loadSeed', () => {
     store.watch((commit) => commits.push(commit.applied.length));
     const dir = await folder({ 'a.json': [{ id: '1' }, { id: '2' }], 'b.json': [{ id: '3' }] });
     await seed(store, dir);
-    // Three items and the seed marker, together.
-    assert.deepEqual(commits, [4]);
+    // Three items, the seed marker and the two collections' field registrations, together.
+    assert.deepEqual(commits, [6]);
   });
 });

@@ -10,12 +10,19 @@ export type AuthResult =
 
 // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token; the scheme is case-insensitive (RFC 9110 §11.1).
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+// b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=" (RFC 6750 §2.1; RFC 7235's token68).
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 export class ApiKeys {
   private readonly digests: readonly Buffer[];
 
   constructor(keys: readonly string[]) {
     if (keys.some((key) => key.length === 0)) throw new TypeError('apiKeys: an API key must not be empty');
+    // A key that cannot travel in `Authorization: Bearer` would lock every client out; say which rule,
+    // never the key (secrets are never logged).
+    if (keys.some((key) => !B64TOKEN.test(key))) {
+      throw new TypeError('apiKeys: an API key must be RFC 6750 token68 characters (A-Z a-z 0-9 - . _ ~ + / then optional trailing =), so that it can be sent as Authorization: Bearer <key>');
+    }
     this.digests = keys.map(digest);
   }
 

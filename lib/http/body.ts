@@ -20,7 +20,19 @@ export function declaresTooLarge(req: IncomingMessage, limit: number): boolean {
   return Number.isFinite(length) && length > limit;
 }
 
-export function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+/** True when the request carries content: a non-zero Content-Length, or a Transfer-Encoding (RFC 9112 §6.3). */
+export function hasContent(req: IncomingMessage): boolean {
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const declared = req.headers['content-length'];
+  return declared !== undefined && Number(declared) > 0;
+}
+
+/**
+ * Reads the body under the cap. With `keep: false` the bytes are counted and dropped (a route that
+ * reads no content still refuses one over the cap, and never holds it in memory).
+ */
+export function readBody(req: IncomingMessage, limit: number, options: { readonly keep?: boolean } = {}): Promise<BodyResult> {
+  const keep = options.keep !== false;
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let received = 0;
@@ -39,7 +51,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyResul
         finish({ ok: false, reason: 'too-large' });
         return;
       }
-      chunks.push(chunk);
+      if (keep) chunks.push(chunk);
     };
     const onEnd = (): void => finish({ ok: true, bytes: Buffer.concat(chunks, received) });
     const onAbort = (): void => finish({ ok: false, reason: 'aborted' });

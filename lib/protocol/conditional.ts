@@ -111,7 +111,16 @@ export function evaluatePreconditions(
 
 /** True when the request carries If-Match or If-None-Match (used for 428 Precondition Required, RFC 6585 §3). */
 export function hasEntityTagPrecondition(fields: PreconditionFields): boolean {
-  return isPresent(fields.ifMatch) || isPresent(fields.ifNoneMatch);
+  return guards(readEntityTagField(fields.ifMatch)) || guards(readEntityTagField(fields.ifNoneMatch));
+}
+
+/**
+ * Does a parsed field state a condition? An empty list (`If-None-Match: ,`) names no tag: it is
+ * well-formed (RFC 9110 §5.6.1) but guards nothing, so it cannot stand in for the condition that
+ * RFC 6585 §3's 428 asks for. A malformed field counts, so that it is answered 400, not 428.
+ */
+function guards(field: EntityTagList | 'malformed' | undefined): boolean {
+  return field === 'malformed' || (field !== undefined && (field.any || field.tags.length > 0));
 }
 
 /** Parses an If-Match / If-None-Match field: undefined when absent. */

@@ -47,10 +47,8 @@ export function strongEtag(bytes: Uint8Array | string): string {
  *   If-None-Match = "*" / #entity-tag          (RFC 9110 §13.1.2)
  *   #element      = [ element ] *( OWS "," OWS [ element ] )   (§5.6.1, empty elements allowed)
  * Returns undefined when malformed: an unquoted or unterminated tag, a character outside etagc,
- * "*" mixed with anything, a lowercase "w/", or no entity-tag at all.
- * Note: this deviates from §5.6.1, under which `#entity-tag` may hold zero elements. resapi treats
- * an If-Match / If-None-Match with nothing in it as malformed, because a client that sends the field
- * means to guard its request, and an empty list would silently guard nothing.
+ * "*" mixed with anything, or a lowercase "w/". A value with no element at all (``, `,`, ` , ,`)
+ * is the empty list that `#entity-tag` allows (§5.6.1): no tag, so nothing matches it.
  */
 export function parseEntityTagList(value: string): EntityTagList | undefined {
   requireString(value, 'parseEntityTagList');
@@ -77,7 +75,7 @@ export function parseEntityTagList(value: string): EntityTagList | undefined {
       return undefined; // two tags need a comma between them
     }
   }
-  return tags.length === 0 ? undefined : { any: false, tags };
+  return { any: false, tags };
 }
 
 /** Parses one entity-tag, such as an ETag response value (RFC 9110 §8.8.3). Surrounding OWS is allowed. */

@@ -29,6 +29,7 @@ export const PROBLEM_TYPES = {
   'precondition-required': { status: 428, title: 'Precondition Required' },
   'header-fields-too-large': { status: 431, title: 'Request Header Fields Too Large' },
   internal: { status: 500, title: 'Internal Server Error' },
+  'not-implemented': { status: 501, title: 'Not Implemented' },
   unavailable: { status: 503, title: 'Service Unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
@@ -55,6 +56,7 @@ export interface Problem {
 
 const FIXED_DETAIL_5XX: Readonly<Record<number, string>> = {
   500: 'The server could not complete the request. The X-Request-Id response header identifies it in the server log.',
+  501: 'This server does not implement the request method for any resource; OPTIONS * lists the methods it does.',
   503: 'The service cannot complete the request right now. Retry after the delay in Retry-After.',
 };
 

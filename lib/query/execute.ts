@@ -6,15 +6,19 @@
 // Without $orderby the store's id order is the sort order, and the scan stops as soon as the page
 // is full. With $orderby each page is a full pass over the matches keeping the best page-size of
 // them; the benchmark reports what that costs.
-import type { JsonValue } from '../json.js';
+//
+// Long scans share the process (README, Collections: limits): a scan gives the event loop a turn
+// every YIELD_ROWS rows, and sooner when the filter's work budget says the rows were costly, so a
+// request that reads a million items never holds up the others. Records are immutable objects, so a
+// scan that resumes after a turn still reads a consistent page.
 import type { Store, StoredRecord } from '../store/types.js';
 import type { QueryPlan } from './plan.js';
-import { compareKeys, keyOf } from './order.js';
+import { compareKeys, keyOf, type SortValue } from './order.js';
 
 export interface PageRequest {
   readonly pageSize: number;
   /** Sort key of the last item already returned, or undefined for the first page. */
-  readonly after?: readonly JsonValue[];
+  readonly after?: readonly SortValue[];
   /** Items earlier pages returned (counts against $top). */
   readonly returned: number;
 }
@@ -22,28 +26,49 @@ export interface PageRequest {
 export interface Page {
   readonly items: readonly StoredRecord[];
   /** Sort key of the last item, present only when a next page exists. */
-  readonly next?: readonly JsonValue[];
+  readonly next?: readonly SortValue[];
   /** All matches, when $count=true. */
   readonly count?: number;
 }
 
+/** Decides when a scan lets other work run: after `rows` rows, or once `work()` grew by `steps`. */
+export interface Pace {
+  readonly rows: number;
+  readonly steps: number;
+  /** Work done so far (the filter budget's steps); 0 when nothing is measured. */
+  readonly work: () => number;
+  /** Gives the event loop a turn. */
+  readonly yieldTurn: () => Promise<void>;
+}
+
 const SCAN_CHUNK = 512;
 
-export function runPage(store: Store, collection: string, plan: QueryPlan, request: PageRequest): Page {
+export async function runPage(store: Store, collection: string, plan: QueryPlan, request: PageRequest, pace?: Pace): Promise<Page> {
   const top = plan.query.top;
   const remaining = top === undefined ? Number.POSITIVE_INFINITY : Math.max(0, top - request.returned);
   const limit = Math.min(request.pageSize, remaining);
   const order = plan.query.orderby;
-  const window = order.length === 0 ? scanInIdOrder(store, collection, plan, request.after, limit) : sortAll(store, collection, plan, request.after, limit);
+  const pacer = new Pacer(pace);
+  const window =
+    order.length === 0
+      ? await scanInIdOrder(store, collection, plan, request.after, limit, pacer)
+      : await sortAll(store, collection, plan, request.after, limit, pacer);
   const items = window.slice(0, limit);
   const more = window.length > limit && remaining > limit;
   const last = items[items.length - 1];
   const page: Page = more && last !== undefined ? { items, next: keyOf(last.doc, last.id, order) } : { items };
-  return plan.query.count ? { ...page, count: countMatches(store, collection, plan) } : page;
+  return plan.query.count ? { ...page, count: await countMatches(store, collection, plan, pacer) } : page;
 }
 
 /** Up to limit + 1 matches after `after`, reading the collection in id order. */
-function scanInIdOrder(store: Store, collection: string, plan: QueryPlan, after: readonly JsonValue[] | undefined, limit: number): StoredRecord[] {
+async function scanInIdOrder(
+  store: Store,
+  collection: string,
+  plan: QueryPlan,
+  after: readonly SortValue[] | undefined,
+  limit: number,
+  pacer: Pacer,
+): Promise<StoredRecord[]> {
   const found: StoredRecord[] = [];
   let cursor = typeof after?.[0] === 'string' ? after[0] : undefined;
   while (found.length <= limit) {
@@ -51,6 +76,7 @@ function scanInIdOrder(store: Store, collection: string, plan: QueryPlan, after:
     for (const record of chunk) {
       if (plan.matches(record.doc)) found.push(record);
       if (found.length > limit) break;
+      if (pacer.due()) await pacer.yieldTurn();
     }
     if (chunk.length < SCAN_CHUNK) break;
     cursor = (chunk[chunk.length - 1] as StoredRecord).id;
@@ -62,20 +88,28 @@ function scanInIdOrder(store: Store, collection: string, plan: QueryPlan, after:
  * The first limit + 1 matches after `after` in (keys, id) order. A bounded sorted buffer keeps this
  * at O(n log k) per page instead of sorting every match.
  */
-function sortAll(store: Store, collection: string, plan: QueryPlan, after: readonly JsonValue[] | undefined, limit: number): StoredRecord[] {
+async function sortAll(
+  store: Store,
+  collection: string,
+  plan: QueryPlan,
+  after: readonly SortValue[] | undefined,
+  limit: number,
+  pacer: Pacer,
+): Promise<StoredRecord[]> {
   const order = plan.query.orderby;
   const capacity = limit + 1;
-  const best: { record: StoredRecord; key: JsonValue[] }[] = [];
+  const best: { record: StoredRecord; key: SortValue[] }[] = [];
   for (const record of store.scan(collection)) {
+    if (pacer.due()) await pacer.yieldTurn();
     if (!plan.matches(record.doc)) continue;
     const key = keyOf(record.doc, record.id, order);
     if (after !== undefined && compareKeys(key, after, order) <= 0) continue;
-    if (best.length === capacity && compareKeys(key, (best[capacity - 1] as { key: JsonValue[] }).key, order) >= 0) continue;
+    if (best.length === capacity && compareKeys(key, (best[capacity - 1] as { key: SortValue[] }).key, order) >= 0) continue;
     let low = 0;
     let high = best.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (compareKeys((best[mid] as { key: JsonValue[] }).key, key, order) < 0) low = mid + 1;
+      if (compareKeys((best[mid] as { key: SortValue[] }).key, key, order) < 0) low = mid + 1;
       else high = mid;
     }
     best.splice(low, 0, { record, key });
@@ -84,8 +118,33 @@ function sortAll(store: Store, collection: string, plan: QueryPlan, after: reado
   return best.map((entry) => entry.record);
 }
 
-function countMatches(store: Store, collection: string, plan: QueryPlan): number {
+async function countMatches(store: Store, collection: string, plan: QueryPlan, pacer: Pacer): Promise<number> {
   let count = 0;
-  for (const record of store.scan(collection)) if (plan.matches(record.doc)) count++;
+  for (const record of store.scan(collection)) {
+    if (pacer.due()) await pacer.yieldTurn();
+    if (plan.matches(record.doc)) count++;
+  }
   return count;
+}
+
+/** Counts rows and work since the last turn; cheap enough to ask on every row. */
+class Pacer {
+  private rows = 0;
+  private workAtTurn: number;
+
+  constructor(private readonly pace: Pace | undefined) {
+    this.workAtTurn = pace?.work() ?? 0;
+  }
+
+  due(): boolean {
+    if (this.pace === undefined) return false;
+    this.rows++;
+    return this.rows >= this.pace.rows || this.pace.work() - this.workAtTurn >= this.pace.steps;
+  }
+
+  async yieldTurn(): Promise<void> {
+    this.rows = 0;
+    await this.pace?.yieldTurn();
+    this.workAtTurn = this.pace?.work() ?? 0;
+  }
 }

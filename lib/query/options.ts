@@ -7,11 +7,14 @@
 // - `q` and `query` are refused (seed, Filtering rule 1 and Limits rule 2), naming $filter and query
 //   resources instead; $skip is refused too ("Arbitrary jump to page N is avoided", rule 2); any
 //   other `$` option is unknown → 400.
+// - json-server's own parameters (`_sort`, `_page`, `_limit`, the `_like`/`_gte`/... suffixes) are
+//   refused with a 400 that names the resapi equivalent, so a user coming from json-server learns the
+//   mapping instead of silently getting everything (README, Coming from json-server).
 // - Every other parameter is a simple condition `field=value` (seed: "= means contains (or in). &
 //   means AND"). OData 4.01 lets system options drop the `$`; resapi does not, because a name without
 //   `$` is a field name here.
-// - Values are percent-decoded only: "+" stays "+", as RFC 3986 and the OData ABNF read it (only
-//   HTML form encoding turns "+" into a space).
+// - Names and values are decoded as HTML forms are (CONTRACT §5): "+" is a space and "%2B" a plus sign,
+//   which is what URLSearchParams, Python's urlencode and curl --data-urlencode write.
 import { parseFilter } from '../filter/index.js';
 import { problem, type Problem } from '../protocol/problem.js';
 import type { OrderKey } from './order.js';
@@ -50,6 +53,8 @@ export function parseQueryString(queryString: string): ParsedQuery {
       return fail('bad-request', `Free-text '${name}' queries are not accepted: filter with $filter (an OData expression, e.g. $filter=price lt 10) or with field=value pairs, or PUT a query resource to /{collection}/$queries/{name}.`, name);
     }
     if (name === '$skip') return fail('bad-request', 'Jumping to an offset is not supported: follow @nextLink from page to page.', name);
+    const jsonServer = jsonServerEquivalent(name);
+    if (jsonServer !== undefined) return fail('bad-request', `'${name}' is a json-server parameter; resapi's equivalent: ${jsonServer}`, name);
     if (name.startsWith('$')) {
       if (!SYSTEM_OPTIONS.has(name)) return fail('bad-request', `Unknown query option '${name}'. Supported: ${[...SYSTEM_OPTIONS].join(', ')}.`, name);
       if (system.has(name)) return fail('bad-request', `${name} may be given only once.`, name);
@@ -137,12 +142,45 @@ function parsePath(text: string): string[] | undefined {
   return [...parsed.ast.segments];
 }
 
+/** application/x-www-form-urlencoded decoding (WHATWG URL §5.1): "+" is a space, then percent-decoding. */
 function decode(text: string): string | undefined {
   try {
-    return decodeURIComponent(text);
+    return decodeURIComponent(text.replace(/\+/g, ' '));
   } catch {
     return undefined;
   }
+}
+
+/** json-server's parameters, each with the resapi way to say the same. */
+const JSON_SERVER_OPTIONS: Readonly<Record<string, string>> = {
+  _sort: '$orderby=field (or $orderby=field desc)',
+  _order: '$orderby=field desc',
+  _page: 'follow @nextLink from page to page (resapi has no page numbers)',
+  _per_page: 'the header Prefer: maxpagesize=N',
+  _limit: 'the header Prefer: maxpagesize=N, or $top=N for a total',
+  _start: 'follow @nextLink (no offsets)',
+  _end: '$top=N',
+  _embed: 'GET the related items from their own collection with $filter',
+  _expand: 'GET the related item at its own URL',
+  q: "$filter=contains(field,'text')",
+};
+const JSON_SERVER_SUFFIXES: Readonly<Record<string, string>> = {
+  _gte: 'ge',
+  _lte: 'le',
+  _gt: 'gt',
+  _lt: 'lt',
+  _ne: 'ne',
+  _like: 'contains',
+};
+
+function jsonServerEquivalent(name: string): string | undefined {
+  if (Object.hasOwn(JSON_SERVER_OPTIONS, name)) return JSON_SERVER_OPTIONS[name];
+  for (const [suffix, operator] of Object.entries(JSON_SERVER_SUFFIXES)) {
+    if (!name.endsWith(suffix) || name.length === suffix.length) continue;
+    const field = name.slice(0, -suffix.length);
+    return operator === 'contains' ? `$filter=contains(${field},'text')` : `$filter=${field} ${operator} value`;
+  }
+  return undefined;
 }
 
 function fail(type: 'bad-request', detail: string, parameter: string): ParsedQuery {

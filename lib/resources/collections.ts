@@ -1,47 +1,65 @@
 // A collection: GET answers one page of the envelope (seed, "Collection envelope": never a bare
 // array; "Filtering and paging on GET /{collection}") and POST creates an item with a server-chosen
 // id, deduplicated by Idempotency-Key (seed row 6, CONTRACT §6).
+import { evaluatePreconditions, type Validators } from '../protocol/conditional.js';
 import { parseIdempotencyKey } from '../protocol/idempotency-key.js';
 import { parsePrefer } from '../protocol/prefer.js';
 import { problem } from '../protocol/problem.js';
-import { problemReply, type Reply } from '../http/respond.js';
+import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
 import { newId } from '../ids.js';
 import type { JsonObject } from '../json.js';
-import { parseQueryString } from '../query/options.js';
+import { parseQueryString, type CollectionQuery } from '../query/options.js';
 import { planQuery, type PlanContext } from '../query/plan.js';
 import { verifyToken } from '../query/token.js';
 import type { StoredRecord } from '../store/types.js';
 import { IDEMPOTENCY_SPACE, type RememberedOutcome } from '../writes/writer.js';
 import type { App, RequestContext } from './context.js';
-import { itemPath, link, readJsonObject, unavailableReply } from './common.js';
+import { itemPath, link, preconditionFields, readJsonObject, unavailableReply, verdictProblem } from './common.js';
 import { fingerprintOf, fingerprintOfRecord, isStorable, outcomeOf, recordId, replayOf } from './idempotency.js';
 import { writeReply } from './items.js';
-import { invalidTokenProblem, pageReply } from './pages.js';
+import { buildPage, invalidTokenProblem, linkProblem, pageReply } from './pages.js';
 
-export function getCollection(app: App, rq: RequestContext): Reply {
+export async function getCollection(app: App, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
   const parsed = parseQueryString(rq.query);
   if (!parsed.ok) return problemReply(parsed.problem);
+  const size = pageSizeOf(app, rq);
   if (parsed.skiptoken !== undefined) {
     // CONTRACT §5: the token carries the whole query and the page size, so later pages keep them.
     const position = verifyToken(app.pagingKey, parsed.skiptoken, collection);
-    if (position === undefined) return problemReply(invalidTokenProblem());
-    const planned = planQuery(position.query, planContext(app, collection));
+    if (position?.query === undefined) return problemReply(invalidTokenProblem());
+    // A query the server signed was valid when the walk began; it is never checked again, so a
+    // property that no item has any more cannot end a walk halfway (CONTRACT §5).
+    const planned = planQuery(position.query, { ...planContext(app, collection), known: () => true });
     if (!planned.ok) return problemReply(planned.problem);
-    return pageReply(app, rq, { collection, plan: planned.plan, pageSize: position.pageSize, after: position.after, returned: position.returned });
+    const start = { scope: collection, query: position.query, pageSize: position.pageSize };
+    return pageReply(app, rq, { collection, plan: planned.plan, path: `/${collection}`, start, after: position.after, returned: position.returned, ...applied(size.preference, position.pageSize) });
   }
   const planned = planQuery(parsed.query, planContext(app, collection));
   if (!planned.ok) return problemReply(planned.problem);
-  return pageReply(app, rq, { collection, plan: planned.plan, returned: 0, ...pageSizeOf(app, rq) });
+  const start = { scope: collection, query: parsed.query, pageSize: size.pageSize };
+  const tooLong = linkProblem(app, `/${collection}`, start, parsed.query.orderby.length);
+  if (tooLong !== undefined) return problemReply(tooLong);
+  return pageReply(app, rq, { collection, plan: planned.plan, path: `/${collection}`, start, returned: 0, ...applied(size.preference, size.pageSize) });
 }
 
-/** Prefer: maxpagesize=N (RFC 7240; OData odata.maxpagesize), clamped to 1..pageSize.max. */
-export function pageSizeOf(app: App, rq: RequestContext): { pageSize: number; preferenceApplied?: string } {
+/**
+ * Prefer: maxpagesize=N (RFC 7240; OData odata.maxpagesize), clamped to 1..pageSize.max; `preference`
+ * is the token the client spelled it with, for Preference-Applied.
+ */
+export function pageSizeOf(app: App, rq: RequestContext): { pageSize: number; preference?: string } {
   const preferences = parsePrefer(rq.req.headersDistinct['prefer']);
   const { default: fallback, max } = app.config.pageSize;
   if (preferences.maxPageSize === undefined) return { pageSize: fallback };
-  const pageSize = Math.min(Math.max(preferences.maxPageSize, 1), max);
-  return { pageSize, preferenceApplied: `${preferences.maxPageSizeToken ?? 'maxpagesize'}=${pageSize}` };
+  return { pageSize: Math.min(Math.max(preferences.maxPageSize, 1), max), preference: preferences.maxPageSizeToken ?? 'maxpagesize' };
+}
+
+/**
+ * RFC 7240 §3: Preference-Applied names the preference honoured and the value used. On a later page
+ * the size comes from the token, so a client that sends its preference again learns the size in force.
+ */
+export function applied(preference: string | undefined, pageSize: number): { preferenceApplied?: string } {
+  return preference === undefined ? {} : { preferenceApplied: `${preference}=${pageSize}` };
 }
 
 export function planContext(app: App, collection: string): PlanContext {
@@ -77,12 +95,16 @@ async function create(app: App, rq: RequestContext, collection: string, keyId: s
   const remember = (reply: Reply): RememberedOutcome | undefined =>
     keyId === undefined || fingerprint === undefined || !isStorable(reply.status) ? undefined : outcomeOf(keyId, fingerprint, reply);
   if (keyId !== undefined) {
+    // A repeat of a request that already succeeded is answered as it was, before its preconditions,
+    // which the first request's own write may have changed.
     const stored = app.store.get(IDEMPOTENCY_SPACE, keyId);
     if (stored !== undefined) {
       if (fingerprintOfRecord(stored) === fingerprint) return replayOf(stored);
       return problemReply(problem('idempotency-key-reused', 'This Idempotency-Key was already used for a different request (method, path or body differ). Use a new key for a new request.'));
     }
   }
+  const failed = await postPreconditionProblem(app, rq, collection);
+  if (failed !== undefined) return failed;
   if (!body.ok) return refuse(app, body.reply, remember(body.reply));
   const refused = newItemProblem(body.doc);
   if (refused !== undefined) return refuse(app, refused, remember(refused));
@@ -99,6 +121,29 @@ async function create(app: App, rq: RequestContext, collection: string, keyId: s
   }
   // A conflict here means the fresh id already exists: 80 random bits make that a broken random source.
   return unavailableReply(app, rq, result.reason === 'unavailable' ? result.detail : `POST id ${id} collided`);
+}
+
+/**
+ * RFC 9110 §13.1.1-2: a POST's preconditions are about its target, the collection, whose selected
+ * representation is what a plain GET of it answers (the first page as JSON). Only computed when the
+ * request carries a precondition.
+ */
+async function postPreconditionProblem(app: App, rq: RequestContext, collection: string): Promise<Reply | undefined> {
+  const fields = preconditionFields(rq.req);
+  if (fields.ifMatch === undefined && fields.ifNoneMatch === undefined && fields.ifUnmodifiedSince === undefined) return undefined;
+  const verdict = evaluatePreconditions('POST', fields, await collectionValidators(app, collection), { now: app.clock.now() });
+  if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
+  return undefined;
+}
+
+async function collectionValidators(app: App, collection: string): Promise<Validators> {
+  const query: CollectionQuery = { conditions: [], orderby: [], count: false };
+  const planned = planQuery(query, { ...planContext(app, collection), known: () => true });
+  if (!planned.ok) throw new TypeError('collectionValidators: the empty query must plan');
+  const start = { scope: collection, query, pageSize: app.config.pageSize.default };
+  const page = await buildPage(app, { collection, plan: planned.plan, path: `/${collection}`, start, returned: 0 }, JSON_TYPE);
+  const lastModified = app.store.lastModified(collection);
+  return lastModified === undefined ? { etag: page.representation.etag } : { etag: page.representation.etag, lastModified };
 }
 
 /** A refused POST; with a key, its deterministic outcome is kept so a repeat gets the same answer. */

@@ -4,28 +4,47 @@
 // `Link: <...>; rel="next"` (RFC 8288); a strong ETag of the bytes and 304 on revalidation;
 // `Vary: Accept, Prefer` because both choose the bytes (RFC 7240 §2); `Preference-Applied` when a
 // page-size preference was honoured (RFC 7240 §3).
+//
+// A page is bounded in bytes as well as in items (CONTRACT §5): once its items pass PAGE_BYTES of
+// JSON it ends, with `@nextLink` after the last item it holds, so no page is too large to build or to
+// send whatever the items weigh. Every `@nextLink` stays under MAX_LINK_BYTES: a query whose longest
+// possible link would not is refused before its first page (linkProblem).
+import { nextTurn } from '../clock.js';
 import { readCacheControl } from '../http/cache-policy.js';
-import { problem } from '../protocol/problem.js';
+import { problem, type Problem } from '../protocol/problem.js';
 import { JSON_TYPE, type Reply } from '../http/respond.js';
 import { flattenRows, writeCsv } from '../csv/write.js';
-import type { JsonObject, JsonValue } from '../json.js';
+import type { JsonObject } from '../json.js';
 import { runPage } from '../query/execute.js';
+import { keyOf, type SortValue } from '../query/order.js';
 import type { QueryPlan } from '../query/plan.js';
-import { signToken } from '../query/token.js';
+import { longestToken, signToken, type PagePosition } from '../query/token.js';
+import type { StoredRecord } from '../store/types.js';
+import { represent, type Representation } from '../writes/representation.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
-import { represent } from '../writes/representation.js';
 import { readReply } from './replies.js';
 
 /** RFC 4180 §3 registers text/csv with `charset` and `header` parameters. */
 export const CSV_TYPE = 'text/csv';
 const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8; header=present';
+/** A page ends once its items pass this many bytes of JSON (the last item may carry it past). */
+export const PAGE_BYTES = 4 * 1024 * 1024;
+/** The longest `@nextLink` the server emits: it must be able to follow its own links. */
+export const MAX_LINK_BYTES = 8192;
+/** How often a scan gives the event loop a turn: every so many rows, or so many filter steps. */
+const YIELD_ROWS = 2048;
+const YIELD_STEPS = 200_000;
 
+/** Where a walk is and what it pages through. */
 export interface PageSource {
   readonly collection: string;
   readonly plan: QueryPlan;
-  readonly pageSize: number;
-  readonly after?: readonly JsonValue[];
+  /** The path links continue at (`/products` or `/products/$queries/cheap`). */
+  readonly path: string;
+  /** What every token of the walk carries besides the position. */
+  readonly start: Omit<PagePosition, 'after' | 'returned'>;
+  readonly after?: readonly SortValue[];
   readonly returned: number;
   /** The page-size preference as applied, e.g. `odata.maxpagesize=10`, when the client sent one. */
   readonly preferenceApplied?: string;
@@ -33,46 +52,85 @@ export interface PageSource {
   readonly lastModified?: number;
 }
 
-export function pageReply(app: App, rq: RequestContext, source: PageSource): Reply {
-  const media = rq.media;
-  const { collection, plan } = source;
-  const page = runPage(app.store, collection, plan, { pageSize: source.pageSize, returned: source.returned, ...(source.after === undefined ? {} : { after: source.after }) });
-  const nextLink =
-    page.next === undefined
-      ? undefined
-      : link(app, `/${collection}?$skiptoken=${signToken(app.pagingKey, { scope: collection, query: plan.query, pageSize: source.pageSize, after: page.next, returned: source.returned + page.items.length })}`);
-  const items: JsonObject[] = page.items.map(plan.project);
-  const representation = represent(media === CSV_TYPE ? csvOf(items) : envelopeJson(items, page.count, nextLink));
+/** A page as bytes, before any precondition: what GET answers, and what POST's If-Match compares with. */
+export interface BuiltPage {
+  readonly representation: Representation;
+  readonly contentType: string;
+  readonly nextLink?: string;
+}
+
+export async function pageReply(app: App, rq: RequestContext, source: PageSource): Promise<Reply> {
+  const page = await buildPage(app, source, rq.media);
   const fields: Record<string, string> = {};
-  if (nextLink !== undefined) fields['Link'] = `<${nextLink}>; rel="next"`;
+  if (page.nextLink !== undefined) fields['Link'] = `<${page.nextLink}>; rel="next"`;
   if (source.preferenceApplied !== undefined) fields['Preference-Applied'] = source.preferenceApplied;
-  const lastModified = Math.max(app.store.lastModified(collection) ?? 0, source.lastModified ?? 0);
-  return readReply(app, rq, representation, {
-    cacheControl: readCacheControl(app.policy, collection),
+  const lastModified = Math.max(app.store.lastModified(source.collection) ?? 0, source.lastModified ?? 0);
+  return readReply(app, rq, page.representation, {
+    cacheControl: readCacheControl(app.policy, source.collection),
     // RFC 7240 §2: the page size depends on Prefer, so caches must key on it too.
     negotiated: ['Accept', 'Prefer'],
-    contentType: media === CSV_TYPE ? CSV_CONTENT_TYPE : JSON_TYPE,
+    contentType: page.contentType,
     fields,
     ...(lastModified > 0 ? { lastModified } : {}),
   });
 }
 
+export async function buildPage(app: App, source: PageSource, media: string): Promise<BuiltPage> {
+  const { collection, plan } = source;
+  const pace = { rows: YIELD_ROWS, steps: YIELD_STEPS, work: () => 0, yieldTurn: nextTurn };
+  const request = { pageSize: source.start.pageSize, returned: source.returned, ...(source.after === undefined ? {} : { after: source.after }) };
+  const page = await runPage(app.store, collection, plan, request, pace);
+  const kept = keepWithinBytes(app, plan, page.items);
+  const last = kept.records[kept.records.length - 1];
+  const next = kept.records.length < page.items.length && last !== undefined ? keyOf(last.doc, last.id, plan.query.orderby) : page.next;
+  const nextLink =
+    next === undefined ? undefined : link(app, `${source.path}?$skiptoken=${signToken(app.pagingKey, { ...source.start, after: next, returned: source.returned + kept.records.length })}`);
+  if (media === CSV_TYPE) return { representation: represent(csvOf(kept.records.map(plan.project))), contentType: CSV_CONTENT_TYPE, ...(nextLink === undefined ? {} : { nextLink }) };
+  return { representation: envelope(kept.json, page.count, nextLink), contentType: JSON_TYPE, ...(nextLink === undefined ? {} : { nextLink }) };
+}
+
+/** A 400 for a walk whose longest `@nextLink` could not stay under MAX_LINK_BYTES, before its first page. */
+export function linkProblem(app: App, path: string, start: Omit<PagePosition, 'after' | 'returned'>, sortKeys: number): Problem | undefined {
+  const longest = Buffer.byteLength(link(app, `${path}?$skiptoken=`)) + longestToken(app.pagingKey, start, sortKeys);
+  if (longest <= MAX_LINK_BYTES) return undefined;
+  const detail = `This query is too large to page through: its @nextLink could reach ${longest} bytes, over the ${MAX_LINK_BYTES} a link may have. Use a shorter $filter or fewer $orderby keys, or store it as a query resource (PUT /{collection}/$queries/{name}).`;
+  return problem('bad-request', detail);
+}
+
+export function invalidTokenProblem(): Problem {
+  return problem('bad-request', 'The $skiptoken is not valid here: it was altered, or it belongs to another collection, query or server. Start again from the first page.', {
+    errors: [{ parameter: '$skiptoken', detail: 'not a token this server issued for this resource' }],
+  });
+}
+
+/** The items whose JSON fits the page's byte budget; at least one, so a walk always moves on. */
+function keepWithinBytes(app: App, plan: QueryPlan, items: readonly StoredRecord[]): { records: StoredRecord[]; json: Buffer[] } {
+  const records: StoredRecord[] = [];
+  const json: Buffer[] = [];
+  let bytes = 0;
+  for (const record of items) {
+    if (records.length > 0 && bytes >= PAGE_BYTES) break;
+    // A whole item is the representation the write path already serialized; a summary is made now.
+    const projected = plan.query.select === undefined ? app.representations.itemJson(record).bytes : Buffer.from(JSON.stringify(plan.project(record)), 'utf8');
+    records.push(record);
+    json.push(projected);
+    bytes += projected.length;
+  }
+  return { records, json };
+}
+
 /** `{ "@count"?, "value": [...], "@nextLink"? }`: the count first, as OData puts annotations. */
-function envelopeJson(items: readonly JsonObject[], count: number | undefined, nextLink: string | undefined): string {
-  const parts: string[] = [];
-  if (count !== undefined) parts.push(`"@count":${count}`);
-  parts.push(`"value":[${items.map((item) => JSON.stringify(item)).join(',')}]`);
-  if (nextLink !== undefined) parts.push(`"@nextLink":${JSON.stringify(nextLink)}`);
-  return `{${parts.join(',')}}`;
+function envelope(items: readonly Buffer[], count: number | undefined, nextLink: string | undefined): Representation {
+  const parts: Buffer[] = [Buffer.from(count === undefined ? '{"value":[' : `{"@count":${count},"value":[`)];
+  items.forEach((item, index) => {
+    if (index > 0) parts.push(Buffer.from(','));
+    parts.push(item);
+  });
+  parts.push(Buffer.from(nextLink === undefined ? ']}' : `],"@nextLink":${JSON.stringify(nextLink)}}`));
+  return represent(Buffer.concat(parts));
 }
 
 function csvOf(items: readonly JsonObject[]): string {
   const { columns, rows } = flattenRows(items);
   return writeCsv(columns, rows);
-}
-
-export function invalidTokenProblem(): ReturnType<typeof problem> {
-  return problem('bad-request', 'The $skiptoken is not valid here: it was altered, or it belongs to another collection or server. Start again from the first page.', {
-    errors: [{ parameter: '$skiptoken', detail: 'not a token this server issued for this collection' }],
-  });
 }

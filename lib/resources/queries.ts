@@ -6,21 +6,25 @@
 //   same precondition rules as any PUT: If-None-Match: * creates, If-Match replaces, neither → 428.
 //   Its ETag and the PUT's body are those of the definition, which is what the PUT replaced.
 // - GET /{c}/$queries/{name} runs it: a collection page with its own ETag, 304 on revalidation.
-//   Properties the definition names are not re-checked against the collection then: a property
-//   that no item has any more simply matches nothing, rather than breaking a stored query.
-// - GET .../$definition returns the stored definition; DELETE removes the query.
+//   Properties the definition names are not re-checked against the collection then (the field
+//   registry never forgets a property, and a schema is fixed at start). The GET takes no options but
+//   the `$skiptoken` of its own `@nextLink`, which continues the query resource (not the bare
+//   collection) and ends the walk with a 400 if the definition was replaced meanwhile.
+// - GET .../$definition returns the stored definition, never cached `public` whatever the
+//   collection's policy (users edit it); DELETE removes the query.
 import { problem, type Problem } from '../protocol/problem.js';
 import { problemReply, type Reply } from '../http/respond.js';
 import { readCacheControl } from '../http/cache-policy.js';
 import type { JsonObject } from '../json.js';
-import { parseOrderby, parseSelect, type CollectionQuery } from '../query/options.js';
+import { parseOrderby, parseQueryString, parseSelect, type CollectionQuery } from '../query/options.js';
+import { verifyToken } from '../query/token.js';
 import { planQuery } from '../query/plan.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { conditionalDelete, conditionalPut } from './items.js';
-import { pageReply } from './pages.js';
-import { pageSizeOf, planContext } from './collections.js';
+import { invalidTokenProblem, linkProblem, pageReply } from './pages.js';
+import { applied, pageSizeOf, planContext } from './collections.js';
 import { readReply, storedReply } from './replies.js';
 
 export const QUERY_SPACE = '$queries';
@@ -37,15 +41,58 @@ export function putQuery(app: App, rq: RequestContext): Promise<Reply> {
   });
 }
 
-export function getQueryResults(app: App, rq: RequestContext): Reply {
+export async function getQueryResults(app: App, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
   const name = rq.params.get('name');
+  const options = queryResourceOptions(rq.query);
+  if (!options.ok) return problemReply(options.problem);
   const record = app.store.get(QUERY_SPACE, queryId(collection, name));
   if (record === undefined) return notFound(collection, name);
   const query = queryOf(record.doc);
   const planned = planQuery(query, { ...planContext(app, collection), known: () => true });
   if (!planned.ok) return problemReply(planned.problem);
-  return pageReply(app, rq, { collection, plan: planned.plan, returned: 0, lastModified: record.modifiedAt, ...pageSizeOf(app, rq) });
+  const path = `/${collection}/$queries/${name}`;
+  const scope = `${collection}/$queries/${name}`;
+  const size = pageSizeOf(app, rq);
+  const source = { collection, plan: planned.plan, path, lastModified: record.modifiedAt };
+  if (options.skiptoken !== undefined) {
+    const position = verifyToken(app.pagingKey, options.skiptoken, scope);
+    if (position?.definition === undefined) return problemReply(invalidTokenProblem());
+    if (position.definition !== record.version) {
+      return problemReply(problem('bad-request', `The query resource ${path} was replaced since this walk began; start again from its first page.`, { errors: [{ parameter: '$skiptoken', detail: 'the query changed' }] }));
+    }
+    const start = { scope, definition: record.version, pageSize: position.pageSize };
+    return pageReply(app, rq, { ...source, start, after: position.after, returned: position.returned, ...applied(size.preference, position.pageSize) });
+  }
+  const start = { scope, definition: record.version, pageSize: size.pageSize };
+  const tooLong = linkProblem(app, path, start, query.orderby.length);
+  if (tooLong !== undefined) return problemReply(tooLong);
+  return pageReply(app, rq, { ...source, start, returned: 0, ...applied(size.preference, size.pageSize) });
+}
+
+/** A query resource applies its stored definition: the only option it takes is its own $skiptoken. */
+function queryResourceOptions(queryString: string): { ok: true; skiptoken?: string } | { ok: false; problem: Problem } {
+  const refused = queryString
+    .split('&')
+    .filter((pair) => pair !== '')
+    .map((pair) => optionName(pair.slice(0, pair.includes('=') ? pair.indexOf('=') : pair.length)))
+    .find((name) => name !== '$skiptoken');
+  if (refused !== undefined) {
+    const detail = `A query resource runs its stored definition and takes no query options (only the $skiptoken of its own @nextLink); '${refused}' does not apply. Change the definition with PUT, or query the collection itself.`;
+    return { ok: false, problem: problem('bad-request', detail, { errors: [{ parameter: refused, detail: 'not applied by a query resource' }] }) };
+  }
+  const parsed = parseQueryString(queryString);
+  if (!parsed.ok) return parsed;
+  return parsed.skiptoken === undefined ? { ok: true } : { ok: true, skiptoken: parsed.skiptoken };
+}
+
+/** A parameter name as written, percent-decoded when it can be (only for naming it in a problem). */
+function optionName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
 }
 
 export function getQueryDefinition(app: App, rq: RequestContext): Reply {
@@ -54,7 +101,8 @@ export function getQueryDefinition(app: App, rq: RequestContext): Reply {
   const record = app.store.get(QUERY_SPACE, queryId(collection, name));
   if (record === undefined) return notFound(collection, name);
   return readReply(app, rq, app.representations.itemJson(record), {
-    cacheControl: readCacheControl(app.policy, collection),
+    // Not the collection's policy: a definition is edited by users, so it is never cached `public`.
+    cacheControl: readCacheControl(app.policy),
     negotiated: ['Accept'],
     lastModified: record.modifiedAt,
   });

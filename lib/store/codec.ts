@@ -223,6 +223,7 @@ function mutationProblem(value: unknown): string | undefined {
       if (!isJsonObject(value.set)) return 'patch has no set object';
       if (value.unset !== undefined && !(Array.isArray(value.unset) && value.unset.every((key) => typeof key === 'string'))) return 'patch has a bad unset';
       if (value.dueAt !== undefined && value.dueAt !== null && !isTime(value.dueAt)) return 'patch has a bad dueAt';
+      if (value.upsert !== undefined && typeof value.upsert !== 'boolean') return 'patch has a bad upsert';
       return expectationProblem(value.expect);
     case 'delete':
       if (value.retainUntil !== undefined && !isTime(value.retainUntil)) return 'delete has a bad retainUntil';

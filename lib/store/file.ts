@@ -21,7 +21,7 @@
 import type { Crc32c } from './codec.js';
 import { assertBatch, unavailable, Watchers } from './commit-step.js';
 import type { FileIO } from './fs-io.js';
-import { describeError, nodeFileIO } from './fs-io.js';
+import { describeError, hasCode, nodeFileIO } from './fs-io.js';
 import type { Accepted, JournalWriter, Waiting } from './journal.js';
 import { takeGroup } from './journal.js';
 import { FileSideLogs } from './side-log.js';
@@ -311,4 +311,15 @@ export async function openFileStore(options: FileStoreOptions): Promise<OpenResu
   const store = new FileStore({ ...opened.parts, io, dir: options.dir, clock, random, log, snapshotThresholdBytes: threshold });
   store.checkpointIfDue();
   return { ok: true, store };
+}
+
+/** Does a data dir exist at `dir`? (A start that fails before opening the store must not create one.) */
+export async function dataDirExists(dir: string, io: FileIO = nodeFileIO()): Promise<boolean> {
+  try {
+    await io.readdir(dir);
+    return true;
+  } catch (error) {
+    if (hasCode(error, 'ENOENT')) return false;
+    throw error;
+  }
 }

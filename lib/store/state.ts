@@ -144,8 +144,9 @@ export class StoreState {
       }
       if (mutation.expect !== undefined && !meets(mutation.expect, current)) return conflict(index, current);
       if (mutation.kind === 'patch') {
-        if (current === undefined) return conflict(index, current);
-        pending.set(key, { ...current, doc: patched(current.doc, mutation.set, mutation.unset) });
+        if (current === undefined && mutation.upsert !== true) return conflict(index, current);
+        const base = current ?? { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: {} };
+        pending.set(key, { ...base, doc: patched(base.doc, mutation.set, mutation.unset) });
         continue;
       }
       pending.set(
@@ -283,13 +284,15 @@ export class StoreState {
         return previous === undefined ? { mutation, record } : { mutation, record, previous };
       }
       case 'patch': {
-        // check() guarantees the record exists; a replayed journal holds only patches that passed it.
-        if (previous === undefined) return { mutation };
-        const dueAt = mutation.dueAt === undefined ? previous.dueAt : (mutation.dueAt ?? undefined);
-        const record = makeRecord(mutation.collection, mutation.id, seq, at, patched(previous.doc, mutation.set, mutation.unset), previous.expiresAt, dueAt);
+        // check() guarantees the record exists unless the patch upserts; a replayed journal holds only
+        // patches that passed it.
+        if (previous === undefined && mutation.upsert !== true) return { mutation };
+        const dueAt = mutation.dueAt === undefined ? previous?.dueAt : (mutation.dueAt ?? undefined);
+        const record = makeRecord(mutation.collection, mutation.id, seq, at, patched(previous?.doc ?? {}, mutation.set, mutation.unset), previous?.expiresAt, dueAt);
+        if (previous === undefined && !this.bulk) space.keys.insert(mutation.id);
         space.records.set(mutation.id, record);
         this.indexDue(space, record);
-        return { mutation, record, previous };
+        return previous === undefined ? { mutation, record } : { mutation, record, previous };
       }
       case 'delete': {
         if (space.records.delete(mutation.id) && !this.bulk) space.keys.remove(mutation.id);

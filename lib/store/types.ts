@@ -75,7 +75,9 @@ export type Mutation =
       /**
        * Sets (and with `unset`, removes) top-level fields of an existing record, keeping the rest of
        * its document; `dueAt` replaces the record's due time (null clears it, absent keeps it). The
-       * record must exist: a patch of an absent record fails the batch as a conflict.
+       * record must exist (a patch of an absent record fails the batch as a conflict) unless `upsert`
+       * is set, when an absent record is created with `set` as its document: concurrent upserts of one
+       * record then merge instead of overwriting each other.
        */
       readonly kind: 'patch';
       readonly collection: string;
@@ -83,6 +85,7 @@ export type Mutation =
       readonly set: JsonObject;
       readonly unset?: readonly string[];
       readonly dueAt?: number | null;
+      readonly upsert?: boolean;
       readonly expect?: Expectation;
     }
   | {

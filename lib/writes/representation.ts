@@ -30,7 +30,7 @@ export class RepresentationCache {
   }
 }
 
-export function represent(text: string): Representation {
-  const bytes = Buffer.from(text, 'utf8');
+export function represent(content: string | Buffer): Representation {
+  const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
   return { bytes, etag: strongEtag(bytes) };
 }

@@ -5,9 +5,11 @@
 //      the path id, the declared schema), naming the change that failed,
 //   2. computes the representation each stored document will be served as (its JSON bytes and
 //      strong ETag, CONTRACT §3), so serving it costs no second serialization,
-//   3. adds the idempotency record of the request when there is one (CONTRACT §6: "in the same
+//   3. records the property paths the documents bring that their collection has not had before
+//      (fields.ts: the field registry behind query validation, CONTRACT §5),
+//   4. adds the idempotency record of the request when there is one (CONTRACT §6: "in the same
 //      atomic store write as the resource it created"),
-//   4. and commits all of it as one atomic store batch.
+//   5. and commits all of it as one atomic store batch.
 // Nothing else calls Store.commit. The HTTP layer maps the outcome to a status; this module knows
 // problems (they are values of lib/protocol) but not requests or responses.
 import type { Clock } from '../clock.js';
@@ -17,6 +19,7 @@ import { isCollectionName } from '../names.js';
 import type { Problem } from '../protocol/problem.js';
 import type { Commit, Mutation, Store, StoredRecord } from '../store/types.js';
 import { checkId, checkSchema, documentShapeProblem } from './document.js';
+import { fieldRegistrations } from './fields.js';
 import { represent, type Representation, type RepresentationCache } from './representation.js';
 
 /** The store space of idempotency records (CONTRACT §6). */
@@ -53,6 +56,21 @@ export interface WriterOptions {
   readonly collectionConfig: (collection: string) => CollectionConfig | undefined;
 }
 
+/**
+ * What the write path refuses a change for, without a store: the document rules of document.ts for
+ * what a put stores (the id and the schema only in user collections), the shape of a patch's fields.
+ */
+export function changeProblem(change: Mutation, collectionConfig: (collection: string) => CollectionConfig | undefined): Problem | undefined {
+  const user = isCollectionName(change.collection);
+  if (change.kind === 'patch') {
+    // A patch bypasses the id and schema rules, so it is for the server's own records only.
+    if (user) throw new TypeError(`Writer.write: patch is for system records, not the collection ${change.collection}`);
+    return documentShapeProblem(change.set);
+  }
+  if (change.kind !== 'put') return undefined;
+  return documentShapeProblem(change.doc) ?? (user ? (checkId(change.doc, change.id) ?? checkSchema(change.doc, collectionConfig(change.collection))) : undefined);
+}
+
 export interface WriteOptions {
   readonly remember?: RememberedOutcome;
 }
@@ -69,7 +87,9 @@ export class Writer {
       if (checked.problem !== undefined) return { ok: false, reason: 'invalid', index, problem: checked.problem };
       representations.push(checked.representation);
     }
-    const mutations = options.remember === undefined ? changes : [...changes, this.rememberMutation(options.remember)];
+    // Field registrations and the remembered outcome follow the changes, so a conflict's index is a change's.
+    const mutations = [...changes, ...fieldRegistrations(this.options.store, changes)];
+    if (options.remember !== undefined) mutations.push(this.rememberMutation(options.remember));
     const result = await this.options.store.commit({ mutations });
     if (!result.ok) {
       if (result.reason === 'unavailable') return result;
@@ -90,19 +110,9 @@ export class Writer {
   }
 
   private check(change: Mutation): { problem?: Problem; representation?: Representation } {
-    const user = isCollectionName(change.collection);
-    if (change.kind === 'patch') {
-      // A patch bypasses the id and schema rules, so it is for the server's own records only.
-      if (user) throw new TypeError(`Writer.write: patch is for system records, not the collection ${change.collection}`);
-      const problem = documentShapeProblem(change.set);
-      return problem === undefined ? {} : { problem };
-    }
-    if (change.kind !== 'put') return {};
-    const problem =
-      documentShapeProblem(change.doc) ??
-      (user ? (checkId(change.doc, change.id) ?? checkSchema(change.doc, this.options.collectionConfig(change.collection))) : undefined);
+    const problem = changeProblem(change, this.options.collectionConfig);
     if (problem !== undefined) return { problem };
-    return { representation: represent(JSON.stringify(change.doc)) };
+    return change.kind === 'put' ? { representation: represent(JSON.stringify(change.doc)) } : {};
   }
 
   private rememberMutation(outcome: RememberedOutcome): Mutation {

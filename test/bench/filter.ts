@@ -4,10 +4,11 @@
 import { compileFilter, interpretFilter } from '../../lib/filter/index.js';
 import type { JsonObject } from '../../lib/json.js';
 import { runPage } from '../../lib/query/execute.js';
+import type { SortValue } from '../../lib/query/order.js';
 import { planQuery } from '../../lib/query/plan.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Mutation } from '../../lib/store/types.js';
-import { median, time, type Report } from './measure.js';
+import { median, medianAsync, time, timeAsync, type Report } from './measure.js';
 
 const FILTERS = {
   selective: "price gt 900 and category eq 'c7' and contains(name, 'crate')",
@@ -22,12 +23,12 @@ export async function benchFilter(report: Report, sizes: readonly number[]): Pro
       const planned = planQuery({ filter, conditions: [], orderby: [], count: false }, { known: () => true, itemLink: (id) => `/items/${id}` });
       if (!planned.ok) throw new Error(planned.problem.detail);
       const plan = planned.plan;
-      const firstPage = median(5, () => time(() => runPage(store, 'items', plan, { pageSize: 50, returned: 0 })));
+      const firstPage = await medianAsync(5, () => timeAsync(() => runPage(store, 'items', plan, { pageSize: 50, returned: 0 })));
       let matches = 0;
-      const walk = time(() => {
-        let after: readonly import('../../lib/json.js').JsonValue[] | undefined;
+      const walk = await timeAsync(async () => {
+        let after: readonly SortValue[] | undefined;
         do {
-          const page = runPage(store, 'items', plan, { pageSize: 50, returned: 0, ...(after === undefined ? {} : { after }) });
+          const page = await runPage(store, 'items', plan, { pageSize: 50, returned: 0, ...(after === undefined ? {} : { after }) });
           matches += page.items.length;
           after = page.next;
         } while (after !== undefined);

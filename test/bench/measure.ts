@@ -18,6 +18,12 @@ export function median(runs: number, measure: () => number): number {
   return values[Math.floor(values.length / 2)] as number;
 }
 
+export async function medianAsync(runs: number, measure: () => Promise<number>): Promise<number> {
+  const values: number[] = [];
+  for (let run = 0; run < runs; run++) values.push(await measure());
+  return values.sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+}
+
 export class Report {
   private readonly sections = new Map<string, { label: string; values: Record<string, string | number> }[]>();
 

@@ -304,8 +304,6 @@ describe('evaluatePreconditions', () => {
       ['a lowercase weak prefix', ['w/"v1"']],
       ['"*" mixed with a tag', ['*, "v1"']],
       ['"*" and a tag on separate field lines', ['*', '"v1"']],
-      ['an empty value', ['']],
-      ['only empty list elements', [' , ,']],
       ['an unterminated tag', ['"v1']],
       ['two tags without a comma', ['"a" "v1"']],
     ];
@@ -322,6 +320,20 @@ describe('evaluatePreconditions', () => {
         assert.equal(verdict.kind === 'malformed' && verdict.field, 'If-None-Match');
       });
     }
+
+    it('should read an empty list (If-None-Match: ,) as no match: a read proceeds, If-Match fails', () => {
+      for (const lines of [[','], [''], [' , ,']]) {
+        assert.deepEqual(check('GET', { ifNoneMatch: lines }, CURRENT), { kind: 'proceed' }, JSON.stringify(lines));
+        assert.deepEqual(check('DELETE', { ifMatch: lines }, CURRENT), failed('If-Match'), JSON.stringify(lines));
+      }
+    });
+
+    it('should not take an empty list for the condition a PUT must carry (RFC 6585 §3)', () => {
+      assert.equal(hasEntityTagPrecondition({ ifNoneMatch: [','] }), false);
+      assert.equal(hasEntityTagPrecondition({ ifMatch: [''], ifNoneMatch: [' , '] }), false);
+      assert.equal(hasEntityTagPrecondition({ ifNoneMatch: ['*'] }), true);
+      assert.equal(hasEntityTagPrecondition({ ifMatch: ['v1'] }), true, 'a malformed field is answered 400, not 428');
+    });
 
     it('should name the field and the expected syntax in the detail', () => {
       assert.deepEqual(check('PUT', { ifMatch: ['v1'] }, CURRENT), {

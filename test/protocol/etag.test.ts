@@ -112,10 +112,11 @@ describe('parseEntityTagList', () => {
     assert.deepEqual(parseEntityTagList('"a,b"'), { any: false, tags: [strong('"a,b"')] });
   });
 
+  it('should read a value with no element as the empty list (RFC 9110 §5.6.1: #entity-tag may be empty)', () => {
+    for (const value of ['', '  ', ',', ' , ,']) assert.deepEqual(parseEntityTagList(value), { any: false, tags: [] }, JSON.stringify(value));
+  });
+
   const malformed: readonly [string, string][] = [
-    ['an empty value', ''],
-    ['only OWS', '  '],
-    ['only empty elements', ' , ,'],
     ['"*" followed by a tag', '*, "a"'],
     ['a tag followed by "*"', '"a", *'],
     ['"*" twice', '*, *'],

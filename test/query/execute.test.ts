@@ -4,10 +4,10 @@
 // page exists.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { JsonObject, JsonValue } from '../../lib/json.js';
+import type { JsonObject } from '../../lib/json.js';
 import { runPage, type Page } from '../../lib/query/execute.js';
 import type { CollectionQuery } from '../../lib/query/options.js';
-import { compareKeys, keyOf, type OrderKey } from '../../lib/query/order.js';
+import { compareKeys, keyOf, type OrderKey, type SortValue } from '../../lib/query/order.js';
 import { planQuery, type QueryPlan } from '../../lib/query/plan.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Mutation, StoredRecord } from '../../lib/store/types.js';
@@ -90,16 +90,16 @@ interface Walk {
 async function walk(store: MemoryStore, queryPlan: QueryPlan, pageSize: number, between?: (page: Page) => Promise<void>): Promise<Walk> {
   const pages: Page[] = [];
   const ids: string[] = [];
-  let after: readonly JsonValue[] | undefined;
+  let after: readonly SortValue[] | undefined;
   let returned = 0;
   for (let index = 0; index < MAX_PAGES; index++) {
-    const page = runPage(store, COLLECTION, queryPlan, after === undefined ? { pageSize, returned } : { pageSize, returned, after });
+    const page = await runPage(store, COLLECTION, queryPlan, after === undefined ? { pageSize, returned } : { pageSize, returned, after });
     pages.push(page);
     ids.push(...page.items.map((item) => item.id));
     assert.ok(page.items.length <= pageSize, `page ${index} holds ${page.items.length} items, more than ${pageSize}`);
     if (page.next === undefined) return { pages, ids };
     assert.ok(page.items.length > 0, 'a page with a next link must not be empty');
-    after = JSON.parse(JSON.stringify(page.next)) as JsonValue[];
+    after = JSON.parse(JSON.stringify(page.next)) as SortValue[];
     returned += page.items.length;
     if (between !== undefined) await between(page);
   }
@@ -156,10 +156,10 @@ describe('runPage', () => {
     it('should return the next key as the (keys, id) of the last item', async () => {
       const store = new MemoryStore();
       await put(store, [{ id: 'a', price: 1, name: 'x' }, { id: 'b', price: 3, name: 'y' }, { id: 'c', price: 2, name: 'z' }]);
-      const page = runPage(store, COLLECTION, plan({ orderby: BY_PRICE_DESC_NAME }), { pageSize: 2, returned: 0 });
+      const page = await runPage(store, COLLECTION, plan({ orderby: BY_PRICE_DESC_NAME }), { pageSize: 2, returned: 0 });
       assert.deepEqual(page.items.map((item) => item.id), ['b', 'c']);
       assert.deepEqual(page.next, [2, 'z', 'c']);
-      const byId = runPage(store, COLLECTION, plan({}), { pageSize: 2, returned: 0 });
+      const byId = await runPage(store, COLLECTION, plan({}), { pageSize: 2, returned: 0 });
       assert.deepEqual(byId.next, ['b']);
     });
 
@@ -201,16 +201,16 @@ describe('runPage', () => {
 
     it('should answer an empty page without next for an empty collection or no match', async () => {
       const store = new MemoryStore();
-      assert.deepEqual(runPage(store, COLLECTION, plan({}), { pageSize: 5, returned: 0 }), { items: [] });
+      assert.deepEqual(await runPage(store, COLLECTION, plan({}), { pageSize: 5, returned: 0 }), { items: [] });
       await put(store, [{ id: 'a', price: 1 }]);
-      assert.deepEqual(runPage(store, COLLECTION, plan({ filter: 'price gt 5' }), { pageSize: 5, returned: 0 }), { items: [] });
-      assert.deepEqual(runPage(store, COLLECTION, plan({ filter: 'price gt 5', orderby: BY_NAME }), { pageSize: 5, returned: 0 }), { items: [] });
+      assert.deepEqual(await runPage(store, COLLECTION, plan({ filter: 'price gt 5' }), { pageSize: 5, returned: 0 }), { items: [] });
+      assert.deepEqual(await runPage(store, COLLECTION, plan({ filter: 'price gt 5', orderby: BY_NAME }), { pageSize: 5, returned: 0 }), { items: [] });
     });
 
     it('should have no next when the only page holds everything', async () => {
       const store = new MemoryStore();
       await put(store, [{ id: 'a' }, { id: 'b' }]);
-      const page = runPage(store, COLLECTION, plan({}), { pageSize: 50, returned: 0 });
+      const page = await runPage(store, COLLECTION, plan({}), { pageSize: 50, returned: 0 });
       assert.equal(page.items.length, 2);
       assert.equal(page.next, undefined);
     });
@@ -242,12 +242,12 @@ describe('runPage', () => {
 
       it(`should answer $top=0 with an empty page and no next (${label})`, async () => {
         const store = await randomStore(mulberry32(5), 10);
-        assert.deepEqual(runPage(store, COLLECTION, plan({ orderby, top: 0 }), { pageSize: 7, returned: 0 }), { items: [] });
+        assert.deepEqual(await runPage(store, COLLECTION, plan({ orderby, top: 0 }), { pageSize: 7, returned: 0 }), { items: [] });
       });
 
       it(`should return fewer than a page when $top is smaller (${label})`, async () => {
         const store = await randomStore(mulberry32(6), 10);
-        const page = runPage(store, COLLECTION, plan({ orderby, top: 3 }), { pageSize: 7, returned: 0 });
+        const page = await runPage(store, COLLECTION, plan({ orderby, top: 3 }), { pageSize: 7, returned: 0 });
         assert.equal(page.items.length, 3);
         assert.equal(page.next, undefined);
       });
@@ -266,19 +266,19 @@ describe('runPage', () => {
 
     it('should count all matches even when $top caps the items', async () => {
       const store = await randomStore(mulberry32(78), 40);
-      const page = runPage(store, COLLECTION, plan({ top: 3, count: true }), { pageSize: 10, returned: 0 });
+      const page = await runPage(store, COLLECTION, plan({ top: 3, count: true }), { pageSize: 10, returned: 0 });
       assert.equal(page.items.length, 3);
       assert.equal(page.count, 40);
     });
 
     it('should count zero when nothing matches', async () => {
       const store = await randomStore(mulberry32(79), 10);
-      assert.deepEqual(runPage(store, COLLECTION, plan({ filter: 'price gt 1000', count: true }), { pageSize: 10, returned: 0 }), { items: [], count: 0 });
+      assert.deepEqual(await runPage(store, COLLECTION, plan({ filter: 'price gt 1000', count: true }), { pageSize: 10, returned: 0 }), { items: [], count: 0 });
     });
 
     it('should leave count out without $count=true', async () => {
       const store = await randomStore(mulberry32(80), 10);
-      assert.equal(Object.hasOwn(runPage(store, COLLECTION, plan({}), { pageSize: 5, returned: 0 }), 'count'), false);
+      assert.equal(Object.hasOwn(await runPage(store, COLLECTION, plan({}), { pageSize: 5, returned: 0 }), 'count'), false);
     });
   });
 
@@ -336,7 +336,7 @@ describe('runPage', () => {
           assert.ok(deleted.size > 0 && everExisted.size > initial.size, `seed ${seed}: the walk should have changed the collection`);
           const keys = result.pages.flatMap((page) => page.items.map((item) => keyOf(item.doc, item.id, orderby)));
           for (let i = 1; i < keys.length; i++) {
-            assert.ok(compareKeys(keys[i - 1] as JsonValue[], keys[i] as JsonValue[], orderby) < 0, `seed ${seed}: keys not ascending at ${i}`);
+            assert.ok(compareKeys(keys[i - 1] as SortValue[], keys[i] as SortValue[], orderby) < 0, `seed ${seed}: keys not ascending at ${i}`);
           }
         });
       }

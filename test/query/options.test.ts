@@ -224,14 +224,36 @@ describe('parseQueryString', () => {
       assert.deepEqual(accepted('na%6De=caf%C3%A9%20au%20lait').conditions, [{ path: ['name'], value: 'café au lait' }]);
     });
 
-    it("should keep '+' literal instead of reading it as a space", () => {
-      assert.deepEqual(accepted('name=a+b').conditions, [{ path: ['name'], value: 'a+b' }]);
+    it("should read '+' as a space and '%2B' as a plus sign, as forms are decoded (CONTRACT §5)", () => {
+      assert.deepEqual(accepted('name=Red+cup').conditions, [{ path: ['name'], value: 'Red cup' }]);
       assert.deepEqual(accepted('name=a%2Bb').conditions, [{ path: ['name'], value: 'a+b' }]);
-      assert.equal(accepted("$filter=name%20eq%20'a+b'").filter, "name eq 'a+b'");
+      assert.equal(accepted('$filter=price+lt+20').filter, 'price lt 20');
+      assert.equal(accepted("$filter=name%20eq%20'a%2Bb'").filter, "name eq 'a+b'");
     });
 
-    it("should therefore not read 'price+desc' as 'price desc'", () => {
-      assert.equal(parameterOf(refused('$orderby=price+desc')), '$orderby');
+    it("should therefore read 'price+desc' as 'price desc'", () => {
+      assert.deepEqual(accepted('$orderby=price+desc').orderby, [{ path: ['price'], descending: true }]);
+    });
+
+    it('should refuse json-server parameters, naming the resapi equivalent', () => {
+      const cases: readonly [string, RegExp][] = [
+        ['_sort=price', /\$orderby/],
+        ['_order=desc', /\$orderby=field desc/],
+        ['_page=2', /@nextLink/],
+        ['_limit=10', /Prefer: maxpagesize/],
+        ['_per_page=10', /Prefer: maxpagesize/],
+        ['_embed=comments', /\$filter/],
+        ['price_gte=10', /\$filter=price ge value/],
+        ['price_lte=10', /\$filter=price le value/],
+        ['name_like=cup', /\$filter=contains\(name,'text'\)/],
+        ['q=cup', /\$filter/],
+      ];
+      for (const [pair, equivalent] of cases) {
+        const problem = refused(pair);
+        assert.match(problem.detail, equivalent, pair);
+        assert.equal(parameterOf(problem), pair.slice(0, pair.indexOf('=')), pair);
+      }
+      assert.deepEqual(accepted('_private=1').conditions, [{ path: ['_private'], value: '1' }], 'other names starting with _ are fields');
     });
 
     it('should decode "&" and "=" only after splitting, so encoded ones stay in the value', () => {

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonObject, JsonValue } from '../../lib/json.js';
-import { compareKeys, compareValues, keyOf, valueAt, type OrderKey } from '../../lib/query/order.js';
+import { compareKeys, compareValues, isSortValue, keyOf, MAX_SORT_TEXT, sortValueOf, valueAt, type OrderKey, type SortValue } from '../../lib/query/order.js';
 
 /** Values in strictly ascending order, one or more per rank. */
 const ASCENDING: readonly JsonValue[] = [
@@ -165,12 +165,12 @@ describe('compareKeys', () => {
 
   it('should mix ascending and descending keys', () => {
     const order: OrderKey[] = [{ path: ['price'], descending: true }, { path: ['name'], descending: false }];
-    const keys: JsonValue[][] = [
+    const keys: SortValue[][] = [
       [3, 'a', 'id9'],
       [3, 'b', 'id1'],
       [1, 'a', 'id2'],
     ];
-    const shuffled = [keys[2], keys[0], keys[1]] as JsonValue[][];
+    const shuffled = [keys[2], keys[0], keys[1]] as SortValue[][];
     assert.deepEqual(shuffled.sort((x, y) => compareKeys(x, y, order)), keys);
   });
 
@@ -192,20 +192,32 @@ describe('compareKeys', () => {
 
   it('should give distinct (keys, id) a strict total order usable for sorting', () => {
     const order: OrderKey[] = [{ path: ['v'], descending: true }];
-    const values: JsonValue[] = [null, true, false, 2, 1, 'b', 'a', [1], { z: 1 }];
-    const keys = values.flatMap((value, index) => [[value, `id${index}`], [value, `id${index}x`]] as JsonValue[][]);
+    const values: SortValue[] = [null, true, false, 2, 1, 'b', 'a', sortValueOf([1]), sortValueOf({ z: 1 })];
+    const keys = values.flatMap((value, index) => [[value, `id${index}`], [value, `id${index}x`]] as SortValue[][]);
     const sorted = [...keys].sort((x, y) => compareKeys(x, y, order));
     for (let i = 1; i < sorted.length; i++) {
-      assert.ok(compareKeys(sorted[i - 1] as JsonValue[], sorted[i] as JsonValue[], order) < 0);
+      assert.ok(compareKeys(sorted[i - 1] as SortValue[], sorted[i] as SortValue[], order) < 0);
     }
-    assert.deepEqual(sorted.slice(0, 4).map((key) => key[0]), [{ z: 1 }, { z: 1 }, [1], [1]]);
+    assert.deepEqual(sorted.slice(0, 4).map((key) => key[0]), [sortValueOf({ z: 1 }), sortValueOf({ z: 1 }), sortValueOf([1]), sortValueOf([1])]);
     assert.deepEqual(sorted.slice(-2).map((key) => key[0]), [null, null]);
   });
 
   it('should survive a JSON round trip of the key (as in a page token)', () => {
     const order: OrderKey[] = [{ path: ['v'], descending: false }];
-    const key: JsonValue[] = [{ a: [1, 'x'] }, 'id1'];
-    const revived = JSON.parse(JSON.stringify(key)) as JsonValue[];
+    const key = keyOf({ v: { a: [1, 'x'] } }, 'id1', order);
+    const revived = JSON.parse(JSON.stringify(key)) as SortValue[];
     assert.equal(compareKeys(key, revived, order), 0);
+    assert.ok(revived.every(isSortValue));
+  });
+
+  it('should keep a key bounded: long text orders by its first MAX_SORT_TEXT code units, then by id', () => {
+    const order: OrderKey[] = [{ path: ['name'], descending: false }];
+    const long = 'x'.repeat(20_000);
+    const [value] = keyOf({ name: `${long}b` }, 'id1', order);
+    assert.equal(value, 'x'.repeat(MAX_SORT_TEXT));
+    assert.equal(JSON.stringify(keyOf({ tags: [long] }, 'id1', [{ path: ['tags'], descending: false }])).length < 2 * MAX_SORT_TEXT, true);
+    // Two values that differ only after the prefix tie, so the id decides.
+    assert.ok(compareKeys(keyOf({ name: `${long}b` }, 'a', order), keyOf({ name: `${long}a` }, 'b', order), order) < 0);
+    assert.ok(compareKeys(keyOf({ name: 'x'.repeat(MAX_SORT_TEXT - 1) }, 'z', order), keyOf({ name: long }, 'a', order), order) < 0);
   });
 });

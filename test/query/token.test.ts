@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
-import { signToken, verifyToken, type PagePosition } from '../../lib/query/token.js';
+import { longestToken, signToken, verifyToken, type PagePosition } from '../../lib/query/token.js';
 
 const KEY = Buffer.from('0123456789abcdef0123456789abcdef', 'utf8');
 const OTHER_KEY = Buffer.from('fedcba9876543210fedcba9876543210', 'utf8');
@@ -20,7 +20,7 @@ const POSITION: PagePosition = {
     count: true,
   },
   pageSize: 7,
-  after: [12.5, { nested: [null, true] }, 'p-00042'],
+  after: [12.5, { structured: '[null,true]' }, 'p-00042'],
   returned: 14,
 };
 
@@ -46,9 +46,19 @@ describe('signToken / verifyToken', () => {
     assert.deepEqual(verifyToken(KEY, token, 'products'), POSITION);
   });
 
-  it('should round-trip a query-resource scope and a minimal query', () => {
-    const position: PagePosition = { scope: 'products/$queries/cheap', query: { conditions: [], orderby: [], count: false }, pageSize: 1, after: ['a'], returned: 1 };
+  it('should round-trip a query-resource scope, which carries the definition version instead of the query', () => {
+    const position: PagePosition = { scope: 'products/$queries/cheap', definition: 42, pageSize: 1, after: ['a'], returned: 1 };
     assert.deepEqual(verifyToken(KEY, signToken(KEY, position), 'products/$queries/cheap'), position);
+  });
+
+  it('should bound the longest token of a walk, and grow that bound with each $orderby key', () => {
+    const start = { scope: 'products', query: POSITION.query, pageSize: 7 };
+    const oneKey = longestToken(KEY, start, 1);
+    const twoKeys = longestToken(KEY, start, 2);
+    assert.ok(twoKeys > oneKey);
+    // Any real position of a one-key walk fits within the bound.
+    const real = signToken(KEY, { ...start, after: ['\u0000'.repeat(128), 'x'.repeat(128)], returned: 10 ** 9 });
+    assert.ok(real.length <= oneKey, `${real.length} > ${oneKey}`);
   });
 
   it('should produce a token that is safe in a query string without encoding', () => {
@@ -126,8 +136,13 @@ describe('signToken / verifyToken', () => {
   });
 
   it('should refuse a correctly signed payload that is not a position', () => {
-    const good = { ...POSITION } as Record<string, unknown>;
+    const good = { v: 2, ...POSITION } as Record<string, unknown>;
+    assert.deepEqual(verifyToken(KEY, signedPayload(KEY, JSON.stringify(good)), 'products'), POSITION, 'the well-formed payload is accepted');
     const shapes: unknown[] = [
+      { ...POSITION },
+      { ...good, v: 1 },
+      { ...good, after: [[1]] },
+      { ...good, definition: '3' },
       null,
       [],
       'products',

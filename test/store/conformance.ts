@@ -309,6 +309,13 @@ export function storeConformance(name: string, open: OpenStore): void {
         assert.deepEqual(store.get('$inbox', 'e1')?.doc, { status: 'failed' });
       }));
 
+      it('should create an absent record with upsert, and merge concurrent upserts of it', withStore(async ({ store }) => {
+        const results = await Promise.all(['a', 'b', 'c'].map((key) => store.commit({ mutations: [{ kind: 'patch', collection: '$fields', id: 'items', set: { [key]: 1 }, upsert: true }] })));
+        assert.ok(results.every((result) => result.ok));
+        assert.deepEqual(store.get('$fields', 'items')?.doc, { a: 1, b: 1, c: 1 });
+        assert.deepEqual(store.scan('$fields').map((record) => record.id), ['items']);
+      }));
+
       it('should keep a "__proto__" field it sets as plain data', withStore(async ({ store }) => {
         await ok(store, put('$inbox', 'e1', { n: 1 }));
         await ok(store, { kind: 'patch', collection: '$inbox', id: 'e1', set: JSON.parse('{"__proto__":{"polluted":true}}') as JsonObject });
