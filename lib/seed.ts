@@ -123,7 +123,7 @@ async function readSources(path: string): Promise<Sources> {
   const notes: string[] = [];
   for (const [name, items] of Object.entries(parsed.value)) {
     if (Array.isArray(items)) collections.push([name, items, path]);
-    else notes.push(`seed ${path}: "${name}" is not an array of items (a json-server singular resource); skipped`);
+    else notes.push(`seed ${path}: '${name}' is not an array of items (a json-server singular resource); skipped`);
   }
   return { ok: true, collections, notes };
 }

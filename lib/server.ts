@@ -13,6 +13,7 @@ import { stderrLogger, type Logger } from './log.js';
 import { FieldIndex } from './query/fields.js';
 import type { App } from './resources/context.js';
 import { routeTable } from './routes.js';
+import { SerialQueues } from './serial.js';
 import { checkSeed, loadSeed, readSeed, seedSkipReason, type SeedData } from './seed.js';
 import { dataDirExists, openFileStore } from './store/file.js';
 import { MemoryStore } from './store/memory.js';
@@ -114,6 +115,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       keysInFlight: new Set(),
       pagingKey,
       fields,
+      bulkTurns: new SerialQueues(),
     };
     http.use(createHandler(app, apiKeys, routeTable(config)));
     lifecycle.add(http);

@@ -77,6 +77,14 @@ describe('loadSeed', () => {
     assert.deepEqual(store.get('posts', '1')?.doc, { id: '1', title: 'a' });
   });
 
+  it("should load json-server's example db.json, skipping its singular resource with a note", async () => {
+    const dir = await folder({ 'db.json': { posts: [{ id: 1, title: 'a' }], profile: { name: 'typicode' } } });
+    const store = new MemoryStore();
+    const result = await seed(store, join(dir, 'db.json'));
+    assert.deepEqual(result, { ok: true, loaded: 1, notes: [`seed ${join(dir, 'db.json')}: 'profile' is not an array of items (a json-server singular resource); skipped`] });
+    assert.equal(store.get('profile', 'name'), undefined);
+  });
+
   it('should store numeric ids as strings, in the doc as well as the path', async () => {
     const dir = await folder({ 'items.json': [{ id: 1 }, { id: 20 }, { id: -3 }] });
     const store = new MemoryStore();

@@ -15,7 +15,7 @@ export interface ServeArgs {
 
 export type ParsedArgs =
   | { readonly ok: true; readonly command: 'serve'; readonly serve: ServeArgs }
-  | { readonly ok: true; readonly command: 'help' }
+  | { readonly ok: true; readonly command: 'help'; /** the text to print */ readonly text: string }
   | { readonly ok: true; readonly command: 'version' }
   | { readonly ok: false; readonly message: string };
 
@@ -25,19 +25,48 @@ const BOOLEAN_FLAGS = new Set(['--memory', '--no-cache-mode']);
 export const USAGE = `Usage:
   resapi serve [--host 127.0.0.1] [--port 3000] [--data-dir data/store] [--base-url URL]
                [--config FILE] [--memory] [--no-cache-mode] [--seed PATH] [--handlers FILE.mjs]
+  resapi serve --help        every serve flag, explained
   resapi --help | --version
 
 Environment:
   RESAPI_API_KEYS          comma-separated API keys; when set, requests need Authorization: Bearer <key>
   RESAPI_WEBHOOK_SECRETS   comma-separated webhook signing secrets (current first, previous second)`;
 
+export const SERVE_HELP = `Usage: resapi serve [flags]
+
+Serves the HTTP resource API until SIGTERM or SIGINT (then it finishes in-flight requests, up to 10 s,
+flushes the store and exits 0).
+
+Flags:
+  --host HOST          address to listen on (default 127.0.0.1)
+  --port N             port to listen on (default 3000); 0 picks a free port, and the first line on
+                       stdout is then "listening on http://HOST:PORT"
+  --data-dir DIR       where the durable store lives: journal, snapshot, lock (default data/store,
+                       created when missing); one process per data dir
+  --memory             keep everything in memory instead (nothing survives a restart)
+  --seed PATH          load a folder of JSON files (one array per collection, named after the file) or
+                       a json-server db.json into a store that holds nothing yet
+  --config FILE        a JSON config file (cache policy, schemas, page sizes, webhook and outbox
+                       settings); an unknown key or a wrong type refuses the start, naming the key
+  --base-url URL       absolute base for the links the server writes (Location, @nextLink), e.g.
+                       https://api.example.com; never taken from the request's Host
+  --no-cache-mode      send Cache-Control: no-cache, no-store on every response (risky deploys)
+  --handlers FILE.mjs  webhook event handlers (needs the webhook receiver)
+  --help               this text
+
+Environment:
+  RESAPI_API_KEYS          comma-separated API keys (RFC 6750 token68 characters); when set, every
+                           route but the webhook receiver and /$health needs Authorization: Bearer <key>
+  RESAPI_WEBHOOK_SECRETS   comma-separated webhook signing secrets (current first, previous second)`;
+
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { ok: true, command: 'help' };
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { ok: true, command: 'help', text: USAGE };
   if (command === '--version' || command === '-v') return { ok: true, command: 'version' };
   if (command !== 'serve') return { ok: false, message: `unknown command '${command}'` };
   const values = new Map<string, string>();
   const flags = new Set<string>();
+  if (rest.includes('--help') || rest.includes('-h')) return { ok: true, command: 'help', text: SERVE_HELP };
   for (let index = 0; index < rest.length; index++) {
     const arg = rest[index] as string;
     const equals = arg.indexOf('=');
@@ -51,6 +80,9 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       if (value === undefined || value === '' || (equals === -1 && value.startsWith('--'))) return { ok: false, message: `${name} needs a value` };
       if (values.has(name)) return { ok: false, message: `${name} given twice` };
       values.set(name, value);
+    } else if (!arg.startsWith('-') && arg.endsWith('.json')) {
+      // `resapi serve db.json`, as json-server is started: say how resapi spells it.
+      return { ok: false, message: `'${arg}' is not an option; to load it into an empty store, use --seed ${arg}` };
     } else {
       return { ok: false, message: `unknown option '${arg}'` };
     }

@@ -13,7 +13,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   if (parsed.command === 'help') {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${parsed.text}\n`);
     return 0;
   }
   if (parsed.command === 'version') {

@@ -2,22 +2,27 @@
 // when the stored value still equals currentPrice. Records already updated are skipped."; CONTRACT
 // §6). The body is text/csv (RFC 4180); every applied row goes through the write path in one atomic
 // batch, each write conditional on the version the row was decided against, so a concurrent change
-// between deciding and committing makes the whole file be decided again rather than overwritten. A row
-// whose new document the write path refuses makes the file a 400 naming the row, as a PUT of that
-// document would be. Sending the same file twice changes nothing the second time: every row is then
-// "skipped".
+// between deciding and committing makes the whole file be decided again rather than overwritten. Bulk
+// files over one collection take turns, so they never undo each other's decisions; a single-item
+// write that lands in between costs a re-decision after a short, jittered wait. A row whose new
+// document the write path refuses makes the file a 400 naming the row, as a PUT of that document
+// would be. Sending the same file twice changes nothing the second time: every row is then "skipped".
 import { noStoreCacheControl } from '../http/cache-policy.js';
 import { readBody, unreadBodyReply } from '../http/body.js';
 import { problem, type Problem } from '../protocol/problem.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { parseCsv } from '../csv/parse.js';
-import { planBulk, readBulkHeader, reportOf, type BulkProblem } from '../bulk/plan.js';
+import { planBulk, readBulkHeader, reportOf, type BulkColumns, type BulkProblem } from '../bulk/plan.js';
 import type { JsonObject } from '../json.js';
 import type { Mutation } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { unavailableReply } from './common.js';
+import { sleep } from '../clock.js';
 
-const MAX_PLAN_ATTEMPTS = 5;
+const MAX_PLAN_ATTEMPTS = 12;
+/** Full-jitter backoff between re-decisions (ms): a random wait up to min(cap, base × 2^attempt). */
+const RETRY_BASE_MS = 2;
+const RETRY_CAP_MS = 100;
 
 export async function putBulk(app: App, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
@@ -35,9 +40,14 @@ export async function putBulk(app: App, rq: RequestContext): Promise<Reply> {
   if (header === undefined) return rowProblem({ kind: 'bulk', message: 'row 1: the file is empty; the header row is missing', row: 1 });
   const columns = readBulkHeader(header);
   if (!columns.ok) return rowProblem(columns.problem);
+  // The turn is taken once the file is read, so a slow upload holds up no one.
+  return app.bulkTurns.run(collection, () => applyBulk(app, rq, collection, columns.columns, rows));
+}
+
+async function applyBulk(app: App, rq: RequestContext, collection: string, columns: BulkColumns, rows: readonly (readonly string[])[]): Promise<Reply> {
   for (let attempt = 0; attempt < MAX_PLAN_ATTEMPTS; attempt++) {
     const versions = new Map<string, number>();
-    const planned = planBulk(columns.columns, rows, (id) => {
+    const planned = planBulk(columns, rows, (id) => {
       const record = app.store.get(collection, id);
       if (record !== undefined) versions.set(id, record.version);
       return record?.doc;
@@ -55,11 +65,17 @@ export async function putBulk(app: App, rq: RequestContext): Promise<Reply> {
       const result = await app.writer.write(changes);
       if (!result.ok && result.reason === 'invalid') return refusedRow(applied[result.index]?.row ?? 0, result.problem);
       if (!result.ok && result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);
-      if (!result.ok) continue;
+      if (!result.ok) {
+        // A row changed after it was decided: wait a little (jittered), then decide the file again.
+        await sleep(app.clock, app.random.fraction() * Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** attempt));
+        continue;
+      }
     }
     return jsonReply(200, Buffer.from(JSON.stringify(reportOf(planned.plan))), { 'Cache-Control': noStoreCacheControl(app.policy) });
   }
-  return unavailableReply(app, rq, 'bulk update lost the race against concurrent writes too many times');
+  // Not a store failure: the rows kept changing. A retry is welcome (seed, Errors), and says so.
+  app.log('warn', 'bulk update kept losing to concurrent writes of its rows', { requestId: rq.requestId, collection });
+  return problemReply(problem('unavailable', ''), { 'Retry-After': '1' });
 }
 
 function rowProblem(bulk: BulkProblem): Reply {

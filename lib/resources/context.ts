@@ -8,6 +8,7 @@ import type { Reply } from '../http/respond.js';
 import type { RouteParams } from '../http/route.js';
 import type { Logger } from '../log.js';
 import type { FieldIndex } from '../query/fields.js';
+import type { SerialQueues } from '../serial.js';
 import type { Store } from '../store/types.js';
 import type { RepresentationCache } from '../writes/representation.js';
 import type { Writer } from '../writes/writer.js';
@@ -30,6 +31,8 @@ export interface App {
   readonly pagingKey: Buffer;
   /** The properties each collection knows, for validating queries. */
   readonly fields: FieldIndex;
+  /** Bulk files take turns per collection, so two never fail each other's conditional writes. */
+  readonly bulkTurns: SerialQueues;
 }
 
 export interface RequestContext {

@@ -1,7 +1,7 @@
 // Tests for lib/cli/args.ts: the command line of `resapi serve` (CONTRACT §1).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { USAGE, parseArgs, splitList } from '../../lib/cli/args.js';
+import { SERVE_HELP, USAGE, parseArgs, splitList } from '../../lib/cli/args.js';
 import type { ParsedArgs, ServeArgs } from '../../lib/cli/args.js';
 
 function serve(argv: readonly string[]): ServeArgs {
@@ -144,7 +144,7 @@ describe('parseArgs', () => {
 
   it('should ask for help with no command, --help, -h or help', () => {
     for (const argv of [[], ['--help'], ['-h'], ['help']]) {
-      assert.deepEqual(parseArgs(argv), { ok: true, command: 'help' });
+      assert.deepEqual(parseArgs(argv), { ok: true, command: 'help', text: USAGE });
     }
   });
 
@@ -165,11 +165,21 @@ describe('parseArgs', () => {
   });
 });
 
-describe('USAGE', () => {
+describe('USAGE and SERVE_HELP', () => {
+  const words = ['--host', '--port', '--data-dir', '--base-url', '--config', '--memory', '--no-cache-mode', '--seed', '--handlers', 'RESAPI_API_KEYS', 'RESAPI_WEBHOOK_SECRETS'];
+
   it('should mention every flag and both environment variables', () => {
-    for (const word of ['--host', '--port', '--data-dir', '--base-url', '--config', '--memory', '--no-cache-mode', '--seed', '--handlers', 'RESAPI_API_KEYS', 'RESAPI_WEBHOOK_SECRETS']) {
-      assert.ok(USAGE.includes(word), word);
-    }
+    for (const word of words) assert.ok(USAGE.includes(word), word);
+  });
+
+  it('should describe every serve flag on a line of its own in `resapi serve --help`', () => {
+    for (const word of words.filter((flag) => flag.startsWith('--'))) assert.match(SERVE_HELP, new RegExp(`^  ${word} .*\\S`, 'm'), word);
+    assert.deepEqual(parseArgs(['serve', '--help']), { ok: true, command: 'help', text: SERVE_HELP });
+    assert.deepEqual(parseArgs(['serve', '--port', '1', '-h']), { ok: true, command: 'help', text: SERVE_HELP });
+  });
+
+  it('should suggest --seed for a JSON file given where a flag belongs, as json-server is started', () => {
+    assert.match(failure(['serve', 'db.json']), /use --seed db\.json/);
   });
 });
 

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { start, type ResapiServer } from '../../lib/index.js';
 import { silentLogger } from '../../lib/log.js';
+import { MemoryStore } from '../../lib/store/memory.js';
 import { create, problemOf, request } from '../support/http.js';
 
 const CSV = { 'Content-Type': 'text/csv' } as const;
@@ -55,6 +56,55 @@ describe('bulk rows go through the write path', () => {
     assert.equal(bulk.status, 400);
     assert.deepEqual(problemOf(bulk).errors, [{ pointer: '/tags/0', row: 2, detail: 'row 2: number out of range' }]);
     assert.deepEqual((await request(server.url, '/loose/l1')).json(), { id: 'l1', tags: [] });
+  });
+});
+
+describe('bulk files under contention', () => {
+  it('should take turns with other files over the same collection, each row applied once, all answered 200', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'resapi-bulk-race-'));
+    // Durable: each commit waits for its fsync, so files decided at the same time would race for real.
+    const server = await start({ port: 0, dataDir, log: silentLogger });
+    try {
+      const ids = Array.from({ length: 20 }, (_, n) => `r${n}`);
+      for (const id of ids) assert.equal((await create(server.url, `/rows/${id}`, { price: 1 })).status, 201);
+      const file = `id,currentPrice,newPrice\n${ids.map((id) => `${id},1,2`).join('\n')}\n`;
+      const answers = await Promise.all(Array.from({ length: 20 }, () => request(server.url, '/rows/$bulk', { method: 'PUT', headers: CSV, body: file })));
+      assert.deepEqual(answers.map((res) => res.status), answers.map(() => 200));
+      const reports = answers.map((res) => res.json() as { applied: number; skipped: number });
+      assert.equal(reports.reduce((sum, report) => sum + report.applied, 0), 20, 'each row applied by exactly one file');
+      assert.equal(reports.reduce((sum, report) => sum + report.skipped, 0), 19 * 20);
+    } finally {
+      await server.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('should decide the file again, not answer 503 or log a store failure, while single-item writes keep changing its rows', async () => {
+    const logged: string[] = [];
+    const store = new MemoryStore();
+    const commit = store.commit.bind(store);
+    let interferences = 0;
+    // A neighbour rewrites a row between the file's decision and its commit, seven times running.
+    store.commit = (batch) => {
+      const row = batch.mutations.find((mutation) => mutation.kind === 'put' && mutation.collection === 'rows' && mutation.expect !== undefined && 'version' in mutation.expect);
+      if (row !== undefined && interferences < 7) {
+        interferences++;
+        const current = store.get('rows', row.id);
+        void commit({ mutations: [{ kind: 'put', collection: 'rows', id: row.id, doc: current?.doc ?? {} }] });
+      }
+      return commit(batch);
+    };
+    const server = await start({ port: 0, store, log: (_level, message) => void logged.push(message) });
+    try {
+      assert.equal((await create(server.url, '/rows/r1', { price: 1 })).status, 201);
+      const res = await request(server.url, '/rows/$bulk', { method: 'PUT', headers: CSV, body: 'id,currentPrice,newPrice\nr1,1,2\n' });
+      assert.equal(res.status, 200, res.text);
+      assert.equal((res.json() as { applied: number }).applied, 1);
+      assert.equal(interferences, 7);
+      assert.deepEqual(logged.filter((message) => message.includes('store write failed')), []);
+    } finally {
+      await server.close();
+    }
   });
 });
 
