@@ -7,8 +7,12 @@
 // This module reads the header, converts CSV text to each stored value's type, and decides every row;
 // the HTTP layer commits `updates` in one atomic store write and answers `reportOf(plan)`.
 // Nothing here mutates the documents handed to it.
+//
+// Numbers (CONTRACT §3: a number JSON cannot carry exactly → 400 on every write path, bulk rows
+// included): a new value written as a decimal that no double holds exactly (`9007199254740993`,
+// `1e-400`, `1e400`) makes the file a 400 naming the row, never a silently changed number.
 import type { JsonObject, JsonValue } from '../json.js';
-import { isJsonObject } from '../json.js';
+import { isExactNumber, isJsonObject, NUMBER_OUT_OF_RANGE, parseJson } from '../json.js';
 
 const CURRENT = 'current';
 const NEW = 'new';
@@ -163,6 +167,12 @@ type RowDecision =
   | { readonly ok: true; readonly outcome: RowOutcome; readonly updated?: JsonObject }
   | { readonly ok: false; readonly problem: BulkProblem };
 
+/** CSV text converted to a value, or why it cannot be one: not of the stored type, or a number no double holds. */
+type Converted = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly why: 'type' | 'inexact' };
+
+const NOT_OF_TYPE: Converted = { ok: false, why: 'type' };
+const INEXACT: Converted = { ok: false, why: 'inexact' };
+
 /** Applied when every current matches, skipped when every field already holds its new value, else conflict. */
 function decideRow(fields: readonly BulkField[], cells: readonly string[], doc: JsonObject, row: number, id: string): RowDecision {
   let allCurrent = true;
@@ -176,15 +186,17 @@ function decideRow(fields: readonly BulkField[], cells: readonly string[], doc: 
     // A missing member reads as null; hasOwn so that `constructor` is never found on the prototype.
     const stored = Object.hasOwn(doc, field) ? (doc[field] ?? null) : null;
     const nextValue = convert(nextText, stored);
-    if (nextValue === undefined) {
+    if (!nextValue.ok && nextValue.why === 'inexact') return rowProblem(row, `new value ${quoted(nextText)} for ${field} cannot be stored exactly as a number`);
+    if (!nextValue.ok) {
       return rowProblem(row, `new value ${quoted(nextText)} for ${field} is not ${describe(stored)}, the type of the stored value`);
     }
-    // A current value that cannot convert cannot equal the stored one: a conflict, not a problem.
+    // A current value that cannot convert (or that no double holds, so it cannot be what is stored)
+    // cannot equal the stored one: a conflict, not a problem.
     const currentValue = convert(currentText, stored);
-    allCurrent &&= currentValue !== undefined && sameJson(stored, currentValue);
-    allNew &&= sameJson(stored, nextValue);
+    allCurrent &&= currentValue.ok && sameJson(stored, currentValue.value);
+    allNew &&= sameJson(stored, nextValue.value);
     actual[field] = stored;
-    changes.push([field, nextValue]);
+    changes.push([field, nextValue.value]);
   }
   // Checked first, so a row whose current and new are equal is skipped, not rewritten.
   if (allNew) return { ok: true, outcome: { row, id, outcome: 'skipped' } };
@@ -197,37 +209,47 @@ function decideRow(fields: readonly BulkField[], cells: readonly string[], doc: 
 }
 
 /**
- * CSV text → a value of the stored value's type, or undefined when it cannot be one. A null (or
- * missing) member has no type to follow, so the text is read as it looks: empty → null,
- * `true`/`false` → boolean, decimal → number, anything else → string.
+ * CSV text → a value of the stored value's type. A null (or missing) member has no type to follow,
+ * so the text is read as it looks: empty → null, `true`/`false` → boolean, decimal → number,
+ * anything else → string. A decimal no double holds exactly is refused there too rather than kept as
+ * a string: the same text is a number in every other row, and a stored string would change its type
+ * silently.
  */
-function convert(text: string, stored: JsonValue): JsonValue | undefined {
-  if (typeof stored === 'string') return text;
+function convert(text: string, stored: JsonValue): Converted {
+  if (typeof stored === 'string') return { ok: true, value: text };
   if (typeof stored === 'number') return decimal(text);
-  if (typeof stored === 'boolean') return text === 'true' ? true : text === 'false' ? false : undefined;
+  if (typeof stored === 'boolean') return text === 'true' ? { ok: true, value: true } : text === 'false' ? { ok: true, value: false } : NOT_OF_TYPE;
   if (stored === null) {
-    if (text === '') return null;
-    if (text === 'true' || text === 'false') return text === 'true';
-    return decimal(text) ?? text;
+    if (text === '') return { ok: true, value: null };
+    if (text === 'true' || text === 'false') return { ok: true, value: text === 'true' };
+    return DECIMAL.test(text) ? decimal(text) : { ok: true, value: text };
   }
   // Arrays and objects travel as JSON text, as the text/csv representation writes them.
+  const parsed = jsonCell(text);
+  if (!parsed.ok) return parsed;
+  if (Array.isArray(stored)) return Array.isArray(parsed.value) ? parsed : NOT_OF_TYPE;
+  return isJsonObject(parsed.value) ? parsed : NOT_OF_TYPE;
+}
+
+function decimal(text: string): Converted {
+  if (!DECIMAL.test(text)) return NOT_OF_TYPE;
+  // `9007199254740993`, `1e-400` and `1e400` are decimal syntax, but no double holds them (CONTRACT §3).
+  return isExactNumber(text) ? { ok: true, value: Number(text) } : INEXACT;
+}
+
+/**
+ * A JSON cell, read with the same rule as a JSON body. A number that overflows to Infinity is kept
+ * (as Infinity): the write path refuses the row's document with the number's pointer, as it refuses
+ * a PUT of it (lib/writes/document.ts), and Infinity equals no stored value, so a current that holds
+ * one is a conflict. A finite number the double changed (`9007199254740993`) is refused here, because
+ * no later check can tell it from the number it became.
+ */
+function jsonCell(text: string): Converted {
   const parsed = parseJson(text);
-  if (Array.isArray(stored)) return Array.isArray(parsed) ? parsed : undefined;
-  return isJsonObject(parsed) ? parsed : undefined;
-}
-
-function decimal(text: string): number | undefined {
-  if (!DECIMAL.test(text)) return undefined;
-  const value = Number(text);
-  return Number.isFinite(value) ? value : undefined; // `1e400` is decimal syntax but not a JSON number
-}
-
-function parseJson(text: string): JsonValue | undefined {
-  try {
-    return JSON.parse(text) as JsonValue;
-  } catch {
-    return undefined;
-  }
+  if (parsed.ok) return { ok: true, value: parsed.value };
+  if (parsed.error.kind === 'syntax') return NOT_OF_TYPE;
+  if (parsed.error.reason === NUMBER_OUT_OF_RANGE) return { ok: true, value: JSON.parse(text) as JsonValue };
+  return INEXACT;
 }
 
 /** Deep JSON equality (member order ignored), iterative so deep values cannot overflow the stack. */

@@ -200,12 +200,59 @@ describe('planBulk', () => {
 
   it('should refuse a new value that can never be stored in a number field, naming the row', () => {
     const store = storeOf([{ id: 'a', price: 5 }, { id: 'b', price: 5 }]);
-    for (const text of ['0x10', '', 'Infinity', 'NaN', 'abc', '1e400']) {
+    for (const text of ['0x10', '', 'Infinity', 'NaN', 'abc']) {
       const problem = problemOf(`${csvHeader}a,5,6\nb,5,${text}\n`, store);
       assert.equal(problem.kind, 'bulk');
       assert.equal(problem.row, 3);
       assert.match(problem.message, /^row 3: new value .* for price is not a number/, text);
     }
+  });
+
+  it('should refuse a new decimal that no double holds exactly, naming the row, instead of storing another number', () => {
+    const store = storeOf([{ id: 'a', price: 5 }, { id: 'b', price: 5 }]);
+    for (const text of ['9007199254740993', '1e-400', '1e400', '-1e999', '123456789012345678901234567890', '0.10000000000000000555']) {
+      const problem = problemOf(`${csvHeader}a,5,6\nb,5,${text}\n`, store);
+      assert.equal(problem.row, 3, text);
+      assert.equal(problem.message, `row 3: new value "${text}" for price cannot be stored exactly as a number`, text);
+    }
+  });
+
+  it('should store exact spellings as the number they write, and skip them on a second send', () => {
+    const store = storeOf([{ id: 'a', price: 5 }, { id: 'b', price: 5 }, { id: 'c', price: 9007199254740992 }]);
+    const csv = `${csvHeader}a,5,1.0\nb,5e0,1e2\nc,9007199254740992,9007199254740991\n`;
+    const first = planOf(csv, store);
+    assert.deepEqual(first.outcomes.map((o) => o.outcome), ['applied', 'applied', 'applied']);
+    assert.deepEqual([...first.updates.values()], [{ id: 'a', price: 1 }, { id: 'b', price: 100 }, { id: 'c', price: 9007199254740991 }]);
+    assert.deepEqual(outcomes(csv, new Map([...store, ...first.updates])), ['skipped', 'skipped', 'skipped']);
+  });
+
+  it('should treat a current decimal that no double holds as a conflict, not as the number it rounds to', () => {
+    // 9007199254740993 parses to 9007199254740992: equal as doubles, but not what the file says is stored.
+    const result = planOf(`${csvHeader}a,9007199254740993,7\n`, storeOf([{ id: 'a', price: 9007199254740992 }]));
+    assert.deepEqual(result.outcomes, [{ row: 2, id: 'a', outcome: 'conflict', actual: { price: 9007199254740992 } }]);
+  });
+
+  it('should refuse an inexact decimal for a null member rather than store it as a string', () => {
+    // A stored null has no type to follow: text that reads as a decimal is a number there, so one that
+    // no double holds is refused like anywhere else, not kept as the string "9007199254740993".
+    const store = storeOf([{ id: 'a', price: null }, { id: 'b' }]);
+    assert.equal(problemOf(`${csvHeader}a,,9007199254740993\n`, store).message, 'row 2: new value "9007199254740993" for price cannot be stored exactly as a number');
+    assert.equal(problemOf(`${csvHeader}b,,1e-400\n`, store).row, 2);
+    assert.deepEqual(planOf(`${csvHeader}a,,9007199254740992\n`, store).updates.get('a'), { id: 'a', price: 9007199254740992 });
+  });
+
+  it('should read array and object cells with the same number rule as a JSON body', () => {
+    const store = storeOf([{ id: 'a', tags: [1], dims: { w: 1 } }]);
+    assert.match(problemOf('id,currentTags,newTags\na,[1],[9007199254740993]\n', store).message, /^row 2: new value .* for tags cannot be stored exactly as a number$/);
+    assert.match(problemOf('id,currentDims,newDims\na,"{""w"":1}","{""w"":1e-400}"\n', store).message, /^row 2: new value .* for dims cannot be stored exactly as a number$/);
+    assert.deepEqual(planOf('id,currentTags,newTags\na,[1.0],"[1e2,0.5]"\n', store).updates.get('a'), { id: 'a', tags: [100, 0.5], dims: { w: 1 } });
+    assert.deepEqual(outcomes('id,currentTags,newTags\na,[1.0000000000000000001],[2]\n', store), ['conflict']);
+  });
+
+  it('should leave a JSON cell number that overflows to the write path, which refuses it with its pointer', () => {
+    // lib/writes/document.ts refuses Infinity as "number out of range" at /tags/0 (test/e2e/write-path.test.ts).
+    const updated = planOf('id,currentTags,newTags\na,[1],[1e400]\n', storeOf([{ id: 'a', tags: [1] }])).updates.get('a');
+    assert.deepEqual(updated, { id: 'a', tags: [Number.POSITIVE_INFINITY] });
   });
 
   it('should refuse an unconvertible new value even on a row that would be a conflict', () => {
