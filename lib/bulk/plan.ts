@@ -8,6 +8,10 @@
 // the HTTP layer commits `updates` in one atomic store write and answers `reportOf(plan)`.
 // Nothing here mutates the documents handed to it.
 //
+// Nested members: the text/csv representation writes them as `a/b` columns, each segment escaped as
+// in JSON Pointer (RFC 6901 §3; lib/csv/write.ts), so `currentDimensions/width,newDimensions/width`
+// updates `dimensions.width`, and a file made from a download can be sent back.
+//
 // Numbers (CONTRACT §3: a number JSON cannot carry exactly → 400 on every write path, bulk rows
 // included): a new value written as a decimal that no double holds exactly (`9007199254740993`,
 // `1e-400`, `1e400`) makes the file a 400 naming the row, never a silently changed number.
@@ -16,13 +20,19 @@ import { isExactNumber, isJsonObject, NUMBER_OUT_OF_RANGE, parseJson } from '../
 
 const CURRENT = 'current';
 const NEW = 'new';
+const SLASH = '/';
+const DIGIT_0 = 0x30;
+const DIGIT_1 = 0x31;
 // RFC 8259 §6 number grammar: `10`, `10.50`, `-3`, `1e2`; no `0x10`, `+1`, `.5`, `Infinity`, `NaN`.
 // Echoed CSV text is cut short: a problem detail must not repeat a megabyte field back.
 const ECHO_MAX = 64;
 const DECIMAL = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
 export interface BulkField {
-  /** The document member the pair updates: `currentPrice`/`newPrice` → `price`. */
+  /**
+   * The document member the pair updates: `currentPrice`/`newPrice` → `price`. A nested member is its
+   * path as the CSV columns write it: `currentDimensions/width` → `dimensions/width` (RFC 6901 escapes).
+   */
   readonly field: string;
   /** Column index of current<Field>. */
   readonly current: number;
@@ -51,7 +61,7 @@ export interface RowOutcome {
   readonly row: number;
   readonly id: string;
   readonly outcome: 'applied' | 'skipped' | 'conflict' | 'notFound';
-  /** For conflicts: field → stored value (null when the member is missing). */
+  /** For conflicts: field (its path text for a nested member) → stored value (null when the member is missing). */
   readonly actual?: Readonly<Record<string, JsonValue>>;
 }
 
@@ -73,7 +83,9 @@ export interface BulkReport {
 /**
  * Header row → the id column and the current<Field>/new<Field> pairs. A name matching current<Upper…>
  * or new<Upper…> is a pair column even when it also ends in `Id` (`currentAccountId` updates
- * `accountId`). Anything else that is not `id` or `…Id` is refused, as are duplicates.
+ * `accountId`). Anything else that is not `id` or `…Id` is refused, as are duplicates, a `~` that is
+ * not an RFC 6901 escape, and two pairs of which one updates a member of the other (`dimensions` and
+ * `dimensions/width`: the outcome would depend on the column order).
  */
 export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
   let idIndex = -1;
@@ -85,8 +97,8 @@ export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
     const current = fieldAfter(name, CURRENT);
     const field = current ?? fieldAfter(name, NEW);
     if (field !== undefined) {
-      if (field === 'id') return headerProblem(`column ${quoted(name)}: the id cannot be changed by a bulk update`);
-      if (field.includes('/')) return headerProblem(`column ${quoted(name)}: only top-level fields can be updated`);
+      if (field === 'id' || field.startsWith('id/')) return headerProblem(`column ${quoted(name)}: the id cannot be changed by a bulk update`);
+      if (!isEscapedPath(field)) return headerProblem(`column ${quoted(name)}: "~" must be followed by 0 or 1 (RFC 6901 escapes)`);
       const pair = pairs.get(field) ?? { current: -1, next: -1 };
       if (current !== undefined) pair.current = index;
       else pair.next = index;
@@ -111,6 +123,10 @@ export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
     fields.push({ field, current: pair.current, next: pair.next });
   }
   if (fields.length === 0) return headerProblem('no current<Field>/new<Field> pair, e.g. currentPrice,newPrice');
+  for (const { field: outer } of fields) {
+    const inner = fields.find(({ field }) => field.startsWith(outer + SLASH));
+    if (inner !== undefined) return headerProblem(`columns for ${quoted(outer)} and ${quoted(inner.field)} overlap: one updates a member of the other`);
+  }
   return { ok: true, columns: { idColumn, idIndex, fields } };
 }
 
@@ -127,6 +143,7 @@ export function planBulk(
   const outcomes: RowOutcome[] = [];
   const updates = new Map<string, JsonObject>();
   const firstRowOf = new Map<string, number>();
+  const paths = columns.fields.map(({ field }) => segmentsOf(field));
   for (const [index, cells] of rows.entries()) {
     const row = index + 2;
     const id = cells[columns.idIndex];
@@ -140,7 +157,7 @@ export function planBulk(
       outcomes.push({ row, id, outcome: 'notFound' });
       continue;
     }
-    const decided = decideRow(columns.fields, cells, doc, row, id);
+    const decided = decideRow(columns.fields, paths, cells, doc, row, id);
     if (!decided.ok) return decided;
     outcomes.push(decided.outcome);
     if (decided.updated !== undefined) updates.set(id, decided.updated);
@@ -174,17 +191,30 @@ const NOT_OF_TYPE: Converted = { ok: false, why: 'type' };
 const INEXACT: Converted = { ok: false, why: 'inexact' };
 
 /** Applied when every current matches, skipped when every field already holds its new value, else conflict. */
-function decideRow(fields: readonly BulkField[], cells: readonly string[], doc: JsonObject, row: number, id: string): RowDecision {
+function decideRow(
+  fields: readonly BulkField[],
+  paths: readonly (readonly string[])[],
+  cells: readonly string[],
+  doc: JsonObject,
+  row: number,
+  id: string,
+): RowDecision {
   let allCurrent = true;
   let allNew = true;
-  const actual: Record<string, JsonValue> = {};
-  const changes: [string, JsonValue][] = [];
-  for (const { field, current, next } of fields) {
+  const actual: [string, JsonValue][] = [];
+  const changes: [readonly string[], JsonValue][] = [];
+  for (const [index, { field, current, next }] of fields.entries()) {
+    const path = paths[index] ?? [field];
     const currentText = cells[current];
     const nextText = cells[next];
     if (currentText === undefined || nextText === undefined) return rowProblem(row, 'has fewer fields than the header');
-    // A missing member reads as null; hasOwn so that `constructor` is never found on the prototype.
-    const stored = Object.hasOwn(doc, field) ? (doc[field] ?? null) : null;
+    const read = readPath(doc, path);
+    if (!read.ok) {
+      // No value of this row could ever be stored there, whatever the current column says.
+      const holder = field.split(SLASH).slice(0, read.depth + 1).join(SLASH);
+      return rowProblem(row, `${quoted(field)} cannot be set: ${quoted(holder)} holds ${describe(read.found)}, not an object`);
+    }
+    const stored = read.value;
     const nextValue = convert(nextText, stored);
     if (!nextValue.ok && nextValue.why === 'inexact') return rowProblem(row, `new value ${quoted(nextText)} for ${field} cannot be stored exactly as a number`);
     if (!nextValue.ok) {
@@ -195,17 +225,18 @@ function decideRow(fields: readonly BulkField[], cells: readonly string[], doc: 
     const currentValue = convert(currentText, stored);
     allCurrent &&= currentValue.ok && sameJson(stored, currentValue.value);
     allNew &&= sameJson(stored, nextValue.value);
-    actual[field] = stored;
-    changes.push([field, nextValue.value]);
+    actual.push([field, stored]);
+    changes.push([path, nextValue.value]);
   }
   // Checked first, so a row whose current and new are equal is skipped, not rewritten.
   if (allNew) return { ok: true, outcome: { row, id, outcome: 'skipped' } };
   if (allCurrent) {
-    // fromEntries defines own properties, so no key can reach a prototype setter; the stored doc is untouched.
-    const updated: JsonObject = Object.fromEntries([...Object.entries(doc), ...changes]);
+    let updated = doc;
+    for (const [path, value] of changes) updated = withValueAt(updated, path, value);
     return { ok: true, outcome: { row, id, outcome: 'applied' }, updated };
   }
-  return { ok: true, outcome: { row, id, outcome: 'conflict', actual } };
+  // fromEntries defines own properties, so a field named like a prototype member stays plain data.
+  return { ok: true, outcome: { row, id, outcome: 'conflict', actual: Object.fromEntries(actual) } };
 }
 
 /**
@@ -274,6 +305,57 @@ function sameJson(a: JsonValue, b: JsonValue): boolean {
     }
   }
   return true;
+}
+
+type Reading = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly depth: number; readonly found: JsonValue };
+
+/**
+ * The member at `path`, null when it or a member on the way is missing or null (the CSV writes null
+ * and missing alike as an empty field). A member on the way that holds anything but an object can
+ * never hold the path: `depth` is its index in the path. hasOwn, so that `constructor` is never found
+ * on the prototype.
+ */
+function readPath(doc: JsonObject, path: readonly string[]): Reading {
+  let value: JsonValue = doc;
+  for (const [depth, key] of path.entries()) {
+    if (!isJsonObject(value)) return { ok: false, depth: depth - 1, found: value };
+    value = Object.hasOwn(value, key) ? (value[key] ?? null) : null;
+    if (value === null) return { ok: true, value: null };
+  }
+  return { ok: true, value };
+}
+
+/**
+ * A copy of `doc` with `value` at `path`, copying only the objects along the path (the document handed
+ * in is never mutated) and creating the missing ones; readPath has ruled out anything else on the way.
+ * fromEntries defines own properties, so a key such as `__proto__` stays plain data and keeps its place.
+ */
+function withValueAt(doc: JsonObject, path: readonly string[], value: JsonValue): JsonObject {
+  const chain: JsonObject[] = [doc];
+  for (const key of path.slice(0, -1)) {
+    const parent = chain[chain.length - 1] ?? {};
+    const member = Object.hasOwn(parent, key) ? parent[key] : undefined;
+    chain.push(isJsonObject(member) ? member : {});
+  }
+  let replacement = value;
+  for (let depth = path.length - 1; depth >= 0; depth--) {
+    replacement = Object.fromEntries([...Object.entries(chain[depth] ?? {}), [path[depth] ?? '', replacement]]);
+  }
+  return replacement as JsonObject;
+}
+
+/** RFC 6901 §3: in a path, `~` only starts the escapes `~0` and `~1`. */
+function isEscapedPath(path: string): boolean {
+  for (let i = path.indexOf('~'); i !== -1; i = path.indexOf('~', i + 2)) {
+    const next = path.charCodeAt(i + 1);
+    if (next !== DIGIT_0 && next !== DIGIT_1) return false;
+  }
+  return true;
+}
+
+/** `dimensions/a~1b` → ['dimensions', 'a/b']: split on `/`, then `~1` → `/` before `~0` → `~` (RFC 6901 §4). */
+function segmentsOf(path: string): string[] {
+  return path.split(SLASH).map((segment) => (segment.includes('~') ? segment.replaceAll('~1', '/').replaceAll('~0', '~') : segment));
 }
 
 function describe(stored: JsonValue): string {

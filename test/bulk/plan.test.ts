@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { planBulk, readBulkHeader, reportOf } from '../../lib/bulk/plan.js';
 import type { BulkColumns, BulkPlan, BulkProblem } from '../../lib/bulk/plan.js';
 import { parseCsv } from '../../lib/csv/parse.js';
+import { flattenRows } from '../../lib/csv/write.js';
 import type { JsonObject, JsonValue } from '../../lib/json.js';
 
 function columnsOf(header: readonly string[]): BulkColumns {
@@ -110,10 +111,30 @@ describe('readBulkHeader', () => {
     assert.match(headerProblem(['id', 'currentPrice', 'newPrice', 'newPrice']).message, /column "newPrice" appears twice/);
   });
 
-  it('should refuse a header with no pair, a pair on the id and a nested field', () => {
+  it('should refuse a header with no pair and a pair on the id, nested or not', () => {
     assert.match(headerProblem(['id']).message, /no current<Field>\/new<Field> pair/);
     assert.match(headerProblem(['productId', 'currentId', 'newId']).message, /the id cannot be changed/);
-    assert.match(headerProblem(['id', 'currentSize/w', 'newSize/w']).message, /only top-level fields/);
+    assert.match(headerProblem(['productId', 'currentId/x', 'newId/x']).message, /the id cannot be changed/);
+  });
+
+  it('should read a nested column as the path of the member it updates, as the text/csv representation names it', () => {
+    assert.deepEqual(columnsOf(['id', 'currentDimensions/width', 'newDimensions/width', 'currentDimensions/Height', 'newDimensions/Height']).fields, [
+      { field: 'dimensions/width', current: 1, next: 2 },
+      { field: 'dimensions/Height', current: 3, next: 4 },
+    ]);
+    assert.deepEqual(columnsOf(['id', 'currentA~1b/c~0d', 'newA~1b/c~0d']).fields, [{ field: 'a~1b/c~0d', current: 1, next: 2 }]);
+  });
+
+  it('should refuse a "~" that is not an RFC 6901 escape', () => {
+    for (const column of ['A~2', 'A~', 'A/~b']) {
+      assert.match(headerProblem(['id', `current${column}`, `new${column}`]).message, /^row 1: column "current.*": "~" must be followed by 0 or 1/, column);
+    }
+  });
+
+  it('should refuse a pair that updates a member of another pair', () => {
+    const problem = headerProblem(['id', 'currentDimensions/width', 'newDimensions/width', 'currentDimensions', 'newDimensions']);
+    assert.match(problem.message, /^row 1: columns for "dimensions" and "dimensions\/width" overlap/);
+    assert.equal(columnsOf(['id', 'currentDim', 'newDim', 'currentDimensions/width', 'newDimensions/width']).fields.length, 2, 'a shared beginning of a name is no overlap');
   });
 });
 
@@ -309,6 +330,67 @@ describe('planBulk', () => {
     assert.deepEqual(result.updates.get('a'), { id: 'a', tags: ['z'], dims: { w: 3 } });
     assert.match(problemOf('id,currentTags,newTags\na,[],{}\n', store).message, /is not an array/);
     assert.deepEqual(outcomes('id,currentTags,newTags\na,"[""y"",""x""]","[]"\n', store), ['conflict']);
+  });
+
+  it('should update a nested member from its a/b column, keeping its siblings and member order', () => {
+    const stored: JsonObject = { id: 'a', dimensions: { width: 3, height: 2 }, name: 'x' };
+    const store = storeOf([stored, { id: 'b', dimensions: { width: 9 } }]);
+    const csv = 'id,currentDimensions/width,newDimensions/width\na,3,4\nb,3,4\n';
+    const result = planOf(csv, store);
+    assert.deepEqual(result.outcomes, [
+      { row: 2, id: 'a', outcome: 'applied' },
+      // The conflict report names the member by its column's path text.
+      { row: 3, id: 'b', outcome: 'conflict', actual: { 'dimensions/width': 9 } },
+    ]);
+    const updated = result.updates.get('a');
+    assert.deepEqual(updated, { id: 'a', dimensions: { width: 4, height: 2 }, name: 'x' });
+    assert.deepEqual(Object.keys(updated?.['dimensions'] ?? {}), ['width', 'height']);
+    assert.deepEqual(stored, { id: 'a', dimensions: { width: 3, height: 2 }, name: 'x' }, 'the stored document is untouched');
+    assert.deepEqual(outcomes(csv, new Map([...store, ...result.updates])), ['skipped', 'conflict']);
+  });
+
+  it('should apply several nested pairs of one object in one row', () => {
+    const csv = 'id,currentDimensions/width,newDimensions/width,currentDimensions/height,newDimensions/height\na,3,4,2,1\n';
+    const updated = planOf(csv, storeOf([{ id: 'a', dimensions: { width: 3, height: 2, depth: 1 } }])).updates.get('a');
+    assert.deepEqual(updated, { id: 'a', dimensions: { width: 4, height: 1, depth: 1 } });
+  });
+
+  it('should read a missing or null member on the way as null, and create the objects on the way when applying', () => {
+    const store = storeOf([{ id: 'a' }, { id: 'b', dimensions: null }, { id: 'c', dimensions: {} }, { id: 'd' }]);
+    const result = planOf('id,currentDimensions/size/width,newDimensions/size/width\na,,5\nb,,5\nc,,5\nd,1,5\n', store);
+    assert.deepEqual(result.outcomes.map((o) => o.outcome), ['applied', 'applied', 'applied', 'conflict']);
+    for (const id of ['a', 'b', 'c']) assert.deepEqual(result.updates.get(id), { id, dimensions: { size: { width: 5 } } }, id);
+    assert.deepEqual(result.outcomes[3]?.actual, { 'dimensions/size/width': null });
+  });
+
+  it('should refuse a row whose path runs through a member that is not an object, even when it would be a conflict', () => {
+    const store = storeOf([{ id: 'a', dimensions: 'big' }, { id: 'b', dimensions: { size: [1] } }, { id: 'c', dimensions: { size: 3 } }]);
+    assert.deepEqual(problemOf('id,currentDimensions/width,newDimensions/width\na,1,2\n', store), {
+      kind: 'bulk',
+      row: 2,
+      message: 'row 2: "dimensions/width" cannot be set: "dimensions" holds a string, not an object',
+    });
+    const csv = 'id,currentDimensions/size/width,newDimensions/size/width\nc,9,2\nb,1,2\n';
+    assert.equal(problemOf(csv, store).message, 'row 2: "dimensions/size/width" cannot be set: "dimensions/size" holds a number, not an object');
+    assert.equal(problemOf('id,currentDimensions/size/width,newDimensions/size/width\nb,1,2\n', store).message, 'row 2: "dimensions/size/width" cannot be set: "dimensions/size" holds an array, not an object');
+  });
+
+  it('should address the member the text/csv column of that name holds, escapes included', () => {
+    const doc: JsonObject = { id: 'a', 'a/b': { 'c~d': 1 } };
+    assert.deepEqual(flattenRows([doc]).columns, ['id', 'a~1b/c~0d']);
+    const updated = planOf('id,currentA~1b/c~0d,newA~1b/c~0d\na,1,2\n', storeOf([doc])).updates.get('a');
+    assert.deepEqual(updated, { id: 'a', 'a/b': { 'c~d': 2 } });
+  });
+
+  it('should keep __proto__ and constructor along a nested path as plain data', () => {
+    const store = storeOf([{ id: 'a', meta: {} }]);
+    const updated = planOf('id,currentMeta/__proto__/polluted,newMeta/__proto__/polluted,currentMeta/constructor,newMeta/constructor\na,,true,,x\n', store).updates.get('a');
+    const meta = updated?.['meta'] as JsonObject;
+    assert.equal(Object.getPrototypeOf(meta), Object.prototype);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(meta, '__proto__')?.value, { polluted: true });
+    assert.equal(meta['constructor'], 'x');
+    assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
+    assert.equal(JSON.stringify(updated), '{"id":"a","meta":{"__proto__":{"polluted":true},"constructor":"x"}}');
   });
 
   it('should refuse the same id on two rows, naming the second row', () => {
