@@ -75,15 +75,16 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
 /**
- * Literals needing no exact check: no exponent and at most 15 digits. Any decimal of at most 15
- * significant digits within the normal double range survives decimal → double → shortest decimal
- * unchanged (DBL_DIG = 15, IEEE 754 binary64: two such decimals are never closer than two adjacent
- * doubles), and without an exponent 15 digits keep the magnitude between 1e-15 and 1e15, far from
- * both ends of that range. Prices, counts, ids and millisecond timestamps all fall here; a literal
- * with an exponent or 16+ digits (such as 0.30000000000000004) takes the exact check, which costs
- * one Number() and one String().
+ * Literals needing no exact check: at most 15 digits and an exponent of at most 280 either way. Any
+ * decimal of at most 15 significant digits within the normal double range survives decimal → double
+ * → shortest decimal unchanged (DBL_DIG = 15, IEEE 754 binary64: two such decimals are never closer
+ * than two adjacent doubles), and 15 digits (between 1e-14 and 1e15, leading zeros counted) times
+ * 10^±280 stay between 1e-294 and 1e295, inside the normal range (2.2e-308 to 1.8e308). Prices,
+ * counts, ids, timestamps and `1.5e-7` all fall here; a literal of 16+ digits (such as
+ * 0.30000000000000004) or a larger exponent takes the exact check: one Number() and one String().
  */
 const MAX_UNCHECKED_DIGITS = 15;
+const MAX_UNCHECKED_EXPONENT = 280;
 /** A double's shortest round-trip form never needs more significant digits than this. */
 const MAX_DOUBLE_DIGITS = 17;
 
@@ -148,14 +149,20 @@ function firstUnstorableNumber(text: string): { offset: number; reason: string }
     if (c !== MINUS && !isDigit(c)) continue;
     let end = i + 1;
     let digits = c === MINUS ? 0 : 1;
-    let exponent = false;
-    for (; end < length; end++) {
-      const d = text.charCodeAt(end);
-      if (isDigit(d)) digits++;
-      else if (d === LOWER_E || d === UPPER_E) exponent = true;
-      else if (d !== DOT && d !== PLUS && d !== MINUS) break;
+    for (let d = text.charCodeAt(end); isDigit(d) || d === DOT; d = text.charCodeAt(++end)) {
+      if (d !== DOT) digits++;
     }
-    if (exponent || digits > MAX_UNCHECKED_DIGITS) {
+    // The exponent's magnitude; only compared with MAX_UNCHECKED_EXPONENT, so it stops growing past it.
+    let exponent = 0;
+    const e = text.charCodeAt(end);
+    if (e === LOWER_E || e === UPPER_E) {
+      const sign = text.charCodeAt(++end);
+      if (sign === PLUS || sign === MINUS) end++;
+      for (let d = text.charCodeAt(end); isDigit(d); d = text.charCodeAt(++end)) {
+        if (exponent <= MAX_UNCHECKED_EXPONENT) exponent = exponent * 10 + (d - DIGIT_0);
+      }
+    }
+    if (digits > MAX_UNCHECKED_DIGITS || exponent > MAX_UNCHECKED_EXPONENT) {
       const reason = numberProblem(text.slice(i, end));
       if (reason !== undefined) return { offset: i, reason };
     }
@@ -182,9 +189,12 @@ function closingQuote(text: string, open: number): number {
 function numberProblem(literal: string): string | undefined {
   const value = Number(literal);
   if (!Number.isFinite(value)) return NUMBER_OUT_OF_RANGE;
+  const shortest = String(value);
+  // Most checked literals were written by JSON.stringify of a double (0.30000000000000004): already shortest.
+  if (shortest === literal) return undefined;
   const written = decimalOf(literal);
   if (written.digits.length > MAX_DOUBLE_DIGITS) return NUMBER_INEXACT;
-  const stored = decimalOf(String(value));
+  const stored = decimalOf(shortest);
   return written.digits === stored.digits && written.exponent === stored.exponent ? undefined : NUMBER_INEXACT;
 }
 
