@@ -17,6 +17,7 @@
 // `1e-400`, `1e400`) makes the file a 400 naming the row, never a silently changed number.
 import type { JsonObject, JsonValue } from '../json.js';
 import { isExactNumber, isJsonObject, NUMBER_OUT_OF_RANGE, parseJson } from '../json.js';
+import { MAX_JSON_DEPTH } from '../writes/document.js';
 
 const CURRENT = 'current';
 const NEW = 'new';
@@ -99,6 +100,8 @@ export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
     if (field !== undefined) {
       if (field === 'id' || field.startsWith('id/')) return headerProblem(`column ${quoted(name)}: the id cannot be changed by a bulk update`);
       if (!isEscapedPath(field)) return headerProblem(`column ${quoted(name)}: "~" must be followed by 0 or 1 (RFC 6901 escapes)`);
+      // The write path refuses an object nested deeper (lib/writes/document.ts), so such a column could never apply.
+      if (deeperThan(field, MAX_JSON_DEPTH)) return headerProblem(`column ${quoted(name)}: nested deeper than ${MAX_JSON_DEPTH} levels`);
       const pair = pairs.get(field) ?? { current: -1, next: -1 };
       if (current !== undefined) pair.current = index;
       else pair.next = index;
@@ -123,10 +126,9 @@ export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
     fields.push({ field, current: pair.current, next: pair.next });
   }
   if (fields.length === 0) return headerProblem('no current<Field>/new<Field> pair, e.g. currentPrice,newPrice');
-  for (const { field: outer } of fields) {
-    const inner = fields.find(({ field }) => field.startsWith(outer + SLASH));
-    if (inner !== undefined) return headerProblem(`columns for ${quoted(outer)} and ${quoted(inner.field)} overlap: one updates a member of the other`);
-  }
+  // Two top-level fields never overlap, so the common header skips the check.
+  const overlap = fields.some(({ field }) => field.includes(SLASH)) ? firstOverlap(fields.map(({ field }) => field)) : undefined;
+  if (overlap !== undefined) return headerProblem(`columns for ${quoted(overlap[0])} and ${quoted(overlap[1])} overlap: one updates a member of the other`);
   return { ok: true, columns: { idColumn, idIndex, fields } };
 }
 
@@ -342,6 +344,51 @@ function withValueAt(doc: JsonObject, path: readonly string[], value: JsonValue)
     replacement = Object.fromEntries([...Object.entries(chain[depth] ?? {}), [path[depth] ?? '', replacement]]);
   }
   return replacement as JsonObject;
+}
+
+/** One segment of the paths seen so far; `field` is set where a path ends. */
+interface PathNode {
+  field?: string;
+  readonly children: Map<string, PathNode>;
+}
+
+/**
+ * Two paths of which the first is a prefix of the second (`dimensions`, `dimensions/width`), or
+ * undefined. A tree of segments, so a long header costs time linear in its length.
+ */
+function firstOverlap(fields: readonly string[]): [string, string] | undefined {
+  const root: PathNode = { children: new Map() };
+  for (const field of fields) {
+    let node = root;
+    for (const segment of field.split(SLASH)) {
+      if (node.field !== undefined) return [node.field, field];
+      let child = node.children.get(segment);
+      if (child === undefined) {
+        child = { children: new Map() };
+        node.children.set(segment, child);
+      }
+      node = child;
+    }
+    // A longer path seen earlier runs through this one's end.
+    const inner = node.children.size > 0 ? firstFieldUnder(node) : undefined;
+    if (inner !== undefined) return [field, inner];
+    node.field = field;
+  }
+  return undefined;
+}
+
+/** Some path ending at or below `node` (every leaf is the end of a path). */
+function firstFieldUnder(node: PathNode): string | undefined {
+  let current: PathNode | undefined = node;
+  while (current !== undefined && current.field === undefined) current = current.children.values().next().value;
+  return current?.field;
+}
+
+/** True when the path has more than `levels` segments: its last one would sit in an object nested deeper than that. */
+function deeperThan(path: string, levels: number): boolean {
+  let segments = 1;
+  for (let slash = path.indexOf(SLASH); slash !== -1 && segments <= levels; slash = path.indexOf(SLASH, slash + 1)) segments++;
+  return segments > levels;
 }
 
 /** RFC 6901 §3: in a path, `~` only starts the escapes `~0` and `~1`. */

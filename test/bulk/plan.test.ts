@@ -4,6 +4,7 @@ import { planBulk, readBulkHeader, reportOf } from '../../lib/bulk/plan.js';
 import type { BulkColumns, BulkPlan, BulkProblem } from '../../lib/bulk/plan.js';
 import { parseCsv } from '../../lib/csv/parse.js';
 import { flattenRows } from '../../lib/csv/write.js';
+import { MAX_JSON_DEPTH, shapeProblem } from '../../lib/writes/document.js';
 import type { JsonObject, JsonValue } from '../../lib/json.js';
 
 function columnsOf(header: readonly string[]): BulkColumns {
@@ -131,9 +132,21 @@ describe('readBulkHeader', () => {
     }
   });
 
+  it('should refuse a nested column deeper than a stored document may nest, and accept one at the limit', () => {
+    const path = (segments: number): string => Array.from({ length: segments }, () => 'A').join('/');
+    assert.match(headerProblem(['id', `current${path(MAX_JSON_DEPTH + 1)}`, `new${path(MAX_JSON_DEPTH + 1)}`]).message, new RegExp(`^row 1: column .*: nested deeper than ${MAX_JSON_DEPTH} levels$`));
+    const columns = columnsOf(['id', `current${path(MAX_JSON_DEPTH)}`, `new${path(MAX_JSON_DEPTH)}`]);
+    const result = planBulk(columns, [['a', '', '1']], () => ({ id: 'a' }));
+    if (!result.ok) assert.fail(result.problem.message);
+    // The write path accepts what the header let through (lib/writes/document.ts).
+    assert.equal(shapeProblem(result.plan.updates.get('a')), undefined);
+  });
+
   it('should refuse a pair that updates a member of another pair', () => {
     const problem = headerProblem(['id', 'currentDimensions/width', 'newDimensions/width', 'currentDimensions', 'newDimensions']);
     assert.match(problem.message, /^row 1: columns for "dimensions" and "dimensions\/width" overlap/);
+    const reversed = headerProblem(['id', 'currentDimensions', 'newDimensions', 'currentDimensions/size/width', 'newDimensions/size/width']);
+    assert.match(reversed.message, /^row 1: columns for "dimensions" and "dimensions\/size\/width" overlap/);
     assert.equal(columnsOf(['id', 'currentDim', 'newDim', 'currentDimensions/width', 'newDimensions/width']).fields.length, 2, 'a shared beginning of a name is no overlap');
   });
 });
