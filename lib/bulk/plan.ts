@@ -7,18 +7,33 @@
 // This module reads the header, converts CSV text to each stored value's type, and decides every row;
 // the HTTP layer commits `updates` in one atomic store write and answers `reportOf(plan)`.
 // Nothing here mutates the documents handed to it.
+//
+// Nested members: the text/csv representation writes them as `a/b` columns, each segment escaped as
+// in JSON Pointer (RFC 6901 §3; lib/csv/write.ts), so `currentDimensions/width,newDimensions/width`
+// updates `dimensions.width`, and a file made from a download can be sent back.
+//
+// Numbers (CONTRACT §3: a number JSON cannot carry exactly → 400 on every write path, bulk rows
+// included): a new value written as a decimal that no double holds exactly (`9007199254740993`,
+// `1e-400`, `1e400`) makes the file a 400 naming the row, never a silently changed number.
 import type { JsonObject, JsonValue } from '../json.js';
-import { isJsonObject } from '../json.js';
+import { isExactNumber, isJsonObject, NUMBER_OUT_OF_RANGE, parseJson } from '../json.js';
+import { MAX_JSON_DEPTH } from '../writes/document.js';
 
 const CURRENT = 'current';
 const NEW = 'new';
+const SLASH = '/';
+const DIGIT_0 = 0x30;
+const DIGIT_1 = 0x31;
 // RFC 8259 §6 number grammar: `10`, `10.50`, `-3`, `1e2`; no `0x10`, `+1`, `.5`, `Infinity`, `NaN`.
 // Echoed CSV text is cut short: a problem detail must not repeat a megabyte field back.
 const ECHO_MAX = 64;
 const DECIMAL = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
 export interface BulkField {
-  /** The document member the pair updates: `currentPrice`/`newPrice` → `price`. */
+  /**
+   * The document member the pair updates: `currentPrice`/`newPrice` → `price`. A nested member is its
+   * path as the CSV columns write it: `currentDimensions/width` → `dimensions/width` (RFC 6901 escapes).
+   */
   readonly field: string;
   /** Column index of current<Field>. */
   readonly current: number;
@@ -47,7 +62,7 @@ export interface RowOutcome {
   readonly row: number;
   readonly id: string;
   readonly outcome: 'applied' | 'skipped' | 'conflict' | 'notFound';
-  /** For conflicts: field → stored value (null when the member is missing). */
+  /** For conflicts: field (its path text for a nested member) → stored value (null when the member is missing). */
   readonly actual?: Readonly<Record<string, JsonValue>>;
 }
 
@@ -69,7 +84,9 @@ export interface BulkReport {
 /**
  * Header row → the id column and the current<Field>/new<Field> pairs. A name matching current<Upper…>
  * or new<Upper…> is a pair column even when it also ends in `Id` (`currentAccountId` updates
- * `accountId`). Anything else that is not `id` or `…Id` is refused, as are duplicates.
+ * `accountId`). Anything else that is not `id` or `…Id` is refused, as are duplicates, a `~` that is
+ * not an RFC 6901 escape, and two pairs of which one updates a member of the other (`dimensions` and
+ * `dimensions/width`: the outcome would depend on the column order).
  */
 export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
   let idIndex = -1;
@@ -81,8 +98,10 @@ export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
     const current = fieldAfter(name, CURRENT);
     const field = current ?? fieldAfter(name, NEW);
     if (field !== undefined) {
-      if (field === 'id') return headerProblem(`column ${quoted(name)}: the id cannot be changed by a bulk update`);
-      if (field.includes('/')) return headerProblem(`column ${quoted(name)}: only top-level fields can be updated`);
+      if (field === 'id' || field.startsWith('id/')) return headerProblem(`column ${quoted(name)}: the id cannot be changed by a bulk update`);
+      if (!isEscapedPath(field)) return headerProblem(`column ${quoted(name)}: "~" must be followed by 0 or 1 (RFC 6901 escapes)`);
+      // The write path refuses an object nested deeper (lib/writes/document.ts), so such a column could never apply.
+      if (deeperThan(field, MAX_JSON_DEPTH)) return headerProblem(`column ${quoted(name)}: nested deeper than ${MAX_JSON_DEPTH} levels`);
       const pair = pairs.get(field) ?? { current: -1, next: -1 };
       if (current !== undefined) pair.current = index;
       else pair.next = index;
@@ -107,6 +126,9 @@ export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
     fields.push({ field, current: pair.current, next: pair.next });
   }
   if (fields.length === 0) return headerProblem('no current<Field>/new<Field> pair, e.g. currentPrice,newPrice');
+  // Two top-level fields never overlap, so the common header skips the check.
+  const overlap = fields.some(({ field }) => field.includes(SLASH)) ? firstOverlap(fields.map(({ field }) => field)) : undefined;
+  if (overlap !== undefined) return headerProblem(`columns for ${quoted(overlap[0])} and ${quoted(overlap[1])} overlap: one updates a member of the other`);
   return { ok: true, columns: { idColumn, idIndex, fields } };
 }
 
@@ -123,6 +145,7 @@ export function planBulk(
   const outcomes: RowOutcome[] = [];
   const updates = new Map<string, JsonObject>();
   const firstRowOf = new Map<string, number>();
+  const paths = columns.fields.map(({ field }) => segmentsOf(field));
   for (const [index, cells] of rows.entries()) {
     const row = index + 2;
     const id = cells[columns.idIndex];
@@ -136,7 +159,7 @@ export function planBulk(
       outcomes.push({ row, id, outcome: 'notFound' });
       continue;
     }
-    const decided = decideRow(columns.fields, cells, doc, row, id);
+    const decided = decideRow(columns.fields, paths, cells, doc, row, id);
     if (!decided.ok) return decided;
     outcomes.push(decided.outcome);
     if (decided.updated !== undefined) updates.set(id, decided.updated);
@@ -163,71 +186,103 @@ type RowDecision =
   | { readonly ok: true; readonly outcome: RowOutcome; readonly updated?: JsonObject }
   | { readonly ok: false; readonly problem: BulkProblem };
 
+/** CSV text converted to a value, or why it cannot be one: not of the stored type, or a number no double holds. */
+type Converted = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly why: 'type' | 'inexact' };
+
+const NOT_OF_TYPE: Converted = { ok: false, why: 'type' };
+const INEXACT: Converted = { ok: false, why: 'inexact' };
+
 /** Applied when every current matches, skipped when every field already holds its new value, else conflict. */
-function decideRow(fields: readonly BulkField[], cells: readonly string[], doc: JsonObject, row: number, id: string): RowDecision {
+function decideRow(
+  fields: readonly BulkField[],
+  paths: readonly (readonly string[])[],
+  cells: readonly string[],
+  doc: JsonObject,
+  row: number,
+  id: string,
+): RowDecision {
   let allCurrent = true;
   let allNew = true;
-  const actual: Record<string, JsonValue> = {};
-  const changes: [string, JsonValue][] = [];
-  for (const { field, current, next } of fields) {
+  const actual: [string, JsonValue][] = [];
+  const changes: [readonly string[], JsonValue][] = [];
+  for (const [index, { field, current, next }] of fields.entries()) {
+    const path = paths[index] ?? [field];
     const currentText = cells[current];
     const nextText = cells[next];
     if (currentText === undefined || nextText === undefined) return rowProblem(row, 'has fewer fields than the header');
-    // A missing member reads as null; hasOwn so that `constructor` is never found on the prototype.
-    const stored = Object.hasOwn(doc, field) ? (doc[field] ?? null) : null;
+    const read = readPath(doc, path);
+    if (!read.ok) {
+      // No value of this row could ever be stored there, whatever the current column says.
+      const holder = field.split(SLASH).slice(0, read.depth + 1).join(SLASH);
+      return rowProblem(row, `${quoted(field)} cannot be set: ${quoted(holder)} holds ${describe(read.found)}, not an object`);
+    }
+    const stored = read.value;
     const nextValue = convert(nextText, stored);
-    if (nextValue === undefined) {
+    if (!nextValue.ok && nextValue.why === 'inexact') return rowProblem(row, `new value ${quoted(nextText)} for ${field} cannot be stored exactly as a number`);
+    if (!nextValue.ok) {
       return rowProblem(row, `new value ${quoted(nextText)} for ${field} is not ${describe(stored)}, the type of the stored value`);
     }
-    // A current value that cannot convert cannot equal the stored one: a conflict, not a problem.
+    // A current value that cannot convert (or that no double holds, so it cannot be what is stored)
+    // cannot equal the stored one: a conflict, not a problem.
     const currentValue = convert(currentText, stored);
-    allCurrent &&= currentValue !== undefined && sameJson(stored, currentValue);
-    allNew &&= sameJson(stored, nextValue);
-    actual[field] = stored;
-    changes.push([field, nextValue]);
+    allCurrent &&= currentValue.ok && sameJson(stored, currentValue.value);
+    allNew &&= sameJson(stored, nextValue.value);
+    actual.push([field, stored]);
+    changes.push([path, nextValue.value]);
   }
   // Checked first, so a row whose current and new are equal is skipped, not rewritten.
   if (allNew) return { ok: true, outcome: { row, id, outcome: 'skipped' } };
   if (allCurrent) {
-    // fromEntries defines own properties, so no key can reach a prototype setter; the stored doc is untouched.
-    const updated: JsonObject = Object.fromEntries([...Object.entries(doc), ...changes]);
+    let updated = doc;
+    for (const [path, value] of changes) updated = withValueAt(updated, path, value);
     return { ok: true, outcome: { row, id, outcome: 'applied' }, updated };
   }
-  return { ok: true, outcome: { row, id, outcome: 'conflict', actual } };
+  // fromEntries defines own properties, so a field named like a prototype member stays plain data.
+  return { ok: true, outcome: { row, id, outcome: 'conflict', actual: Object.fromEntries(actual) } };
 }
 
 /**
- * CSV text → a value of the stored value's type, or undefined when it cannot be one. A null (or
- * missing) member has no type to follow, so the text is read as it looks: empty → null,
- * `true`/`false` → boolean, decimal → number, anything else → string.
+ * CSV text → a value of the stored value's type. A null (or missing) member has no type to follow,
+ * so the text is read as it looks: empty → null, `true`/`false` → boolean, decimal → number,
+ * anything else → string. A decimal no double holds exactly is refused there too rather than kept as
+ * a string: the same text is a number in every other row, and a stored string would change its type
+ * silently.
  */
-function convert(text: string, stored: JsonValue): JsonValue | undefined {
-  if (typeof stored === 'string') return text;
+function convert(text: string, stored: JsonValue): Converted {
+  if (typeof stored === 'string') return { ok: true, value: text };
   if (typeof stored === 'number') return decimal(text);
-  if (typeof stored === 'boolean') return text === 'true' ? true : text === 'false' ? false : undefined;
+  if (typeof stored === 'boolean') return text === 'true' ? { ok: true, value: true } : text === 'false' ? { ok: true, value: false } : NOT_OF_TYPE;
   if (stored === null) {
-    if (text === '') return null;
-    if (text === 'true' || text === 'false') return text === 'true';
-    return decimal(text) ?? text;
+    if (text === '') return { ok: true, value: null };
+    if (text === 'true' || text === 'false') return { ok: true, value: text === 'true' };
+    return DECIMAL.test(text) ? decimal(text) : { ok: true, value: text };
   }
   // Arrays and objects travel as JSON text, as the text/csv representation writes them.
+  const parsed = jsonCell(text);
+  if (!parsed.ok) return parsed;
+  if (Array.isArray(stored)) return Array.isArray(parsed.value) ? parsed : NOT_OF_TYPE;
+  return isJsonObject(parsed.value) ? parsed : NOT_OF_TYPE;
+}
+
+function decimal(text: string): Converted {
+  if (!DECIMAL.test(text)) return NOT_OF_TYPE;
+  // `9007199254740993`, `1e-400` and `1e400` are decimal syntax, but no double holds them (CONTRACT §3).
+  return isExactNumber(text) ? { ok: true, value: Number(text) } : INEXACT;
+}
+
+/**
+ * A JSON cell, read with the same rule as a JSON body. A number that overflows to Infinity is kept
+ * (as Infinity): the write path refuses the row's document with the number's pointer, as it refuses
+ * a PUT of it (lib/writes/document.ts), and Infinity equals no stored value, so a current that holds
+ * one is a conflict. A finite number the double changed (`9007199254740993`) is refused here, because
+ * no later check can tell it from the number it became.
+ */
+function jsonCell(text: string): Converted {
   const parsed = parseJson(text);
-  if (Array.isArray(stored)) return Array.isArray(parsed) ? parsed : undefined;
-  return isJsonObject(parsed) ? parsed : undefined;
-}
-
-function decimal(text: string): number | undefined {
-  if (!DECIMAL.test(text)) return undefined;
-  const value = Number(text);
-  return Number.isFinite(value) ? value : undefined; // `1e400` is decimal syntax but not a JSON number
-}
-
-function parseJson(text: string): JsonValue | undefined {
-  try {
-    return JSON.parse(text) as JsonValue;
-  } catch {
-    return undefined;
-  }
+  if (parsed.ok) return { ok: true, value: parsed.value };
+  if (parsed.error.kind === 'syntax') return NOT_OF_TYPE;
+  if (parsed.error.reason === NUMBER_OUT_OF_RANGE) return { ok: true, value: JSON.parse(text) as JsonValue };
+  return INEXACT;
 }
 
 /** Deep JSON equality (member order ignored), iterative so deep values cannot overflow the stack. */
@@ -252,6 +307,102 @@ function sameJson(a: JsonValue, b: JsonValue): boolean {
     }
   }
   return true;
+}
+
+type Reading = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly depth: number; readonly found: JsonValue };
+
+/**
+ * The member at `path`, null when it or a member on the way is missing or null (the CSV writes null
+ * and missing alike as an empty field). A member on the way that holds anything but an object can
+ * never hold the path: `depth` is its index in the path. hasOwn, so that `constructor` is never found
+ * on the prototype.
+ */
+function readPath(doc: JsonObject, path: readonly string[]): Reading {
+  let value: JsonValue = doc;
+  for (const [depth, key] of path.entries()) {
+    if (!isJsonObject(value)) return { ok: false, depth: depth - 1, found: value };
+    value = Object.hasOwn(value, key) ? (value[key] ?? null) : null;
+    if (value === null) return { ok: true, value: null };
+  }
+  return { ok: true, value };
+}
+
+/**
+ * A copy of `doc` with `value` at `path`, copying only the objects along the path (the document handed
+ * in is never mutated) and creating the missing ones; readPath has ruled out anything else on the way.
+ * fromEntries defines own properties, so a key such as `__proto__` stays plain data and keeps its place.
+ */
+function withValueAt(doc: JsonObject, path: readonly string[], value: JsonValue): JsonObject {
+  const chain: JsonObject[] = [doc];
+  for (const key of path.slice(0, -1)) {
+    const parent = chain[chain.length - 1] ?? {};
+    const member = Object.hasOwn(parent, key) ? parent[key] : undefined;
+    chain.push(isJsonObject(member) ? member : {});
+  }
+  let replacement = value;
+  for (let depth = path.length - 1; depth >= 0; depth--) {
+    replacement = Object.fromEntries([...Object.entries(chain[depth] ?? {}), [path[depth] ?? '', replacement]]);
+  }
+  return replacement as JsonObject;
+}
+
+/** One segment of the paths seen so far; `field` is set where a path ends. */
+interface PathNode {
+  field?: string;
+  readonly children: Map<string, PathNode>;
+}
+
+/**
+ * Two paths of which the first is a prefix of the second (`dimensions`, `dimensions/width`), or
+ * undefined. A tree of segments, so a long header costs time linear in its length.
+ */
+function firstOverlap(fields: readonly string[]): [string, string] | undefined {
+  const root: PathNode = { children: new Map() };
+  for (const field of fields) {
+    let node = root;
+    for (const segment of field.split(SLASH)) {
+      if (node.field !== undefined) return [node.field, field];
+      let child = node.children.get(segment);
+      if (child === undefined) {
+        child = { children: new Map() };
+        node.children.set(segment, child);
+      }
+      node = child;
+    }
+    // A longer path seen earlier runs through this one's end.
+    const inner = node.children.size > 0 ? firstFieldUnder(node) : undefined;
+    if (inner !== undefined) return [field, inner];
+    node.field = field;
+  }
+  return undefined;
+}
+
+/** Some path ending at or below `node` (every leaf is the end of a path). */
+function firstFieldUnder(node: PathNode): string | undefined {
+  let current: PathNode | undefined = node;
+  while (current !== undefined && current.field === undefined) current = current.children.values().next().value;
+  return current?.field;
+}
+
+/** True when the path has more than `levels` segments: its last one would sit in an object nested deeper than that. */
+function deeperThan(path: string, levels: number): boolean {
+  let segments = 1;
+  for (let slash = path.indexOf(SLASH); slash !== -1 && segments <= levels; slash = path.indexOf(SLASH, slash + 1)) segments++;
+  return segments > levels;
+}
+
+/** RFC 6901 §3: in a path, `~` only starts the escapes `~0` and `~1`. */
+function isEscapedPath(path: string): boolean {
+  for (let i = path.indexOf('~'); i !== -1; i = path.indexOf('~', i + 2)) {
+    const next = path.charCodeAt(i + 1);
+    if (next !== DIGIT_0 && next !== DIGIT_1) return false;
+  }
+  return true;
+}
+
+/** `dimensions/a~1b` → ['dimensions', 'a/b']: split on `/`, then `~1` → `/` before `~0` → `~` (RFC 6901 §4). */
+function segmentsOf(path: string): string[] {
+  return path.split(SLASH).map((segment) => (segment.includes('~') ? segment.replaceAll('~1', '/').replaceAll('~0', '~') : segment));
 }
 
 function describe(stored: JsonValue): string {

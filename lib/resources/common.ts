@@ -5,7 +5,7 @@ import type { PreconditionFields, PreconditionVerdict } from '../protocol/condit
 import { problem, type Problem } from '../protocol/problem.js';
 import { problemReply, type Reply } from '../http/respond.js';
 import { readBody, unreadBodyReply } from '../http/body.js';
-import type { JsonObject } from '../json.js';
+import { parseJson, type JsonObject } from '../json.js';
 import { documentShapeProblem } from '../writes/document.js';
 import type { App } from './context.js';
 
@@ -34,24 +34,31 @@ export async function readJsonObject(req: IncomingMessage, limit: number): Promi
   return { ok: true, bytes: body.bytes, doc: parsed.doc };
 }
 
+/**
+ * A request body → the JSON object it holds, or the 400 problem: invalid UTF-8 and malformed JSON are
+ * `invalid-json` in resapi's words with the offset (CONTRACT §3: never the parser's message or a slice
+ * of the body); a number JSON cannot carry exactly, or a value that is not a storable object, is
+ * `invalid-body` pointing at it (RFC 6901).
+ */
 export function parseJsonObject(bytes: Buffer): { ok: true; doc: JsonObject } | { ok: false; problem: Problem } {
   let text: string;
   try {
+    // A leading byte order mark is dropped by the decoder (RFC 8259 §8.1 lets a parser ignore it).
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     return { ok: false, problem: problem('invalid-json', 'The body is not valid UTF-8.') };
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    const reason = error instanceof SyntaxError ? error.message : 'syntax error';
-    return { ok: false, problem: problem('invalid-json', `The body is not valid JSON: ${reason}`) };
+  const parsed = parseJson(text);
+  if (!parsed.ok) {
+    const { error } = parsed;
+    if (error.kind === 'syntax') return { ok: false, problem: problem('invalid-json', `The body is not valid JSON: ${error.message}.`) };
+    const detail = `The body holds a number JSON cannot carry as written: ${error.message}.`;
+    return { ok: false, problem: problem('invalid-body', detail, { errors: [{ pointer: error.pointer ?? '', detail: error.reason }] }) };
   }
   // The write path asks the same question of every stored document (lib/writes/document.ts).
-  const shape = documentShapeProblem(value);
+  const shape = documentShapeProblem(parsed.value);
   if (shape !== undefined) return { ok: false, problem: shape };
-  return { ok: true, doc: value as JsonObject };
+  return { ok: true, doc: parsed.value as JsonObject };
 }
 
 export function verdictProblem(verdict: Exclude<PreconditionVerdict, { kind: 'proceed' } | { kind: 'not-modified' }>): Problem {

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { planBulk, readBulkHeader, reportOf } from '../../lib/bulk/plan.js';
 import type { BulkColumns, BulkPlan, BulkProblem } from '../../lib/bulk/plan.js';
 import { parseCsv } from '../../lib/csv/parse.js';
+import { flattenRows } from '../../lib/csv/write.js';
+import { MAX_JSON_DEPTH, shapeProblem } from '../../lib/writes/document.js';
 import type { JsonObject, JsonValue } from '../../lib/json.js';
 
 function columnsOf(header: readonly string[]): BulkColumns {
@@ -110,10 +112,42 @@ describe('readBulkHeader', () => {
     assert.match(headerProblem(['id', 'currentPrice', 'newPrice', 'newPrice']).message, /column "newPrice" appears twice/);
   });
 
-  it('should refuse a header with no pair, a pair on the id and a nested field', () => {
+  it('should refuse a header with no pair and a pair on the id, nested or not', () => {
     assert.match(headerProblem(['id']).message, /no current<Field>\/new<Field> pair/);
     assert.match(headerProblem(['productId', 'currentId', 'newId']).message, /the id cannot be changed/);
-    assert.match(headerProblem(['id', 'currentSize/w', 'newSize/w']).message, /only top-level fields/);
+    assert.match(headerProblem(['productId', 'currentId/x', 'newId/x']).message, /the id cannot be changed/);
+  });
+
+  it('should read a nested column as the path of the member it updates, as the text/csv representation names it', () => {
+    assert.deepEqual(columnsOf(['id', 'currentDimensions/width', 'newDimensions/width', 'currentDimensions/Height', 'newDimensions/Height']).fields, [
+      { field: 'dimensions/width', current: 1, next: 2 },
+      { field: 'dimensions/Height', current: 3, next: 4 },
+    ]);
+    assert.deepEqual(columnsOf(['id', 'currentA~1b/c~0d', 'newA~1b/c~0d']).fields, [{ field: 'a~1b/c~0d', current: 1, next: 2 }]);
+  });
+
+  it('should refuse a "~" that is not an RFC 6901 escape', () => {
+    for (const column of ['A~2', 'A~', 'A/~b']) {
+      assert.match(headerProblem(['id', `current${column}`, `new${column}`]).message, /^row 1: column "current.*": "~" must be followed by 0 or 1/, column);
+    }
+  });
+
+  it('should refuse a nested column deeper than a stored document may nest, and accept one at the limit', () => {
+    const path = (segments: number): string => Array.from({ length: segments }, () => 'A').join('/');
+    assert.match(headerProblem(['id', `current${path(MAX_JSON_DEPTH + 1)}`, `new${path(MAX_JSON_DEPTH + 1)}`]).message, new RegExp(`^row 1: column .*: nested deeper than ${MAX_JSON_DEPTH} levels$`));
+    const columns = columnsOf(['id', `current${path(MAX_JSON_DEPTH)}`, `new${path(MAX_JSON_DEPTH)}`]);
+    const result = planBulk(columns, [['a', '', '1']], () => ({ id: 'a' }));
+    if (!result.ok) assert.fail(result.problem.message);
+    // The write path accepts what the header let through (lib/writes/document.ts).
+    assert.equal(shapeProblem(result.plan.updates.get('a')), undefined);
+  });
+
+  it('should refuse a pair that updates a member of another pair', () => {
+    const problem = headerProblem(['id', 'currentDimensions/width', 'newDimensions/width', 'currentDimensions', 'newDimensions']);
+    assert.match(problem.message, /^row 1: columns for "dimensions" and "dimensions\/width" overlap/);
+    const reversed = headerProblem(['id', 'currentDimensions', 'newDimensions', 'currentDimensions/size/width', 'newDimensions/size/width']);
+    assert.match(reversed.message, /^row 1: columns for "dimensions" and "dimensions\/size\/width" overlap/);
+    assert.equal(columnsOf(['id', 'currentDim', 'newDim', 'currentDimensions/width', 'newDimensions/width']).fields.length, 2, 'a shared beginning of a name is no overlap');
   });
 });
 
@@ -200,12 +234,59 @@ describe('planBulk', () => {
 
   it('should refuse a new value that can never be stored in a number field, naming the row', () => {
     const store = storeOf([{ id: 'a', price: 5 }, { id: 'b', price: 5 }]);
-    for (const text of ['0x10', '', 'Infinity', 'NaN', 'abc', '1e400']) {
+    for (const text of ['0x10', '', 'Infinity', 'NaN', 'abc']) {
       const problem = problemOf(`${csvHeader}a,5,6\nb,5,${text}\n`, store);
       assert.equal(problem.kind, 'bulk');
       assert.equal(problem.row, 3);
       assert.match(problem.message, /^row 3: new value .* for price is not a number/, text);
     }
+  });
+
+  it('should refuse a new decimal that no double holds exactly, naming the row, instead of storing another number', () => {
+    const store = storeOf([{ id: 'a', price: 5 }, { id: 'b', price: 5 }]);
+    for (const text of ['9007199254740993', '1e-400', '1e400', '-1e999', '123456789012345678901234567890', '0.10000000000000000555']) {
+      const problem = problemOf(`${csvHeader}a,5,6\nb,5,${text}\n`, store);
+      assert.equal(problem.row, 3, text);
+      assert.equal(problem.message, `row 3: new value "${text}" for price cannot be stored exactly as a number`, text);
+    }
+  });
+
+  it('should store exact spellings as the number they write, and skip them on a second send', () => {
+    const store = storeOf([{ id: 'a', price: 5 }, { id: 'b', price: 5 }, { id: 'c', price: 9007199254740992 }]);
+    const csv = `${csvHeader}a,5,1.0\nb,5e0,1e2\nc,9007199254740992,9007199254740991\n`;
+    const first = planOf(csv, store);
+    assert.deepEqual(first.outcomes.map((o) => o.outcome), ['applied', 'applied', 'applied']);
+    assert.deepEqual([...first.updates.values()], [{ id: 'a', price: 1 }, { id: 'b', price: 100 }, { id: 'c', price: 9007199254740991 }]);
+    assert.deepEqual(outcomes(csv, new Map([...store, ...first.updates])), ['skipped', 'skipped', 'skipped']);
+  });
+
+  it('should treat a current decimal that no double holds as a conflict, not as the number it rounds to', () => {
+    // 9007199254740993 parses to 9007199254740992: equal as doubles, but not what the file says is stored.
+    const result = planOf(`${csvHeader}a,9007199254740993,7\n`, storeOf([{ id: 'a', price: 9007199254740992 }]));
+    assert.deepEqual(result.outcomes, [{ row: 2, id: 'a', outcome: 'conflict', actual: { price: 9007199254740992 } }]);
+  });
+
+  it('should refuse an inexact decimal for a null member rather than store it as a string', () => {
+    // A stored null has no type to follow: text that reads as a decimal is a number there, so one that
+    // no double holds is refused like anywhere else, not kept as the string "9007199254740993".
+    const store = storeOf([{ id: 'a', price: null }, { id: 'b' }]);
+    assert.equal(problemOf(`${csvHeader}a,,9007199254740993\n`, store).message, 'row 2: new value "9007199254740993" for price cannot be stored exactly as a number');
+    assert.equal(problemOf(`${csvHeader}b,,1e-400\n`, store).row, 2);
+    assert.deepEqual(planOf(`${csvHeader}a,,9007199254740992\n`, store).updates.get('a'), { id: 'a', price: 9007199254740992 });
+  });
+
+  it('should read array and object cells with the same number rule as a JSON body', () => {
+    const store = storeOf([{ id: 'a', tags: [1], dims: { w: 1 } }]);
+    assert.match(problemOf('id,currentTags,newTags\na,[1],[9007199254740993]\n', store).message, /^row 2: new value .* for tags cannot be stored exactly as a number$/);
+    assert.match(problemOf('id,currentDims,newDims\na,"{""w"":1}","{""w"":1e-400}"\n', store).message, /^row 2: new value .* for dims cannot be stored exactly as a number$/);
+    assert.deepEqual(planOf('id,currentTags,newTags\na,[1.0],"[1e2,0.5]"\n', store).updates.get('a'), { id: 'a', tags: [100, 0.5], dims: { w: 1 } });
+    assert.deepEqual(outcomes('id,currentTags,newTags\na,[1.0000000000000000001],[2]\n', store), ['conflict']);
+  });
+
+  it('should leave a JSON cell number that overflows to the write path, which refuses it with its pointer', () => {
+    // lib/writes/document.ts refuses Infinity as "number out of range" at /tags/0 (test/e2e/write-path.test.ts).
+    const updated = planOf('id,currentTags,newTags\na,[1],[1e400]\n', storeOf([{ id: 'a', tags: [1] }])).updates.get('a');
+    assert.deepEqual(updated, { id: 'a', tags: [Number.POSITIVE_INFINITY] });
   });
 
   it('should refuse an unconvertible new value even on a row that would be a conflict', () => {
@@ -262,6 +343,67 @@ describe('planBulk', () => {
     assert.deepEqual(result.updates.get('a'), { id: 'a', tags: ['z'], dims: { w: 3 } });
     assert.match(problemOf('id,currentTags,newTags\na,[],{}\n', store).message, /is not an array/);
     assert.deepEqual(outcomes('id,currentTags,newTags\na,"[""y"",""x""]","[]"\n', store), ['conflict']);
+  });
+
+  it('should update a nested member from its a/b column, keeping its siblings and member order', () => {
+    const stored: JsonObject = { id: 'a', dimensions: { width: 3, height: 2 }, name: 'x' };
+    const store = storeOf([stored, { id: 'b', dimensions: { width: 9 } }]);
+    const csv = 'id,currentDimensions/width,newDimensions/width\na,3,4\nb,3,4\n';
+    const result = planOf(csv, store);
+    assert.deepEqual(result.outcomes, [
+      { row: 2, id: 'a', outcome: 'applied' },
+      // The conflict report names the member by its column's path text.
+      { row: 3, id: 'b', outcome: 'conflict', actual: { 'dimensions/width': 9 } },
+    ]);
+    const updated = result.updates.get('a');
+    assert.deepEqual(updated, { id: 'a', dimensions: { width: 4, height: 2 }, name: 'x' });
+    assert.deepEqual(Object.keys(updated?.['dimensions'] ?? {}), ['width', 'height']);
+    assert.deepEqual(stored, { id: 'a', dimensions: { width: 3, height: 2 }, name: 'x' }, 'the stored document is untouched');
+    assert.deepEqual(outcomes(csv, new Map([...store, ...result.updates])), ['skipped', 'conflict']);
+  });
+
+  it('should apply several nested pairs of one object in one row', () => {
+    const csv = 'id,currentDimensions/width,newDimensions/width,currentDimensions/height,newDimensions/height\na,3,4,2,1\n';
+    const updated = planOf(csv, storeOf([{ id: 'a', dimensions: { width: 3, height: 2, depth: 1 } }])).updates.get('a');
+    assert.deepEqual(updated, { id: 'a', dimensions: { width: 4, height: 1, depth: 1 } });
+  });
+
+  it('should read a missing or null member on the way as null, and create the objects on the way when applying', () => {
+    const store = storeOf([{ id: 'a' }, { id: 'b', dimensions: null }, { id: 'c', dimensions: {} }, { id: 'd' }]);
+    const result = planOf('id,currentDimensions/size/width,newDimensions/size/width\na,,5\nb,,5\nc,,5\nd,1,5\n', store);
+    assert.deepEqual(result.outcomes.map((o) => o.outcome), ['applied', 'applied', 'applied', 'conflict']);
+    for (const id of ['a', 'b', 'c']) assert.deepEqual(result.updates.get(id), { id, dimensions: { size: { width: 5 } } }, id);
+    assert.deepEqual(result.outcomes[3]?.actual, { 'dimensions/size/width': null });
+  });
+
+  it('should refuse a row whose path runs through a member that is not an object, even when it would be a conflict', () => {
+    const store = storeOf([{ id: 'a', dimensions: 'big' }, { id: 'b', dimensions: { size: [1] } }, { id: 'c', dimensions: { size: 3 } }]);
+    assert.deepEqual(problemOf('id,currentDimensions/width,newDimensions/width\na,1,2\n', store), {
+      kind: 'bulk',
+      row: 2,
+      message: 'row 2: "dimensions/width" cannot be set: "dimensions" holds a string, not an object',
+    });
+    const csv = 'id,currentDimensions/size/width,newDimensions/size/width\nc,9,2\nb,1,2\n';
+    assert.equal(problemOf(csv, store).message, 'row 2: "dimensions/size/width" cannot be set: "dimensions/size" holds a number, not an object');
+    assert.equal(problemOf('id,currentDimensions/size/width,newDimensions/size/width\nb,1,2\n', store).message, 'row 2: "dimensions/size/width" cannot be set: "dimensions/size" holds an array, not an object');
+  });
+
+  it('should address the member the text/csv column of that name holds, escapes included', () => {
+    const doc: JsonObject = { id: 'a', 'a/b': { 'c~d': 1 } };
+    assert.deepEqual(flattenRows([doc]).columns, ['id', 'a~1b/c~0d']);
+    const updated = planOf('id,currentA~1b/c~0d,newA~1b/c~0d\na,1,2\n', storeOf([doc])).updates.get('a');
+    assert.deepEqual(updated, { id: 'a', 'a/b': { 'c~d': 2 } });
+  });
+
+  it('should keep __proto__ and constructor along a nested path as plain data', () => {
+    const store = storeOf([{ id: 'a', meta: {} }]);
+    const updated = planOf('id,currentMeta/__proto__/polluted,newMeta/__proto__/polluted,currentMeta/constructor,newMeta/constructor\na,,true,,x\n', store).updates.get('a');
+    const meta = updated?.['meta'] as JsonObject;
+    assert.equal(Object.getPrototypeOf(meta), Object.prototype);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(meta, '__proto__')?.value, { polluted: true });
+    assert.equal(meta['constructor'], 'x');
+    assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
+    assert.equal(JSON.stringify(updated), '{"id":"a","meta":{"__proto__":{"polluted":true},"constructor":"x"}}');
   });
 
   it('should refuse the same id on two rows, naming the second row', () => {

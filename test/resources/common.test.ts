@@ -89,6 +89,34 @@ describe('parseJsonObject', () => {
     assert.deepEqual(refused('{"a/b":{"~c":1E999}}').errors, [{ pointer: '/a~1b/~0c', detail: 'number out of range' }]);
   });
 
+  it('should refuse a number a double does not hold exactly, pointing at it, instead of storing another', () => {
+    for (const literal of ['9007199254740993', '1e-400', '123456789012345678901234567890', '0.10000000000000000555']) {
+      const p = refused(`{"id":"x","price":${literal}}`);
+      assert.equal(p.type, 'invalid-body', literal);
+      assert.equal(p.status, 400, literal);
+      assert.deepEqual(p.errors, [{ pointer: '/price', detail: 'number cannot be stored exactly' }], literal);
+      assert.equal(p.detail, 'The body holds a number JSON cannot carry as written: number cannot be stored exactly at offset 18.', literal);
+    }
+    assert.deepEqual(refused('{"a":{"b~/":[0,9007199254740993]}}').errors, [{ pointer: '/a/b~0~1/1', detail: 'number cannot be stored exactly' }]);
+  });
+
+  it('should accept exact spellings of a number and keep the number they write', () => {
+    const doc = parsed('{"a":1.0,"b":1e2,"c":100,"d":0.1,"e":-0,"f":5e-324,"g":9007199254740992}');
+    assert.deepEqual(doc, { a: 1, b: 100, c: 100, d: 0.1, e: -0, f: 5e-324, g: 9007199254740992 });
+    assert.equal(JSON.stringify(doc), '{"a":1,"b":100,"c":100,"d":0.1,"e":0,"f":5e-324,"g":9007199254740992}');
+  });
+
+  it("should describe malformed JSON in resapi's words with the offset, never the body's characters or V8's", () => {
+    const p = refused('{"secret-token-abc": }');
+    assert.equal(p.type, 'invalid-json');
+    assert.equal(p.detail, 'The body is not valid JSON: unexpected character at offset 21.');
+    for (const text of ['{"secret-token-abc": }', '{"a":secret}', '{"secret', '{"a":"secret\\q"}', "{'secret':1}"]) {
+      const detail = refused(text).detail;
+      assert.match(detail, /^The body is not valid JSON: [a-z ]+ at offset \d+\.$/, text);
+      assert.doesNotMatch(detail, /secret|Unexpected token|position/, text);
+    }
+  });
+
   it('should accept the largest finite double', () => {
     assert.deepEqual(parsed('{"n":1.7976931348623157e308,"m":-1e308}'), { n: 1.7976931348623157e308, m: -1e308 });
   });
