@@ -6,6 +6,9 @@
 // (seedSkipReason), because a user who changed the seed files would otherwise wonder why nothing
 // changed.
 //
+// Seed files are read as every write path reads JSON (json-text.ts): a number a double cannot hold
+// exactly refuses the start (two ids 2^53 and 2^53+1 would otherwise collide), naming the file, the
+// offset and the pointer.
 // json-server data often has numeric ids; a path id is text, so `1` is stored as "1". An item with
 // no id gets a generated one. A db.json member that is not an array (json-server's own example has
 // `"profile": { ... }`, a singular resource resapi has no place for) is skipped with a note rather
@@ -19,11 +22,14 @@ import type { Clock } from './clock.js';
 import { isCollectionName, isResourceId } from './names.js';
 import { newId } from './ids.js';
 import { isJsonObject, type JsonObject } from './json.js';
+import { parseJson } from './json-text.js';
 import type { Problem } from './protocol/problem.js';
 import type { Mutation, Store } from './store/types.js';
 import type { Writer } from './writes/writer.js';
 
 export const META_SPACE = '$meta';
+/** A byte order mark an editor may have put first (RFC 8259 §8.1 lets a parser ignore it). */
+const BOM = 0xfeff;
 const SEED_MARKER = 'seed';
 
 /** A seed read and checked for shape: the documents to store, each with a label naming its file and item. */
@@ -128,12 +134,18 @@ async function readSources(path: string): Promise<Sources> {
   return { ok: true, collections, notes };
 }
 
+/** A seed file's JSON, read as every write path reads JSON: numbers exactly or not at all (CONTRACT §3). */
 async function readJson(file: string): Promise<{ ok: true; value: unknown } | { ok: false; message: string }> {
+  let text: string;
   try {
-    return { ok: true, value: JSON.parse(await readFile(file, 'utf8')) };
+    text = await readFile(file, 'utf8');
   } catch (error) {
-    return { ok: false, message: `seed ${file}: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, message: `seed ${file}: cannot read it (${error instanceof Error ? error.message : String(error)})` };
   }
+  const parsed = parseJson(text.charCodeAt(0) === BOM ? text.slice(1) : text);
+  if (parsed.ok) return { ok: true, value: parsed.value };
+  const where = parsed.error.pointer === undefined ? '' : ` (${parsed.error.pointer})`;
+  return { ok: false, message: `seed ${file}: not valid JSON: ${parsed.error.message}${where}` };
 }
 
 function withTextId(item: JsonObject, clock: Clock): JsonObject {

@@ -170,6 +170,20 @@ describe('loadSeed', () => {
     assert.match(failureOf(await seed(new MemoryStore(), join(dir, 'db.json'))), /must be an object of arrays/);
   });
 
+  it('should refuse a number a double cannot hold exactly, naming the file and where (two ids 2^53 and 2^53+1 would collide)', async () => {
+    const dir = await folder({ 'big.json': '[{"id": 9007199254740992}, {"id": 9007199254740993}]' });
+    const message = failureOf(await seed(new MemoryStore(), dir));
+    assert.ok(message.includes(join(dir, 'big.json')), message);
+    assert.match(message, /number cannot be stored exactly at offset \d+ \(\/1\/id\)/);
+  });
+
+  it('should give its own words and the offset for malformed JSON, not the parser message', async () => {
+    const dir = await folder({ 'broken.json': '[{"secret": }]' });
+    const message = failureOf(await seed(new MemoryStore(), dir));
+    assert.match(message, /not valid JSON: unexpected character at offset 12/);
+    assert.doesNotMatch(message, /Unexpected token/);
+  });
+
   it('should refuse malformed JSON, naming the file', async () => {
     const dir = await folder({ 'ok.json': [], 'broken.json': '[{"id": "a",]' });
     const message = failureOf(await seed(new MemoryStore(), dir));

@@ -16,7 +16,8 @@
 // included): a new value written as a decimal that no double holds exactly (`9007199254740993`,
 // `1e-400`, `1e400`) makes the file a 400 naming the row, never a silently changed number.
 import type { JsonObject, JsonValue } from '../json.js';
-import { isExactNumber, isJsonObject, NUMBER_OUT_OF_RANGE, parseJson } from '../json.js';
+import { isJsonObject } from '../json.js';
+import { isExactNumber, NUMBER_OUT_OF_RANGE, parseJson } from '../json-text.js';
 import { MAX_JSON_DEPTH } from '../writes/document.js';
 
 const CURRENT = 'current';

@@ -5,7 +5,8 @@ import type { PreconditionFields, PreconditionVerdict } from '../protocol/condit
 import { problem, type Problem } from '../protocol/problem.js';
 import { problemReply, type Reply } from '../http/respond.js';
 import { readBody, unreadBodyReply } from '../http/body.js';
-import { parseJson, type JsonObject } from '../json.js';
+import type { JsonObject } from '../json.js';
+import { parseJson } from '../json-text.js';
 import { documentShapeProblem } from '../writes/document.js';
 import type { App } from './context.js';
 

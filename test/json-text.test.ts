@@ -1,8 +1,9 @@
-// Tests for lib/json.ts: the JSON reader of every write path (CONTRACT §3; RFC 8259; RFC 6901
+// Tests for lib/json-text.ts: the JSON reader of every write path (CONTRACT §3; RFC 8259; RFC 6901
 // pointers). Numbers are stored exactly or refused; errors are resapi's words with the offset.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isExactNumber, parseJson, type JsonTextError, type JsonValue } from '../lib/json.js';
+import type { JsonValue } from '../lib/json.js';
+import { isExactNumber, parseJson, type JsonTextError } from '../lib/json-text.js';
 import { mulberry32 } from './support/random.js';
 
 function value(text: string): JsonValue {
