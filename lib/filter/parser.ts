@@ -6,7 +6,8 @@
 //                 / firstMemberExpr ) [ addExpr / … ] [ eqExpr / … / inExpr ] [ andExpr / orExpr ]
 //   parenExpr   = OPEN BWS commonExpr BWS CLOSE
 //   inExpr      = RWS "in" RWS ( listExpr / commonExpr )
-//   listExpr    = OPEN BWS [ primitiveLiteral BWS *( COMMA BWS primitiveLiteral BWS ) ] CLOSE
+//   listExpr    = OPEN BWS primitiveLiteral BWS *( COMMA BWS primitiveLiteral BWS ) CLOSE
+//                 (at least one literal: `x in ()` is a syntax error at the `)`)
 //   memberExpr  = property *( "/" property ) [ "/" anyExpr / "/" allExpr ]
 //   anyExpr     = "any" OPEN BWS [ lambdaVariableExpr BWS COLON BWS lambdaPredicateExpr ] BWS CLOSE
 //   allExpr     = "all" OPEN BWS   lambdaVariableExpr BWS COLON BWS lambdaPredicateExpr   BWS CLOSE
@@ -17,7 +18,7 @@
 // Binary operators are left-associative.
 //
 // Words are keywords by position: in operand position `not` (any case) is the operator and
-// `null`, `true`, `false` are literals (literals.ts); other words are property paths, or functions
+// `null`, and `true`, `false` in any case, are literals (literals.ts); other words are property paths, or functions
 // when `(` follows (spaces before it are tolerated). Operator, function and lambda names are
 // case-insensitive. Not in this subset: `has`, `divby`, `isof`, `cast`, `$it`, `$root`, aliases,
 // JSON literals. A lambda variable may not shadow another one in scope.
@@ -231,7 +232,7 @@ class Parser {
     if (next.kind !== 'open') return this.unexpected(next, "'(' or a collection path after 'in'");
     if (!this.enter(next)) return null;
     const items: (LiteralNode | DateNode)[] = [];
-    for (let separator = this.peek().kind === 'close' ? this.advance() : null; separator?.kind !== 'close'; ) {
+    for (let separator: Token | null = null; separator?.kind !== 'close'; ) {
       const token = this.advance();
       const item = literalNode(token);
       if (item === null) return this.unexpected(token, "a literal in the 'in' list");

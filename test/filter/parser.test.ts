@@ -84,9 +84,11 @@ describe('parseFilter names and literals', () => {
     assert.equal(tree('tags/ALL(t: t)'), 'tags/all(t: $t)');
   });
 
-  it('should keep null, true and false case-sensitive', () => {
+  it('should keep null case-sensitive and read true and false in any case', () => {
     assert.equal(tree('a eq null or b eq true or c eq false'), '(or (or (eq a null) (eq b true)) (eq c false))');
-    assert.equal(tree('a eq NULL or b eq True'), '(or (eq a NULL) (eq b True))');
+    assert.equal(tree('a eq NULL or b eq Null'), '(or (eq a NULL) (eq b Null))');
+    assert.equal(tree('a eq TRUE or b eq False or c eq tRUE'), '(or (or (eq a true) (eq b false)) (eq c true))');
+    assert.deepEqual(failure('tags/any(True: True)'), ['syntax', 9]);
   });
 
   it('should read words as property names wherever an operand is expected', () => {
@@ -99,8 +101,13 @@ describe('parseFilter names and literals', () => {
       "(in a ['x' -1.5 2000 null true 2024-01-31 2024-01-31T10:00:00Z])");
   });
 
-  it('should allow an empty in list and calls with spaces before the parenthesis', () => {
-    assert.equal(tree('a in ()'), '(in a [])');
+  it('should refuse an empty in list, naming the offset of its closing parenthesis', () => {
+    assert.deepEqual(failure('a in ()'), ['syntax', 6]);
+    const result = parseFilter('a in ( )');
+    assert.equal(result.ok ? '' : result.error.message, "unexpected ')', expected a literal in the 'in' list at offset 7");
+  });
+
+  it('should allow calls with spaces before the parenthesis', () => {
     assert.equal(tree("contains (a, 'b')"), "contains(a 'b')");
   });
 });
