@@ -15,7 +15,7 @@ import type { JsonObject } from '../json.js';
 import { unrollChain, type BinaryNode, type CallNode, type FilterNode, type InListNode, type LambdaNode, type PathNode } from './ast.js';
 import { functionSpec } from './functions.js';
 import {
-  and3, arithmetic, comparison, foldLambda, isComparison, isElement, isMember, negate, not3, or3,
+  and3, arithmetic, comparison, countOf, foldLambda, isComparison, isElement, isMember, negate, not3, or3,
   readPath, truth, type Value,
 } from './values.js';
 
@@ -157,6 +157,10 @@ function compileNode(node: FilterNode, scope: Scope): Evaluator {
       const operand = compileNode(node.operand, scope);
       const collection = compilePath(node.collection, scope);
       return (doc, slots) => isElement(operand(doc, slots), collection(doc, slots));
+    }
+    case 'count': {
+      const collection = compilePath(node.collection, scope);
+      return (doc, slots) => countOf(collection(doc, slots));
     }
     case 'call': return compileCall(node, scope);
     case 'lambda': return compileLambda(node, scope);

@@ -13,7 +13,9 @@
 // filter reads, in source order, and the first unknown one is an 'unknown-property' error naming
 // it. Inside a lambda, paths through the lambda variable are asked with the collection's path in
 // front and no index: `tags/any(t: t/name eq 'x')` asks ['tags'] and then ['tags', 'name'];
-// the bare variable (`t eq 'x'`) asks nothing more. The caller decides what "known" means (the
+// the bare variable (`t eq 'x'`) asks nothing more. A `$count` path asks about its collection only:
+// `tags/$count` asks ['tags'], `l/items/$count` inside `lines/any(l: …)` asks ['lines', 'items'].
+// The caller decides what "known" means (the
 // declared schema, or the union of the fields its items have, with an array's element fields
 // counted as children of the array's name).
 import type { JsonObject } from '../json.js';
@@ -24,7 +26,7 @@ import { tokenize } from './lexer.js';
 import { parseTokens, type ParseOutcome } from './parser.js';
 
 export type {
-  BinaryNode, BinaryOperator, CallNode, DateNode, FilterNode, FunctionName, InListNode, InPathNode, LambdaNode,
+  BinaryNode, BinaryOperator, CallNode, CountNode, DateNode, FilterNode, FunctionName, InListNode, InPathNode, LambdaNode,
   LiteralNode, NegateNode, NotNode, PathNode, StaticType,
 } from './ast.js';
 export { FilterDate } from './dates.js';

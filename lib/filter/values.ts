@@ -24,7 +24,8 @@
 //   turn into a 4xx for the whole query).
 // - Lambdas fold with the same three-valued logic: `any` is an `or` over the elements, `all` an
 //   `and`. A null or missing collection is empty (`any` false, `all` true, so `not c/any(…)` and
-//   `c/all(not …)` agree); a value that is not an array gives null.
+//   `c/all(not …)` agree); a value that is not an array gives null. `c/$count` is the number of
+//   elements, null when `c` is null, missing or not an array (as `length` of a non-string is null).
 import type { JsonObject, JsonValue } from '../json.js';
 import type { BinaryOperator } from './ast.js';
 import { FilterDate, parseDateText } from './dates.js';
@@ -129,6 +130,11 @@ export function isMember(value: Value, items: readonly Value[]): boolean {
 /** `operand in collection`: false unless the collection is an array holding an equal element. */
 export function isElement(value: Value, collection: Value): boolean {
   return Array.isArray(collection) && isMember(value, collection);
+}
+
+/** `collection/$count`: the number of elements of an array; null for anything else (missing included). */
+export function countOf(collection: Value): number | null {
+  return Array.isArray(collection) ? collection.length : null;
 }
 
 /** `any`/`all` over a collection, with `test` deciding each element (see the header). */

@@ -329,6 +329,18 @@ export const VALID: readonly ValidCase[] = [
   { filter: 'matrix/any(row: row/any(cell: cell eq 3))', ids: ['k11'] },
   { filter: 'matrix/all(row: row/any())', ids: ALL },
 
+  // OData 4.01 ABNF collectionPathExpr `count = '/$count'`: the number of elements of a collection;
+  // null when the collection is missing, null or not an array.
+  { filter: 'tags/$count gt 2', ids: ['f06'] },
+  { filter: 'tags/$count eq 0', ids: ['c03', 'j10'] },
+  { filter: 'tags/$count eq null', ids: ['e05', 'h08', 'l12'] },
+  { filter: 'items/$count eq 0', ids: ['b02'] },
+  { filter: 'tags/$count add 1 ge 3', ids: ['a01', 'd04', 'f06', 'i09', 'k11'] },
+  { filter: 'length(tags) eq tags/$count', ids: except('h08') },
+  { filter: 'name/$count eq null', ids: ALL },
+  { filter: 'items/any(i: i/qty eq items/$count)', ids: ['a01', 'd04', 'j10'] },
+  { filter: 'matrix/any(row: row/$count eq 1)', ids: ['k11'] },
+
   // §5.1.1 "Path Expressions", equality of structured values (§5.1.1.1.1), grouping (§5.1.1.3),
   // and whitespace (ABNF BWS; CONTRACT §5 "surrounding whitespace is tolerated").
   { filter: 'address/city eq address/city', ids: ALL },
@@ -420,6 +432,16 @@ export const INVALID: readonly InvalidCase[] = [
   { filter: 'tags/any(null: true)', kind: 'syntax', offset: 9 },
   { filter: 'any(t: t eq 1)', kind: 'syntax', offset: 0 },
   { filter: "tags/any(t: t eq 'a')/x eq 1", kind: 'syntax', offset: 21 },
+
+  // $count ends a collection path and is written exactly so (ABNF count = '/$count').
+  { filter: '$count eq 1', kind: 'syntax', offset: 0 },
+  { filter: 'tags/$count/x eq 1', kind: 'syntax', offset: 5 },
+  { filter: 'tags/$COUNT eq 1', kind: 'syntax', offset: 5 },
+  { filter: 'tags/ $count eq 1', kind: 'syntax', offset: 6 },
+  { filter: "tags/any(t: $count eq 1)", kind: 'syntax', offset: 12 },
+  { filter: 'nope/$count eq 1', kind: 'unknown-property', offset: 0 },
+  { filter: "tags/$count eq 'a'", kind: 'type', offset: 12 },
+  { filter: 'tags/$count', kind: 'type', offset: 0 },
 
   // Unknown functions: not in this subset, or not canonical at all.
   { filter: 'foo(name)', kind: 'unknown-function', offset: 0 },
