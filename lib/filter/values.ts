@@ -176,24 +176,36 @@ function instantOf(value: Value): number | null {
   return parseDateText(value, 'optional')?.instant ?? null;
 }
 
-/** Deep equality of JSON structures with an explicit stack: stored documents may nest deeply. */
-function structurallyEqual(a: JsonObject | JsonValue[], b: JsonObject | JsonValue[]): boolean {
-  const pending: [JsonValue, JsonValue][] = [[a, b]];
-  for (let pair = pending.pop(); pair !== undefined; pair = pending.pop()) {
-    const [x, y] = pair;
-    if (x === y) continue;
-    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+/**
+ * Deep equality of JSON structures with an explicit stack: stored documents may nest deeply.
+ * Primitive members are compared on the spot and only pairs of structures are queued, so a long
+ * array of numbers allocates nothing.
+ */
+function structurallyEqual(a: Structure, b: Structure): boolean {
+  const pending: Structure[] = [a, b];
+  for (let y = pending.pop(), x = pending.pop(); x !== undefined && y !== undefined; y = pending.pop(), x = pending.pop()) {
     if (Array.isArray(x) || Array.isArray(y)) {
       if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
-      x.forEach((element, index) => pending.push([element, y[index] ?? null]));
+      for (let index = 0; index < x.length; index += 1) {
+        if (!queueEqual(x[index] ?? null, y[index] ?? null, pending)) return false;
+      }
       continue;
     }
     const keys = Object.keys(x);
     if (keys.length !== Object.keys(y).length) return false;
     for (const key of keys) {
-      if (!Object.hasOwn(y, key)) return false;
-      pending.push([x[key] ?? null, y[key] ?? null]);
+      if (!Object.hasOwn(y, key) || !queueEqual(x[key] ?? null, y[key] ?? null, pending)) return false;
     }
   }
+  return true;
+}
+
+type Structure = JsonObject | JsonValue[];
+
+/** False when two members certainly differ; queues them when both are structures still to compare. */
+function queueEqual(x: JsonValue, y: JsonValue, pending: Structure[]): boolean {
+  if (x === y) return true;
+  if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+  pending.push(x, y);
   return true;
 }
