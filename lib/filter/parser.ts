@@ -184,9 +184,10 @@ class Parser {
     while (this.peek().kind === 'slash') {
       const slash = this.advance();
       const segment = this.advance();
-      if (segment.kind === 'count' && segment.offset === slash.offset + 1) return this.parseCount(this.path(first.offset, segments).node, segment);
       // memberExpr has no BWS: `address/ city` is rejected, `price / 2` gets a clear message.
-      if (segment.kind !== 'word' || segment.offset !== slash.offset + 1) {
+      const adjacent = segment.offset === slash.offset + 1;
+      if (segment.kind === 'count' && adjacent) return this.parseCount(this.path(first.offset, segments).node, segment);
+      if (segment.kind !== 'word' || !adjacent) {
         return this.unexpected(segment, "a property name right after '/'");
       }
       if (this.peek().kind === 'open') {
