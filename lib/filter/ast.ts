@@ -97,6 +97,17 @@ export interface InPathNode {
   readonly collection: PathNode;
 }
 
+/**
+ * `path/$count`: the number of elements of a collection-valued property (OData 4.01 Part 2 §5.1.1
+ * and the ABNF `collectionPathExpr = count …`); null when the value is missing, null or not an array.
+ */
+export interface CountNode {
+  readonly kind: 'count';
+  readonly offset: number;
+  readonly type: 'number';
+  readonly collection: PathNode;
+}
+
 export interface CallNode {
   readonly kind: 'call';
   readonly offset: number;
@@ -126,6 +137,7 @@ export type FilterNode =
   | BinaryNode
   | InListNode
   | InPathNode
+  | CountNode
   | CallNode
   | LambdaNode;
 

@@ -11,11 +11,18 @@
 // level, fixed at compile time (the parser forbids shadowing, so names are unique in scope).
 // A few shapes get a faster closure with the same meaning: a comparison with a string, number or
 // boolean literal uses JavaScript's operators directly, and `x in (literals…)` uses a Set.
+//
+// With a WorkBudget (budget.ts), the predicate charges the steps and bytes that cost.ts defines:
+// the row's static steps once per row, a lambda body's steps once per element, and the value-
+// dependent costs where they arise. Without one, every closure is exactly the unbudgeted one: the
+// choice is made here, at compile time, so an unbudgeted predicate never tests for a budget.
 import type { JsonObject } from '../json.js';
 import { unrollChain, type BinaryNode, type CallNode, type FilterNode, type InListNode, type LambdaNode, type PathNode } from './ast.js';
+import type { WorkBudget } from './budget.js';
+import { BYTES_PER_CODE_UNIT, functionCost, readSteps, staticSteps, visitSteps } from './cost.js';
 import { functionSpec } from './functions.js';
 import {
-  and3, arithmetic, comparison, foldLambda, isComparison, isElement, isMember, negate, not3, or3,
+  and3, arithmetic, comparison, countOf, foldLambda, isComparison, isElement, isMember, negate, not3, or3,
   readPath, truth, type Value,
 } from './values.js';
 
@@ -25,12 +32,21 @@ type Scope = readonly string[];
 
 type Test = (doc: JsonObject, slots: Value[]) => boolean;
 
-/** Compiles a tree from the parser into a predicate that is true only where the filter is true. */
-export function compilePredicate(ast: FilterNode): (doc: JsonObject) => boolean {
-  const test = compileTest(ast, []);
+/**
+ * Compiles a tree from the parser into a predicate that is true only where the filter is true.
+ * With a budget, each call starts a row of it and may throw BudgetExceeded.
+ */
+export function compilePredicate(ast: FilterNode, budget: WorkBudget | null = null): (doc: JsonObject) => boolean {
+  const test = compileTest(ast, [], budget);
   // One slot array per predicate: rows are tested one at a time, and lambdas overwrite their slot.
   const slots: Value[] = [];
-  return (doc) => test(doc, slots);
+  if (budget === null) return (doc) => test(doc, slots);
+  const rowSteps = staticSteps(ast);
+  return (doc) => {
+    budget.beginRow();
+    budget.chargeSteps(rowSteps);
+    return test(doc, slots);
+  };
 }
 
 /**
@@ -40,7 +56,7 @@ export function compilePredicate(ast: FilterNode): (doc: JsonObject) => boolean 
  * So runs of `and` / `or` at the top are tested with plain short-circuit booleans, without building
  * the null-aware values that only matter under `not`.
  */
-function compileTest(node: FilterNode, scope: Scope): Test {
+function compileTest(node: FilterNode, scope: Scope, budget: WorkBudget | null): Test {
   if (node.kind === 'binary' && (node.operator === 'and' || node.operator === 'or')) {
     const operator = node.operator;
     const operands: FilterNode[] = [];
@@ -51,7 +67,7 @@ function compileTest(node: FilterNode, scope: Scope): Test {
     }
     operands.push(current);
     operands.reverse();
-    const tests = operands.map((operand) => compileTest(operand, scope));
+    const tests = operands.map((operand) => compileTest(operand, scope, budget));
     const [first, second] = tests as [Test, Test];
     if (tests.length === 2) {
       return operator === 'and'
@@ -62,10 +78,12 @@ function compileTest(node: FilterNode, scope: Scope): Test {
       ? (doc, slots) => tests.every((test) => test(doc, slots))
       : (doc, slots) => tests.some((test) => test(doc, slots));
   }
-  if (node.kind === 'lambda' && node.variable !== null && node.predicate !== null) return lambdaTest(node, node.variable, node.predicate, scope);
+  if (node.kind === 'lambda' && node.variable !== null && node.predicate !== null) {
+    return lambdaTest(node, node.variable, node.predicate, scope, budget);
+  }
   const fused = fusedComparison(node, scope);
   if (fused !== undefined) return fused;
-  const evaluate = compileNode(node, scope);
+  const evaluate = compileNode(node, scope, budget);
   return (doc, slots) => evaluate(doc, slots) === true;
 }
 
@@ -74,10 +92,11 @@ function compileTest(node: FilterNode, scope: Scope): Test {
  * vacuously) or every element's predicate is true; an element whose predicate is false or null
  * decides as foldLambda does, without building a callback per row.
  */
-function lambdaTest(node: LambdaNode, variable: string, predicate: FilterNode, scope: Scope): Test {
+function lambdaTest(node: LambdaNode, variable: string, predicate: FilterNode, scope: Scope, budget: WorkBudget | null): Test {
   const collection = compilePath(node.collection, scope);
   const slot = scope.length;
-  const inner = compileTest(predicate, [...scope, variable]);
+  const inner = compileTest(predicate, [...scope, variable], budget);
+  if (budget !== null) return chargedLambdaTest(node.operator, collection, slot, inner, budget, visitSteps(predicate));
   if (node.operator === 'any') {
     return (doc, slots) => {
       const value = collection(doc, slots);
@@ -94,6 +113,35 @@ function lambdaTest(node: LambdaNode, variable: string, predicate: FilterNode, s
     if (value === null) return true;
     if (!Array.isArray(value)) return false;
     for (const element of value) {
+      slots[slot] = element;
+      if (!inner(doc, slots)) return false;
+    }
+    return true;
+  };
+}
+
+/** lambdaTest's loops, charging the body's steps before each element. */
+function chargedLambdaTest(
+  operator: 'any' | 'all', collection: Evaluator, slot: number, inner: Test, budget: WorkBudget, steps: number,
+): Test {
+  if (operator === 'any') {
+    return (doc, slots) => {
+      const value = collection(doc, slots);
+      if (!Array.isArray(value)) return false;
+      for (const element of value) {
+        budget.chargeSteps(steps);
+        slots[slot] = element;
+        if (inner(doc, slots)) return true;
+      }
+      return false;
+    };
+  }
+  return (doc, slots) => {
+    const value = collection(doc, slots);
+    if (value === null) return true;
+    if (!Array.isArray(value)) return false;
+    for (const element of value) {
+      budget.chargeSteps(steps);
       slots[slot] = element;
       if (!inner(doc, slots)) return false;
     }
@@ -135,7 +183,7 @@ function fusedComparison(node: FilterNode, scope: Scope): Test | undefined {
   }
 }
 
-function compileNode(node: FilterNode, scope: Scope): Evaluator {
+function compileNode(node: FilterNode, scope: Scope, budget: WorkBudget | null): Evaluator {
   switch (node.kind) {
     case 'literal':
     case 'date': {
@@ -144,22 +192,27 @@ function compileNode(node: FilterNode, scope: Scope): Evaluator {
     }
     case 'path': return compilePath(node, scope);
     case 'not': {
-      const operand = compileNode(node.operand, scope);
+      const operand = compileNode(node.operand, scope, budget);
       return (doc, slots) => not3(truth(operand(doc, slots)));
     }
     case 'negate': {
-      const operand = compileNode(node.operand, scope);
+      const operand = compileNode(node.operand, scope, budget);
       return (doc, slots) => negate(operand(doc, slots));
     }
-    case 'binary': return compileChain(node, scope);
-    case 'in-list': return compileInList(node, scope);
+    case 'binary': return compileChain(node, scope, budget);
+    case 'in-list': return compileInList(node, scope, budget);
     case 'in-path': {
-      const operand = compileNode(node.operand, scope);
+      const operand = compileNode(node.operand, scope, budget);
       const collection = compilePath(node.collection, scope);
+      if (budget !== null) return (doc, slots) => isElement(operand(doc, slots), collection(doc, slots), budget);
       return (doc, slots) => isElement(operand(doc, slots), collection(doc, slots));
     }
-    case 'call': return compileCall(node, scope);
-    case 'lambda': return compileLambda(node, scope);
+    case 'count': {
+      const collection = compilePath(node.collection, scope);
+      return (doc, slots) => countOf(collection(doc, slots));
+    }
+    case 'call': return compileCall(node, scope, budget);
+    case 'lambda': return compileLambda(node, scope, budget);
   }
 }
 
@@ -176,10 +229,10 @@ function compilePath(node: PathNode, scope: Scope): Evaluator {
 }
 
 /** A left-associative chain runs as a loop, so its length never turns into stack depth. */
-function compileChain(node: BinaryNode, scope: Scope): Evaluator {
+function compileChain(node: BinaryNode, scope: Scope, budget: WorkBudget | null): Evaluator {
   const { base, links } = unrollChain(node);
-  const first = compileNode(base, scope);
-  const steps = links.map((link) => compileStep(link, scope));
+  const first = compileNode(base, scope, budget);
+  const steps = links.map((link) => compileStep(link, scope, budget));
   const [only] = steps;
   if (steps.length === 1 && only !== undefined) return (doc, slots) => only(first(doc, slots), doc, slots);
   return (doc, slots) => {
@@ -190,8 +243,8 @@ function compileChain(node: BinaryNode, scope: Scope): Evaluator {
 }
 
 /** One link `… op right`: combines the value so far with the right operand. */
-function compileStep(link: BinaryNode, scope: Scope): Step {
-  const right = compileNode(link.right, scope);
+function compileStep(link: BinaryNode, scope: Scope, budget: WorkBudget | null): Step {
+  const right = compileNode(link.right, scope, budget);
   const operator = link.operator;
   if (operator === 'and') {
     return (value, doc, slots) => {
@@ -209,10 +262,12 @@ function compileStep(link: BinaryNode, scope: Scope): Step {
     const compute = arithmetic(operator);
     return (value, doc, slots) => compute(value, right(doc, slots));
   }
-  const compare = comparison(operator);
   if (link.right.kind !== 'literal' && link.right.kind !== 'date') {
+    // Only here can both sides be structures; against a literal, eq is `===` or reads a date.
+    const compare = comparison(operator, budget);
     return (value, doc, slots) => compare(value, right(doc, slots));
   }
+  const compare = comparison(operator);
   const constant = link.right.value;
   if (constant === null || typeof constant === 'object' || link.left.kind === 'date') {
     return (value) => compare(value, constant);
@@ -230,8 +285,8 @@ function compileStep(link: BinaryNode, scope: Scope): Step {
   }
 }
 
-function compileInList(node: InListNode, scope: Scope): Evaluator {
-  const operand = compileNode(node.operand, scope);
+function compileInList(node: InListNode, scope: Scope, budget: WorkBudget | null): Evaluator {
+  const operand = compileNode(node.operand, scope, budget);
   const items: Value[] = node.items.map((item) => item.value);
   const primitive = node.operand.kind !== 'date' &&
     items.every((item) => typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean');
@@ -244,9 +299,10 @@ function compileInList(node: InListNode, scope: Scope): Evaluator {
   };
 }
 
-function compileCall(node: CallNode, scope: Scope): Evaluator {
+function compileCall(node: CallNode, scope: Scope, budget: WorkBudget | null): Evaluator {
   const apply = functionSpec(node.name).apply;
-  const args = node.args.map((arg) => compileNode(arg, scope));
+  const args = node.args.map((arg) => compileNode(arg, scope, budget));
+  if (budget !== null) return chargedCall(node, apply, args, budget);
   const [first, second] = args;
   if (args.length === 1 && first !== undefined) return (doc, slots) => apply([first(doc, slots)]);
   if (args.length === 2 && first !== undefined && second !== undefined) {
@@ -255,14 +311,38 @@ function compileCall(node: CallNode, scope: Scope): Evaluator {
   return (doc, slots) => apply(args.map((arg) => arg(doc, slots)));
 }
 
-function compileLambda(node: LambdaNode, scope: Scope): Evaluator {
+/**
+ * A call that pays for the string code units it reads before running, and for the string it
+ * builds once it has it (cost.ts).
+ */
+function chargedCall(node: CallNode, apply: (args: readonly Value[]) => Value, args: readonly Evaluator[], budget: WorkBudget): Evaluator {
+  const cost = functionCost(node.name);
+  return (doc, slots) => {
+    const values = args.map((arg) => arg(doc, slots));
+    const reads = readSteps(cost, values);
+    if (reads > 0) budget.chargeSteps(reads);
+    const result = apply(values);
+    if (cost.builds && typeof result === 'string') budget.chargeBytes(result.length * BYTES_PER_CODE_UNIT);
+    return result;
+  };
+}
+
+function compileLambda(node: LambdaNode, scope: Scope, budget: WorkBudget | null): Evaluator {
   const collection = compilePath(node.collection, scope);
   const operator = node.operator;
   if (node.variable === null || node.predicate === null) {
     return (doc, slots) => foldLambda(operator, collection(doc, slots), () => true);
   }
   const slot = scope.length;
-  const predicate = compileNode(node.predicate, [...scope, node.variable]);
+  const predicate = compileNode(node.predicate, [...scope, node.variable], budget);
+  if (budget !== null) {
+    const steps = visitSteps(node.predicate);
+    return (doc, slots) => foldLambda(operator, collection(doc, slots), (element) => {
+      budget.chargeSteps(steps);
+      slots[slot] = element;
+      return truth(predicate(doc, slots));
+    });
+  }
   return (doc, slots) => foldLambda(operator, collection(doc, slots), (element) => {
     slots[slot] = element;
     return truth(predicate(doc, slots));

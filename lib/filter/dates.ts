@@ -41,9 +41,14 @@ const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,12}))?)?([Zz]|[+-]\d{2}:\d{2})?)?$/u;
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
 const MS_PER_MINUTE = 60_000;
+/** `yyyy-mm-ddThh:mm:ss.` + 12 fractional digits + `±hh:mm`: the longest text DATE_TIME accepts. */
+const MAX_DATE_TEXT = 38;
 
 /** Reads a whole string as a date or date-time; null when it is not one (wrong shape or range). */
 export function parseDateText(text: string, zone: ZoneRule): FilterDate | null {
+  // The pattern matches at most 38 code units; longer texts (a stored string can be megabytes) are
+  // refused before the regular expression reads them, so every parse costs about the same.
+  if (text.length > MAX_DATE_TEXT) return null;
   const match = DATE_TIME.exec(text);
   if (match === null) return null;
   const [, y, mo, d, h, mi, s, fraction, offset] = match;

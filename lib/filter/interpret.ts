@@ -6,7 +6,7 @@ import type { JsonObject } from '../json.js';
 import { unrollChain, type BinaryNode, type FilterNode, type LambdaNode } from './ast.js';
 import { functionSpec } from './functions.js';
 import {
-  and3, arithmetic, comparison, foldLambda, isComparison, isElement, isMember, negate, not3, or3, readPath,
+  and3, arithmetic, comparison, countOf, foldLambda, isComparison, isElement, isMember, negate, not3, or3, readPath,
   truth, type Value,
 } from './values.js';
 
@@ -35,6 +35,8 @@ function evaluate(node: FilterNode, doc: JsonObject, variables: Variables): Valu
       return isMember(evaluate(node.operand, doc, variables), node.items.map((item) => item.value));
     case 'in-path':
       return isElement(evaluate(node.operand, doc, variables), evaluate(node.collection, doc, variables));
+    case 'count':
+      return countOf(evaluate(node.collection, doc, variables));
     case 'call':
       return functionSpec(node.name).apply(node.args.map((arg) => evaluate(arg, doc, variables)));
     case 'lambda':

@@ -12,18 +12,24 @@
 // Keywords (`eq`, `not`, `null`, function names) are plain words here; the parser decides what a
 // word means from its position, because OData keeps operators and property names apart that way.
 // `-` directly before a digit belongs to the number (`-5` is one literal); otherwise it is the
-// negation operator. `NaN`, `INF`, GUIDs, durations and the JSON array syntax are not in this subset.
+// negation operator. `$count` (ABNF `count = '/$count'`, single-quoted, so case-sensitive) is the
+// one `$` word read here, a token of its own so it can never pass for a property or variable name;
+// the parser decides where it may stand. `NaN`, `INF`, GUIDs, durations, `$it` and the JSON array
+// syntax are not in this subset.
 import { parseDateText, type FilterDate } from './dates.js';
 import { filterError, quote, type FilterError } from './errors.js';
 
 export type PunctuationKind = 'open' | 'close' | 'comma' | 'colon' | 'slash' | 'minus' | 'end';
+
+/** The `$count` segment of a collection path. */
+export const COUNT_SEGMENT = '$count';
 
 export type Token =
   | { readonly kind: 'word'; readonly offset: number; readonly text: string }
   | { readonly kind: 'string'; readonly offset: number; readonly text: string; readonly value: string }
   | { readonly kind: 'number'; readonly offset: number; readonly text: string; readonly value: number }
   | { readonly kind: 'date'; readonly offset: number; readonly text: string; readonly value: FilterDate }
-  | { readonly kind: PunctuationKind; readonly offset: number; readonly text: string };
+  | { readonly kind: PunctuationKind | 'count'; readonly offset: number; readonly text: string };
 
 export type LexResult =
   | { readonly ok: true; readonly tokens: readonly Token[] }
@@ -33,6 +39,7 @@ const HTAB = 0x09;
 const LF = 0x0a;
 const CR = 0x0d;
 const SP = 0x20;
+const DOLLAR = 0x24;
 const SQUOTE = 0x27;
 const PLUS = 0x2b;
 const MINUS = 0x2d;
@@ -73,6 +80,7 @@ export function tokenize(text: string): LexResult {
     else if (code === SQUOTE) scanned = scanString(text, i);
     else if (isDigit(code) || signed) scanned = scanNumberOrDate(text, i);
     else if (code === MINUS) scanned = { kind: 'minus', offset: i, text: ch };
+    else if (code === DOLLAR && isCountSegment(text, i)) scanned = { kind: 'count', offset: i, text: COUNT_SEGMENT };
     else if (identifierLength(text, i, true) > 0) scanned = scanWord(text, i);
     else scanned = filterError('syntax', `unexpected character ${quote(String.fromCodePoint(text.codePointAt(i) ?? code))}`, i);
     if (isError(scanned)) return { ok: false, error: scanned };
@@ -95,6 +103,11 @@ export function describeToken(token: Token): string {
 
 function isError(scanned: Token | FilterError): scanned is FilterError {
   return 'message' in scanned;
+}
+
+/** `$count` exactly, not the start of a longer name such as `$counter`. */
+function isCountSegment(text: string, i: number): boolean {
+  return text.startsWith(COUNT_SEGMENT, i) && identifierLength(text, i + COUNT_SEGMENT.length, false) === 0;
 }
 
 function scanString(text: string, start: number): Token | FilterError {

@@ -1,18 +1,24 @@
 // Literal tokens as syntax-tree nodes: the subset of the ABNF `primitiveLiteral` that `$filter`
 // accepts here (CONTRACT §5: "`null true false`, strings with `''` escaping, numbers …, dates").
-//   null = %s"null" ; boolean = "true" / "false" ; stringLiteral ; decimalLiteral ; date ;
-//   dateTimeOffsetLiteral
-// `null`, `true` and `false` are matched case-sensitively (CONTRACT §5: "`null` and property names
-// are case-sensitive"; the ABNF lets booleans be any case, a deliberate departure so that `True`
-// stays a property path like `NULL`).
+//   nullValue = 'null' ; booleanValue = "true" / "false" ; string ; decimalValue ; dateValue ;
+//   dateTimeOffsetValueInUrl
+// The OData ABNF writes case-sensitive strings in single quotes and case-insensitive ones in double
+// quotes (RFC 5234 §2.3), so `null` matches exactly and `true`/`false` in any case: `TRUE` and
+// `False` are Booleans, while `NULL` stays a property path (CONTRACT §5: "`null` and property names
+// are case-sensitive").
 import type { DateNode, LiteralNode } from './ast.js';
 import type { Token } from './lexer.js';
 
-const LITERAL_WORDS: ReadonlyMap<string, null | boolean> = new Map([['null', null], ['true', true], ['false', false]]);
+/** The value of a literal word (`null` exactly, `true`/`false` in any case); undefined otherwise. */
+function literalWord(word: string): null | boolean | undefined {
+  if (word === 'null') return null;
+  const lower = word.toLowerCase();
+  return lower === 'true' ? true : lower === 'false' ? false : undefined;
+}
 
-/** Is this word `null`, `true` or `false` (exact case)? */
+/** Is this word `null` (exact case), `true` or `false` (any case)? */
 export function isLiteralWord(word: string): boolean {
-  return LITERAL_WORDS.has(word);
+  return literalWord(word) !== undefined;
 }
 
 /** The literal node a token stands for, or null when the token is not a literal. */
@@ -22,7 +28,7 @@ export function literalNode(token: Token): LiteralNode | DateNode | null {
     case 'number': return { kind: 'literal', offset: token.offset, type: 'number', value: token.value };
     case 'date': return { kind: 'date', offset: token.offset, type: 'date', text: token.text, value: token.value };
     case 'word': {
-      const value = LITERAL_WORDS.get(token.text);
+      const value = literalWord(token.text);
       if (value === undefined) return null;
       return { kind: 'literal', offset: token.offset, type: value === null ? 'null' : 'boolean', value };
     }

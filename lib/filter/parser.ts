@@ -6,8 +6,10 @@
 //                 / firstMemberExpr ) [ addExpr / … ] [ eqExpr / … / inExpr ] [ andExpr / orExpr ]
 //   parenExpr   = OPEN BWS commonExpr BWS CLOSE
 //   inExpr      = RWS "in" RWS ( listExpr / commonExpr )
-//   listExpr    = OPEN BWS [ primitiveLiteral BWS *( COMMA BWS primitiveLiteral BWS ) ] CLOSE
-//   memberExpr  = property *( "/" property ) [ "/" anyExpr / "/" allExpr ]
+//   listExpr    = OPEN BWS primitiveLiteral BWS *( COMMA BWS primitiveLiteral BWS ) CLOSE
+//                 (at least one literal: `x in ()` is a syntax error at the `)`)
+//   memberExpr  = property *( "/" property ) [ "/" anyExpr / "/" allExpr / count ]
+//   count       = '/$count' ; OData 4.01; its `( expandCountOption … )` options are not in this subset
 //   anyExpr     = "any" OPEN BWS [ lambdaVariableExpr BWS COLON BWS lambdaPredicateExpr ] BWS CLOSE
 //   allExpr     = "all" OPEN BWS   lambdaVariableExpr BWS COLON BWS lambdaPredicateExpr   BWS CLOSE
 //   negateExpr  = "-" BWS commonExpr ;  notExpr = "not" RWS boolCommonExpr
@@ -17,13 +19,16 @@
 // Binary operators are left-associative.
 //
 // Words are keywords by position: in operand position `not` (any case) is the operator and
-// `null`, `true`, `false` are literals (literals.ts); other words are property paths, or functions
+// `null`, and `true`, `false` in any case, are literals (literals.ts); other words are property paths, or functions
 // when `(` follows (spaces before it are tolerated). Operator, function and lambda names are
 // case-insensitive. Not in this subset: `has`, `divby`, `isof`, `cast`, `$it`, `$root`, aliases,
-// JSON literals. A lambda variable may not shadow another one in scope.
+// JSON literals. A lambda variable may not shadow another one in scope. `$count` is only the last
+// segment of a path (`tags/$count`, `l/items/$count`); anywhere else it is a syntax error at its offset.
 // Recursion happens only for nesting, and each nesting construct (parentheses, calls, lambdas,
 // `in` lists, `not`, unary minus) counts against `maxDepth`; operator chains are a loop.
-import type { BinaryNode, BinaryOperator, CallNode, DateNode, FilterNode, LambdaNode, LiteralNode, PathNode } from './ast.js';
+import type {
+  BinaryNode, BinaryOperator, CallNode, CountNode, DateNode, FilterNode, LambdaNode, LiteralNode, PathNode,
+} from './ast.js';
 import { filterError, quote, type FilterError } from './errors.js';
 import { lookupFunction } from './functions.js';
 import { describeToken, type Token } from './lexer.js';
@@ -174,13 +179,15 @@ class Parser {
     return this.checked(node, checkCall(spec, node));
   }
 
-  private parsePath(first: Token): PathNode | LambdaNode | null {
+  private parsePath(first: Token): PathNode | LambdaNode | CountNode | null {
     const segments = [first.text];
     while (this.peek().kind === 'slash') {
       const slash = this.advance();
       const segment = this.advance();
       // memberExpr has no BWS: `address/ city` is rejected, `price / 2` gets a clear message.
-      if (segment.kind !== 'word' || segment.offset !== slash.offset + 1) {
+      const adjacent = segment.offset === slash.offset + 1;
+      if (segment.kind === 'count' && adjacent) return this.parseCount(this.path(first.offset, segments).node, segment);
+      if (segment.kind !== 'word' || !adjacent) {
         return this.unexpected(segment, "a property name right after '/'");
       }
       if (this.peek().kind === 'open') {
@@ -191,6 +198,15 @@ class Parser {
       segments.push(segment.text);
     }
     return this.path(first.offset, segments).node;
+  }
+
+  /** `collection/$count`, which ends the path: nothing may follow it but an operator. */
+  private parseCount(collection: PathNode, count: Token): CountNode | null {
+    const next = this.peek().kind;
+    if (next === 'slash' || next === 'open') {
+      return this.fail(filterError('syntax', `${quote(count.text)} must end a collection path, as in tags/$count gt 2`, count.offset));
+    }
+    return { kind: 'count', offset: collection.offset, type: 'number', collection };
   }
 
   private parseLambda(collection: { node: PathNode; full: readonly string[] }, operator: 'any' | 'all'): LambdaNode | null {
@@ -231,7 +247,7 @@ class Parser {
     if (next.kind !== 'open') return this.unexpected(next, "'(' or a collection path after 'in'");
     if (!this.enter(next)) return null;
     const items: (LiteralNode | DateNode)[] = [];
-    for (let separator = this.peek().kind === 'close' ? this.advance() : null; separator?.kind !== 'close'; ) {
+    for (let separator: Token | null = null; separator?.kind !== 'close'; ) {
       const token = this.advance();
       const item = literalNode(token);
       if (item === null) return this.unexpected(token, "a literal in the 'in' list");

@@ -24,9 +24,15 @@
 //   turn into a 4xx for the whole query).
 // - Lambdas fold with the same three-valued logic: `any` is an `or` over the elements, `all` an
 //   `and`. A null or missing collection is empty (`any` false, `all` true, so `not c/any(…)` and
-//   `c/all(not …)` agree); a value that is not an array gives null.
+//   `c/all(not …)` agree); a value that is not an array gives null. `c/$count` is the number of
+//   elements, null when `c` is null, missing or not an array (as `length` of a non-string is null).
+// The comparisons whose work grows with the values (of two strings, of structures, `x in c`)
+// take the request's WorkBudget when the compiler has one and charge it as cost.ts says; the
+// interpreter passes none.
 import type { JsonObject, JsonValue } from '../json.js';
 import type { BinaryOperator } from './ast.js';
+import type { WorkBudget } from './budget.js';
+import { ELEMENT_COMPARE_STEPS, MEMBER_COMPARE_STEPS, STRUCTURE_STEPS, compareSteps } from './cost.js';
 import { FilterDate, parseDateText } from './dates.js';
 
 export type Value = JsonValue | FilterDate;
@@ -69,14 +75,18 @@ export function readPath(root: Value, segments: readonly string[]): Value {
   return value;
 }
 
-export function equals(a: Value, b: Value): boolean {
+/** `a eq b`; with a budget, it pays for the strings and structures it compares (cost.ts). */
+export function equals(a: Value, b: Value, budget: WorkBudget | null = null): boolean {
   if (a === null || b === null) return a === b;
   if (a instanceof FilterDate || b instanceof FilterDate) {
     const left = instantOf(a);
     return left !== null && left === instantOf(b);
   }
-  if (typeof a !== 'object' || typeof b !== 'object') return a === b;
-  return structurallyEqual(a, b);
+  if (typeof a !== 'object' || typeof b !== 'object') {
+    if (budget !== null) chargeStrings(a, b, budget);
+    return a === b;
+  }
+  return structurallyEqual(a, b, budget);
 }
 
 /** Sign of a − b, or null when the two have no order (null, mixed types, structures). */
@@ -94,8 +104,20 @@ export function order(a: Value, b: Value): number | null {
   return null;
 }
 
-/** The comparison for one operator, chosen once so compiled code does not switch per row. */
-export function comparison(operator: ComparisonOperator): (a: Value, b: Value) => boolean {
+/**
+ * The comparison for one operator, chosen once so compiled code does not switch per row; with a
+ * budget, it pays for the strings and structures it compares.
+ */
+export function comparison(operator: ComparisonOperator, budget: WorkBudget | null = null): (a: Value, b: Value) => boolean {
+  if (budget !== null) {
+    if (operator === 'eq') return (a, b) => equals(a, b, budget);
+    if (operator === 'ne') return (a, b) => !equals(a, b, budget);
+    const compare = comparison(operator);
+    return (a, b) => {
+      chargeStrings(a, b, budget);
+      return compare(a, b);
+    };
+  }
   switch (operator) {
     case 'eq': return equals;
     case 'ne': return (a, b) => !equals(a, b);
@@ -121,14 +143,24 @@ export function isComparison(operator: BinaryOperator): operator is ComparisonOp
 }
 
 /** `operand in (items)`: membership by `eq`. */
-export function isMember(value: Value, items: readonly Value[]): boolean {
-  for (const item of items) if (equals(value, item)) return true;
+export function isMember(value: Value, items: readonly Value[], budget: WorkBudget | null = null): boolean {
+  for (const item of items) if (equals(value, item, budget)) return true;
   return false;
 }
 
-/** `operand in collection`: false unless the collection is an array holding an equal element. */
-export function isElement(value: Value, collection: Value): boolean {
-  return Array.isArray(collection) && isMember(value, collection);
+/**
+ * `operand in collection`: false unless the collection is an array holding an equal element. With
+ * a budget, every element is charged a step up front (a miss compares them all).
+ */
+export function isElement(value: Value, collection: Value, budget: WorkBudget | null = null): boolean {
+  if (!Array.isArray(collection)) return false;
+  budget?.chargeSteps(collection.length * ELEMENT_COMPARE_STEPS);
+  return isMember(value, collection, budget);
+}
+
+/** `collection/$count`: the number of elements of an array; null for anything else (missing included). */
+export function countOf(collection: Value): number | null {
+  return Array.isArray(collection) ? collection.length : null;
 }
 
 /** `any`/`all` over a collection, with `test` deciding each element (see the header). */
@@ -143,6 +175,11 @@ export function foldLambda(operator: 'any' | 'all', collection: Value, test: (el
     if (verdict === null) unknown = true;
   }
   return unknown ? null : !decisive;
+}
+
+/** Two strings compare code unit by code unit, up to the shorter one's length: pay for that. */
+function chargeStrings(a: Value, b: Value, budget: WorkBudget): void {
+  if (typeof a === 'string' && typeof b === 'string') budget.chargeSteps(compareSteps(Math.min(a.length, b.length)));
 }
 
 function ordered(a: Value, b: Value, accept: (sign: number) => boolean): boolean {
@@ -170,24 +207,43 @@ function instantOf(value: Value): number | null {
   return parseDateText(value, 'optional')?.instant ?? null;
 }
 
-/** Deep equality of JSON structures with an explicit stack: stored documents may nest deeply. */
-function structurallyEqual(a: JsonObject | JsonValue[], b: JsonObject | JsonValue[]): boolean {
-  const pending: [JsonValue, JsonValue][] = [[a, b]];
-  for (let pair = pending.pop(); pair !== undefined; pair = pending.pop()) {
-    const [x, y] = pair;
-    if (x === y) continue;
-    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+/**
+ * Deep equality of JSON structures with an explicit stack: stored documents may nest deeply.
+ * Primitive members are compared on the spot and only pairs of structures are queued, so a long
+ * array of numbers allocates nothing. A budget is charged before the work it pays for: each pair
+ * of structures as it is queued (STRUCTURE_STEPS), and its elements or members before they are
+ * read (ELEMENT_COMPARE_STEPS, MEMBER_COMPARE_STEPS; cost.ts).
+ */
+function structurallyEqual(a: Structure, b: Structure, budget: WorkBudget | null): boolean {
+  budget?.chargeSteps(STRUCTURE_STEPS);
+  const pending: Structure[] = [a, b];
+  for (let y = pending.pop(), x = pending.pop(); x !== undefined && y !== undefined; y = pending.pop(), x = pending.pop()) {
     if (Array.isArray(x) || Array.isArray(y)) {
       if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
-      x.forEach((element, index) => pending.push([element, y[index] ?? null]));
+      budget?.chargeSteps(x.length * ELEMENT_COMPARE_STEPS);
+      for (let index = 0; index < x.length; index += 1) {
+        if (!queueEqual(x[index] ?? null, y[index] ?? null, pending, budget)) return false;
+      }
       continue;
     }
     const keys = Object.keys(x);
+    budget?.chargeSteps(keys.length * MEMBER_COMPARE_STEPS);
     if (keys.length !== Object.keys(y).length) return false;
     for (const key of keys) {
-      if (!Object.hasOwn(y, key)) return false;
-      pending.push([x[key] ?? null, y[key] ?? null]);
+      if (!Object.hasOwn(y, key) || !queueEqual(x[key] ?? null, y[key] ?? null, pending, budget)) return false;
     }
   }
+  return true;
+}
+
+type Structure = JsonObject | JsonValue[];
+
+/** False when two members certainly differ; queues them when both are structures still to compare. */
+function queueEqual(x: JsonValue, y: JsonValue, pending: Structure[], budget: WorkBudget | null): boolean {
+  if (budget !== null) chargeStrings(x, y, budget);
+  if (x === y) return true;
+  if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+  budget?.chargeSteps(STRUCTURE_STEPS);
+  pending.push(x, y);
   return true;
 }

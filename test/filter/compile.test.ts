@@ -42,6 +42,18 @@ describe('compileFilter property validation', () => {
     assert.equal(unknownProperty(result), "unknown-property: unknown property 'lines/price' at offset 13");
   });
 
+  it('should ask about the collection of a $count path, never about $count itself', () => {
+    const asked: string[] = [];
+    const result = compileFilter('tags/$count gt 2 or lines/any(l: l/items/$count eq 0)', {
+      knownProperty: (path) => {
+        asked.push(path.join('/'));
+        return true;
+      },
+    });
+    assert.ok(result.ok);
+    assert.deepEqual(asked, ['tags', 'lines', 'lines/items']);
+  });
+
   it('should report syntax before asking about properties', () => {
     let asked = 0;
     const result = compileFilter('colour eq', { knownProperty: () => { asked += 1; return false; } });
@@ -140,6 +152,22 @@ describe('compiled predicate semantics', () => {
     assert.deepEqual([member({ x: '1' }), member({ x: 1 }), member({ x: true }), member({ x: [1] }), member({})], [true, true, true, false, false]);
     const withNull = predicate('x in (null, 2)');
     assert.deepEqual([withNull({}), withNull({ x: 2 }), withNull({ x: 3 })], [true, true, false]);
+  });
+
+  it('should count the elements of a collection with $count, null for anything but an array', () => {
+    const count = predicate('tags/$count eq 2');
+    assert.deepEqual([count({ tags: ['a', 'b'] }), count({ tags: ['a'] }), count({ tags: 'ab' }), count({ tags: { length: 2 } })],
+      [true, false, false, false]);
+    const missing = predicate('tags/$count eq null');
+    assert.deepEqual([missing({}), missing({ tags: null }), missing({ tags: 'ab' }), missing({ tags: [] })], [true, true, true, false]);
+    const nested = compileFilter('lines/any(l: l/items/$count gt 1)', { knownProperty: anyProperty });
+    assert.ok(nested.ok);
+    const docs: JsonObject[] = [
+      { lines: [{ items: [1] }, { items: [1, 2] }] },
+      { lines: [{ items: [1] }, { items: 'xy' }, {}] },
+    ];
+    assert.deepEqual(docs.map(nested.predicate), [true, false]);
+    assert.deepEqual(docs.map((doc) => interpretFilter(nested.ast, doc)), [true, false]);
   });
 
   it('should build the predicate once and reuse it across documents', () => {

@@ -184,6 +184,11 @@ export const VALID: readonly ValidCase[] = [
   { filter: 'null', ids: [] },
   { filter: 'not null', ids: [] },
   { filter: 'not false', ids: ALL },
+  // ABNF booleanValue = "true" / "false": double-quoted ABNF strings match in any case.
+  { filter: 'active eq True', ids: ['a01', 'c03', 'f06', 'h08', 'i09', 'k11'] },
+  { filter: 'active eq FALSE', ids: ['b02', 'g07', 'j10'] },
+  { filter: 'TRUE', ids: ALL },
+  { filter: 'not fAlSe and active in (tRuE)', ids: ['a01', 'c03', 'f06', 'h08', 'i09', 'k11'] },
   { filter: 'name', ids: [] },
 
   // §5.1.1 "Operator Precedence": and over or, not over comparisons; 4.01 case-insensitive names.
@@ -197,14 +202,13 @@ export const VALID: readonly ValidCase[] = [
   { filter: 'price gt 10 AND price LT 30', ids: ['b02', 'i09', 'j10'] },
   { filter: 'price gt 5 eq true', ids: ['a01', 'b02', 'e05', 'g07', 'i09', 'j10', 'k11'] },
 
-  // §5.1.1.1.11 in: a parenthesized list of literals (ABNF listExpr, may be empty) or a collection.
+  // §5.1.1.1.11 in: a parenthesized list of literals (ABNF listExpr, at least one) or a collection.
   // `in` is a Primary operator in the precedence table, so `not qty in (…)` is `not (qty in (…))`.
   { filter: "name in ('Alpha', 'echo', 'nobody')", ids: ['a01', 'e05'] },
   { filter: 'price in (10, 25, -5)', ids: ['a01', 'c03', 'j10'] },
   { filter: 'price in (25.5)', ids: ['b02'] },
   { filter: 'price IN (10)', ids: ['a01'] },
   { filter: "category in ('tools', null)", ids: ['a01', 'e05', 'g07', 'h08', 'k11', 'l12'] },
-  { filter: 'qty in ()', ids: [] },
   { filter: 'not (qty in (0, 3))', ids: ['c03', 'd04', 'e05', 'f06', 'g07', 'h08', 'l12'] },
   { filter: 'not qty in (0, 3)', ids: ['c03', 'd04', 'e05', 'f06', 'g07', 'h08', 'l12'] },
   { filter: "name in ('alpha')", ids: [] },
@@ -325,6 +329,18 @@ export const VALID: readonly ValidCase[] = [
   { filter: 'matrix/any(row: row/any(cell: cell eq 3))', ids: ['k11'] },
   { filter: 'matrix/all(row: row/any())', ids: ALL },
 
+  // OData 4.01 ABNF collectionPathExpr `count = '/$count'`: the number of elements of a collection;
+  // null when the collection is missing, null or not an array.
+  { filter: 'tags/$count gt 2', ids: ['f06'] },
+  { filter: 'tags/$count eq 0', ids: ['c03', 'j10'] },
+  { filter: 'tags/$count eq null', ids: ['e05', 'h08', 'l12'] },
+  { filter: 'items/$count eq 0', ids: ['b02'] },
+  { filter: 'tags/$count add 1 ge 3', ids: ['a01', 'd04', 'f06', 'i09', 'k11'] },
+  { filter: 'length(tags) eq tags/$count', ids: except('h08') },
+  { filter: 'name/$count eq null', ids: ALL },
+  { filter: 'items/any(i: i/qty eq items/$count)', ids: ['a01', 'd04', 'j10'] },
+  { filter: 'matrix/any(row: row/$count eq 1)', ids: ['k11'] },
+
   // §5.1.1 "Path Expressions", equality of structured values (§5.1.1.1.1), grouping (§5.1.1.3),
   // and whitespace (ABNF BWS; CONTRACT §5 "surrounding whitespace is tolerated").
   { filter: 'address/city eq address/city', ids: ALL },
@@ -404,6 +420,8 @@ export const INVALID: readonly InvalidCase[] = [
   { filter: 'price in (1,)', kind: 'syntax', offset: 12 },
   { filter: 'price in (1 2)', kind: 'syntax', offset: 12 },
   { filter: 'price in (1', kind: 'syntax', offset: 11 },
+  { filter: 'qty in ()', kind: 'syntax', offset: 8 },
+  { filter: 'qty in (  ) or true', kind: 'syntax', offset: 10 },
 
   // Lambdas (ABNF anyExpr / allExpr).
   { filter: "tags/any(t t eq 'x')", kind: 'syntax', offset: 11 },
@@ -415,6 +433,16 @@ export const INVALID: readonly InvalidCase[] = [
   { filter: 'any(t: t eq 1)', kind: 'syntax', offset: 0 },
   { filter: "tags/any(t: t eq 'a')/x eq 1", kind: 'syntax', offset: 21 },
 
+  // $count ends a collection path and is written exactly so (ABNF count = '/$count').
+  { filter: '$count eq 1', kind: 'syntax', offset: 0 },
+  { filter: 'tags/$count/x eq 1', kind: 'syntax', offset: 5 },
+  { filter: 'tags/$COUNT eq 1', kind: 'syntax', offset: 5 },
+  { filter: 'tags/ $count eq 1', kind: 'syntax', offset: 6 },
+  { filter: "tags/any(t: $count eq 1)", kind: 'syntax', offset: 12 },
+  { filter: 'nope/$count eq 1', kind: 'unknown-property', offset: 0 },
+  { filter: "tags/$count eq 'a'", kind: 'type', offset: 12 },
+  { filter: 'tags/$count', kind: 'type', offset: 0 },
+
   // Unknown functions: not in this subset, or not canonical at all.
   { filter: 'foo(name)', kind: 'unknown-function', offset: 0 },
   { filter: 'round(price) eq 1', kind: 'unknown-function', offset: 0 },
@@ -423,14 +451,13 @@ export const INVALID: readonly InvalidCase[] = [
   { filter: "matchesPattern(name, '^A')", kind: 'unknown-function', offset: 0 },
   { filter: "address/city/contains(x, 'a')", kind: 'unknown-function', offset: 13 },
 
-  // Unknown properties (seed "Filtering and paging" rule 5). Names are case-sensitive, and so are
-  // `null`, `true`, `false`: `NULL` and `True` are property paths.
+  // Unknown properties (seed "Filtering and paging" rule 5). Names are case-sensitive, and so is
+  // `null` (ABNF nullValue = 'null'): `NULL` is a property path.
   { filter: 'nope eq 1', kind: 'unknown-property', offset: 0 },
   { filter: "address/country eq 'FR'", kind: 'unknown-property', offset: 0 },
   { filter: "name eq 'x' or Name eq 'y'", kind: 'unknown-property', offset: 15 },
   { filter: 'NULL eq null', kind: 'unknown-property', offset: 0 },
   { filter: 'price eq NULL', kind: 'unknown-property', offset: 9 },
-  { filter: 'active eq True', kind: 'unknown-property', offset: 10 },
   { filter: "tags/any(t: t/label eq 'x')", kind: 'unknown-property', offset: 12 },
   { filter: 'items/any(i: i/price gt 1)', kind: 'unknown-property', offset: 13 },
   { filter: "Tags/any(t: t eq 'sale')", kind: 'unknown-property', offset: 0 },

@@ -47,6 +47,14 @@ describe('parseDateText', () => {
     }
   });
 
+  it('should read the longest accepted form, 38 code units, and refuse longer texts', () => {
+    const longest = '2024-01-31T10:00:00.123456789012+02:00';
+    assert.equal(longest.length, 38);
+    assert.equal(parseDateText(longest, 'required')?.instant, Date.UTC(2024, 0, 31, 8, 0, 0, 123));
+    assert.equal(parseDateText(`${longest} `, 'optional'), null);
+    assert.equal(parseDateText(`2024-01-31${'x'.repeat(1_000_000)}`, 'optional'), null);
+  });
+
   it('should accept a leap second', () => {
     assert.equal(parseDateText('2016-12-31T23:59:60Z', 'required')?.instant, Date.UTC(2017, 0, 1));
   });

@@ -69,7 +69,7 @@ function randomFilter(random: () => number, depth: number): string {
       () => `tags/${op(['any', 'all'])}(t: t ${op(['eq', 'ne'])} ${pick(random, ["'sale'", "'new'", 'null'])})`,
       () => `items/${op(['any', 'all'])}(i: i/qty ${op(['gt', 'le', 'eq'])} ${numberTerm()})`,
       () => `createdAt ${op(['gt', 'lt', 'eq', 'ge'])} ${pick(random, ['2024-01-01', '2023-12-31T23:00:00Z', "'2024'"])}`,
-      () => `${pick(random, ['qty', 'price', 'name', 'category'])} in (${pick(random, ["3, 10, 'tools'", 'null', '', "'Alpha', 25"])})`,
+      () => `${pick(random, ['qty', 'price', 'name', 'category'])} in (${pick(random, ["3, 10, 'tools'", 'null', '0', "'Alpha', 25"])})`,
       () => pick(random, ['active', 'true', 'false', 'null', 'tags/any()', "'sale' in tags", 'address eq null']),
     ])();
   }

@@ -16,6 +16,7 @@ function render(node: FilterNode): string {
     case 'binary': return `(${node.operator} ${render(node.left)} ${render(node.right)})`;
     case 'in-list': return `(in ${render(node.operand)} [${node.items.map(render).join(' ')}])`;
     case 'in-path': return `(in ${render(node.operand)} ${render(node.collection)})`;
+    case 'count': return `${render(node.collection)}/$count`;
     case 'call': return `${node.name}(${node.args.map(render).join(' ')})`;
     case 'lambda': {
       const body = node.predicate === null ? '' : `${node.variable ?? ''}: ${render(node.predicate)}`;
@@ -84,9 +85,11 @@ describe('parseFilter names and literals', () => {
     assert.equal(tree('tags/ALL(t: t)'), 'tags/all(t: $t)');
   });
 
-  it('should keep null, true and false case-sensitive', () => {
+  it('should keep null case-sensitive and read true and false in any case', () => {
     assert.equal(tree('a eq null or b eq true or c eq false'), '(or (or (eq a null) (eq b true)) (eq c false))');
-    assert.equal(tree('a eq NULL or b eq True'), '(or (eq a NULL) (eq b True))');
+    assert.equal(tree('a eq NULL or b eq Null'), '(or (eq a NULL) (eq b Null))');
+    assert.equal(tree('a eq TRUE or b eq False or c eq tRUE'), '(or (or (eq a true) (eq b false)) (eq c true))');
+    assert.deepEqual(failure('tags/any(True: True)'), ['syntax', 9]);
   });
 
   it('should read words as property names wherever an operand is expected', () => {
@@ -99,8 +102,13 @@ describe('parseFilter names and literals', () => {
       "(in a ['x' -1.5 2000 null true 2024-01-31 2024-01-31T10:00:00Z])");
   });
 
-  it('should allow an empty in list and calls with spaces before the parenthesis', () => {
-    assert.equal(tree('a in ()'), '(in a [])');
+  it('should refuse an empty in list, naming the offset of its closing parenthesis', () => {
+    assert.deepEqual(failure('a in ()'), ['syntax', 6]);
+    const result = parseFilter('a in ( )');
+    assert.equal(result.ok ? '' : result.error.message, "unexpected ')', expected a literal in the 'in' list at offset 7");
+  });
+
+  it('should allow calls with spaces before the parenthesis', () => {
     assert.equal(tree("contains (a, 'b')"), "contains(a 'b')");
   });
 });
@@ -131,6 +139,36 @@ describe('parseFilter lambdas and paths', () => {
   it('should reject reusing a lambda variable in scope but allow it in sibling lambdas', () => {
     assert.deepEqual(failure('a/any(x: b/any(x: x))'), ['syntax', 15]);
     assert.equal(tree('a/any(x: x) and b/any(x: x)'), '(and a/any(x: $x) b/any(x: $x))');
+  });
+});
+
+describe('parseFilter $count (OData 4.01 ABNF collectionPathExpr)', () => {
+  it('should read path/$count as a number-typed count of the collection', () => {
+    assert.equal(tree('tags/$count gt 2'), '(gt tags/$count 2)');
+    assert.equal(tree('a/b/$count add 1 eq c/$count'), '(eq (add a/b/$count 1) c/$count)');
+    assert.equal(tree('lines/any(l: l/items/$count eq 0 and l/$count gt 1)'), 'lines/any(l: (and (eq $l/items/$count 0) (gt $l/$count 1)))');
+    const parsed = parseFilter('tags/$count');
+    assert.equal(parsed.ok ? '' : parsed.error.message, "the filter must be a boolean, not a number at offset 0");
+  });
+
+  it('should ask about the collection path, never about a $count segment', () => {
+    const lexed = tokenize('tags/$count gt 2 and lines/any(l: l/items/$count eq l/$count)');
+    assert.ok(lexed.ok);
+    const parsed = parseTokens(lexed.tokens, 64);
+    assert.ok(parsed.ok);
+    assert.deepEqual(parsed.references.map((reference) => `${reference.path.join('/')}@${reference.offset}`),
+      ['tags@0', 'lines@21', 'lines/items@34']);
+  });
+
+  it('should refuse $count anywhere but at the end of a path, naming its offset', () => {
+    assert.deepEqual(failure('$count eq 1'), ['syntax', 0]);
+    assert.deepEqual(failure('a/$count/b eq 1'), ['syntax', 2]);
+    assert.deepEqual(failure('a/$count(x) eq 1'), ['syntax', 2]);
+    assert.deepEqual(failure('a/ $count eq 1'), ['syntax', 3]);
+    assert.deepEqual(failure('a/$Count eq 1'), ['syntax', 2]);
+    assert.deepEqual(failure('a/$counter eq 1'), ['syntax', 2]);
+    assert.deepEqual(failure('a/any($count: true)'), ['syntax', 6]);
+    assert.deepEqual(failure('1 in a/$count'), ['type', 5]);
   });
 });
 
