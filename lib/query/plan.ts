@@ -1,7 +1,7 @@
 // A CollectionQuery checked against the collection's known properties and compiled once into
 // functions (CONTRACT §5: unknown properties in $filter, $select, $orderby or field=value → 400;
 // seed Filtering rule 5). The resulting plan is applied to rows without looking at the query again.
-import { compileFilter, type FilterError } from '../filter/index.js';
+import { compileFilter, WorkBudget, type FilterError } from '../filter/index.js';
 import { problem, type Problem } from '../protocol/problem.js';
 import type { JsonObject, JsonValue } from '../json.js';
 import type { StoredRecord } from '../store/types.js';
@@ -10,7 +10,13 @@ import { valueAt } from './order.js';
 
 export interface QueryPlan {
   readonly query: CollectionQuery;
+  /**
+   * Is this item a match? May throw BudgetExceeded (lib/filter/budget.ts) once the request's filter
+   * work passes its budget; the page builder turns that into a 400.
+   */
   readonly matches: (doc: JsonObject) => boolean;
+  /** Filter work done so far by this plan's request (steps), so a long scan knows when to yield. */
+  readonly work: () => number;
   /** The item as returned: whole, or the `$select` summary with its `@id` select link. */
   readonly project: (record: StoredRecord) => JsonObject;
 }
@@ -24,6 +30,8 @@ export interface PlanContext {
   readonly itemLink: (id: string) => string;
 }
 
+/** Every plan gets its own budget: one request's filter work, however many pages it scans. */
+
 export function planQuery(query: CollectionQuery, context: PlanContext): PlanResult {
   const known = (path: readonly string[]): boolean => (path.length === 1 && path[0] === 'id') || context.known(path);
   for (const [option, paths] of [
@@ -36,8 +44,9 @@ export function planQuery(query: CollectionQuery, context: PlanContext): PlanRes
   const unknownCondition = query.conditions.find((condition) => !known(condition.path));
   if (unknownCondition !== undefined) return unknownProperty(unknownCondition.path.join('/'), unknownCondition.path);
   const predicates: ((doc: JsonObject) => boolean)[] = query.conditions.map(conditionPredicate);
+  const budget = new WorkBudget();
   if (query.filter !== undefined) {
-    const compiled = compileFilter(query.filter, { knownProperty: known });
+    const compiled = compileFilter(query.filter, { knownProperty: known, budget });
     if (!compiled.ok) return { ok: false, problem: filterProblem(compiled.error) };
     predicates.push(compiled.predicate);
   }
@@ -47,7 +56,7 @@ export function planQuery(query: CollectionQuery, context: PlanContext): PlanRes
     select === undefined
       ? (record: StoredRecord) => record.doc
       : (record: StoredRecord) => summary(record.doc, select, context.itemLink(record.id));
-  return { ok: true, plan: { query, matches, project } };
+  return { ok: true, plan: { query, matches, project, work: () => budget.steps } };
 }
 
 /**

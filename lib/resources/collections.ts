@@ -141,9 +141,11 @@ async function collectionValidators(app: App, collection: string): Promise<Valid
   const planned = planQuery(query, { ...planContext(app, collection), known: () => true });
   if (!planned.ok) throw new TypeError('collectionValidators: the empty query must plan');
   const start = { scope: collection, query, pageSize: app.config.pageSize.default };
-  const page = await buildPage(app, { collection, plan: planned.plan, path: `/${collection}`, start, returned: 0 }, JSON_TYPE);
+  const built = await buildPage(app, { collection, plan: planned.plan, path: `/${collection}`, start, returned: 0 }, JSON_TYPE);
+  // A query without a filter does no filter work, so it cannot pass the budget.
+  if (!built.ok) throw new TypeError('collectionValidators: an unfiltered page was refused');
   const lastModified = app.store.lastModified(collection);
-  return lastModified === undefined ? { etag: page.representation.etag } : { etag: page.representation.etag, lastModified };
+  return lastModified === undefined ? { etag: built.page.representation.etag } : { etag: built.page.representation.etag, lastModified };
 }
 
 /** A refused POST; with a key, its deterministic outcome is kept so a repeat gets the same answer. */

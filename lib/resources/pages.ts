@@ -12,10 +12,11 @@
 import { nextTurn } from '../clock.js';
 import { readCacheControl } from '../http/cache-policy.js';
 import { problem, type Problem } from '../protocol/problem.js';
-import { JSON_TYPE, type Reply } from '../http/respond.js';
+import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
+import { BudgetExceeded } from '../filter/index.js';
 import { flattenRows, writeCsv } from '../csv/write.js';
 import type { JsonObject } from '../json.js';
-import { runPage } from '../query/execute.js';
+import { runPage, type Page } from '../query/execute.js';
 import { keyOf, type SortValue } from '../query/order.js';
 import type { QueryPlan } from '../query/plan.js';
 import { longestToken, signToken, type PagePosition } from '../query/token.js';
@@ -60,7 +61,9 @@ export interface BuiltPage {
 }
 
 export async function pageReply(app: App, rq: RequestContext, source: PageSource): Promise<Reply> {
-  const page = await buildPage(app, source, rq.media);
+  const built = await buildPage(app, source, rq.media);
+  if (!built.ok) return problemReply(built.problem);
+  const page = built.page;
   const fields: Record<string, string> = {};
   if (page.nextLink !== undefined) fields['Link'] = `<${page.nextLink}>; rel="next"`;
   if (source.preferenceApplied !== undefined) fields['Preference-Applied'] = source.preferenceApplied;
@@ -75,18 +78,26 @@ export async function pageReply(app: App, rq: RequestContext, source: PageSource
   });
 }
 
-export async function buildPage(app: App, source: PageSource, media: string): Promise<BuiltPage> {
+export async function buildPage(app: App, source: PageSource, media: string): Promise<{ ok: true; page: BuiltPage } | { ok: false; problem: Problem }> {
   const { collection, plan } = source;
-  const pace = { rows: YIELD_ROWS, steps: YIELD_STEPS, work: () => 0, yieldTurn: nextTurn };
+  const pace = { rows: YIELD_ROWS, steps: YIELD_STEPS, work: plan.work, yieldTurn: nextTurn };
   const request = { pageSize: source.start.pageSize, returned: source.returned, ...(source.after === undefined ? {} : { after: source.after }) };
-  const page = await runPage(app.store, collection, plan, request, pace);
+  let page: Page;
+  try {
+    page = await runPage(app.store, collection, plan, request, pace);
+  } catch (error) {
+    // The filter passed its work budget (README, Collections: limits): the client must narrow it.
+    if (!(error instanceof BudgetExceeded)) throw error;
+    return { ok: false, problem: problem('bad-request', `$filter: ${error.message}`, { errors: [{ parameter: '$filter', detail: error.message }] }) };
+  }
   const kept = keepWithinBytes(app, plan, page.items);
   const last = kept.records[kept.records.length - 1];
   const next = kept.records.length < page.items.length && last !== undefined ? keyOf(last.doc, last.id, plan.query.orderby) : page.next;
   const nextLink =
     next === undefined ? undefined : link(app, `${source.path}?$skiptoken=${signToken(app.pagingKey, { ...source.start, after: next, returned: source.returned + kept.records.length })}`);
-  if (media === CSV_TYPE) return { representation: represent(csvOf(kept.records.map(plan.project))), contentType: CSV_CONTENT_TYPE, ...(nextLink === undefined ? {} : { nextLink }) };
-  return { representation: envelope(kept.json, page.count, nextLink), contentType: JSON_TYPE, ...(nextLink === undefined ? {} : { nextLink }) };
+  const linked = nextLink === undefined ? {} : { nextLink };
+  if (media === CSV_TYPE) return { ok: true, page: { representation: represent(csvOf(kept.records.map(plan.project))), contentType: CSV_CONTENT_TYPE, ...linked } };
+  return { ok: true, page: { representation: envelope(kept.json, page.count, nextLink), contentType: JSON_TYPE, ...linked } };
 }
 
 /** A 400 for a walk whose longest `@nextLink` could not stay under MAX_LINK_BYTES, before its first page. */
