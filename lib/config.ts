@@ -19,7 +19,9 @@
 // - workers: integers 1–256. retry.attempts: an integer 1–1000. retry.factor: a finite number 1–100.
 //   retry.baseMs: an integer 0–2147483647 (0 lets tests run a whole schedule at once); retry.capMs:
 //   an integer from baseMs to 2147483647, Node's timer ceiling (a longer delay fires at once).
-//   outbox.timeoutMs: an integer 1–2147483647.
+//   outbox.timeoutMs: an integer 1–2147483647. webhooks.handlerTimeoutMs (not in CONTRACT §1: a
+//   handler that hangs must be timed out and retried, and the contract names no value): an integer
+//   1–2147483647, default 30000.
 // "__proto__" (like any name not listed) is reported as unknown, never merged: results are fresh
 // objects built from the known keys only, frozen like DEFAULT_CONFIG.
 
@@ -54,7 +56,7 @@ export interface CollectionConfig {
 export interface PageSizeConfig { readonly default: number; readonly max: number }
 export interface WebhooksConfig {
   readonly path: string; readonly toleranceS: number; readonly requireTimestamp: boolean;
-  readonly dedupDays: number; readonly workers: number; readonly retry: RetrySchedule;
+  readonly dedupDays: number; readonly workers: number; readonly handlerTimeoutMs: number; readonly retry: RetrySchedule;
 }
 export interface OutboxConfig { readonly workers: number; readonly timeoutMs: number; readonly retry: RetrySchedule }
 export interface Config {
@@ -78,7 +80,7 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
   pageSize: { default: 50, max: 1000 },
   collections: {},
   webhooks: {
-    path: '/webhooks', toleranceS: 300, requireTimestamp: false, dedupDays: 30, workers: 4,
+    path: '/webhooks', toleranceS: 300, requireTimestamp: false, dedupDays: 30, workers: 4, handlerTimeoutMs: 30_000,
     retry: { baseMs: 1000, factor: 2, capMs: 300_000, attempts: 8 },
   },
   outbox: { workers: 4, timeoutMs: 5000, retry: { baseMs: 1000, factor: 3, capMs: 21_600_000, attempts: 15 } },
@@ -144,6 +146,7 @@ const CONFIG = fields<Config>({
     requireTimestamp: boolean,
     dedupDays: decimal(0, MAX_DAYS, true),
     workers: integer(1, MAX_WORKERS),
+    handlerTimeoutMs: integer(1, MAX_TIMER_MS),
     retry: RETRY,
   }),
   outbox: fields<OutboxConfig>({

@@ -3,3 +3,4 @@ export { start } from './server.js';
 export type { ResapiServer, RuntimeOptions, StartOptions } from './server.js';
 export type { Config, CollectionConfig, RetrySchedule } from './config.js';
 export type { Store, StoredRecord, Batch, Mutation, CommitResult } from './store/types.js';
+export type { HandlerContext, WebhookHandler, WebhookHandlers } from './webhooks/inbox.js';

@@ -14,7 +14,9 @@ import { getCollection, postToCollection } from './resources/collections.js';
 import { deleteItem, getItem, putItem, undoDelete } from './resources/items.js';
 import { CSV_TYPE } from './resources/pages.js';
 import { deleteQuery, getQueryDefinition, getQueryResults, putQuery } from './resources/queries.js';
-import { getHealth, getServiceDocument, webhookUnavailable } from './resources/service.js';
+import { getHealth, getServiceDocument } from './resources/service.js';
+import { getInbox, getInboxEvent, retryInboxEvent } from './resources/inbox.js';
+import { receiveWebhook } from './resources/receiver.js';
 
 /** The methods a route may declare; HEAD and OPTIONS are derived, never declared. */
 export type DeclaredMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -28,7 +30,8 @@ export interface Endpoint {
 }
 
 export type RouteName =
-  | 'service' | 'health' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query' | 'query-definition';
+  | 'service' | 'health' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query' | 'query-definition'
+  | 'inbox' | 'inbox-event' | 'inbox-retry';
 
 export interface RouteEntry extends RoutePattern<RouteName> {
   /** Served without an API key (CONTRACT §1): the webhook receiver authenticates by signature, health probes carry none. */
@@ -47,7 +50,11 @@ export function routeTable(config: Config): readonly RouteEntry[] {
     { name: 'service', path: '/', methods: { GET: { produces: JSON_ONLY, handle: getServiceDocument } } },
     // Health probes carry no credentials (CONTRACT §1).
     { name: 'health', path: '/$health', public: true, methods: { GET: { produces: JSON_ONLY, handle: getHealth } } },
-    { name: 'webhook', path: config.webhooks.path, reserveBelow: true, public: true, methods: { POST: { produces: [], handle: webhookUnavailable } } },
+    // Answers JSON whatever Accept says: a provider that cannot be answered would only retry (RFC 9110 §12.5.1 lets a server disregard Accept).
+    { name: 'webhook', path: config.webhooks.path, reserveBelow: true, public: true, methods: { POST: { produces: [], body: JSON_BODY, handle: receiveWebhook } } },
+    { name: 'inbox', path: '/$inbox', methods: { GET: { produces: JSON_ONLY, handle: getInbox } } },
+    { name: 'inbox-event', path: '/$inbox/{eventId}', methods: { GET: { produces: JSON_ONLY, handle: getInboxEvent } } },
+    { name: 'inbox-retry', path: '/$inbox/{eventId}/$retry', methods: { PUT: { produces: JSON_ONLY, handle: retryInboxEvent } } },
     {
       name: 'collection',
       path: '/{collection}',

@@ -21,6 +21,7 @@ import type { Store } from './store/types.js';
 import { RepresentationCache } from './writes/representation.js';
 import { changeProblem, Writer } from './writes/writer.js';
 import { FIELDS_SPACE, missingRegistrations } from './writes/fields.js';
+import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inbox.js';
 
 /** Options of start() that are not part of the config file. */
 export interface RuntimeOptions {
@@ -40,6 +41,10 @@ export interface RuntimeOptions {
   /** A folder of JSON arrays or a db.json loaded into a store that is still empty. */
   readonly seed?: string;
   readonly apiKeys?: readonly string[];
+  /** Secrets a webhook's X-Signature may be made with: the current one, and the previous during a rotation (at most two). */
+  readonly webhookSecrets?: readonly string[];
+  /** Webhook handlers by event kind (or "*"), registered before the first event can arrive. */
+  readonly webhookHandlers?: Readonly<Record<string, WebhookHandler>>;
   /** The one clock of the server: the time and every timer (default: the system clock). */
   readonly clock?: Clock;
   /** The one random source: ids, keys and jitter (default: node:crypto and Math.random). */
@@ -58,16 +63,21 @@ export interface ResapiServer {
   /** http://host:port of the listening server. */
   readonly url: string;
   readonly store: Store;
+  /** `webhooks.on(kind, handler)`: who processes received events of a kind, or of every kind ("*"). */
+  readonly webhooks: WebhookHandlers;
   close(): Promise<void>;
 }
 
 const RUNTIME_KEYS = new Set([
-  'host', 'port', 'dataDir', 'memory', 'store', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'clock', 'random', 'log',
-  'drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs',
+  'host', 'port', 'dataDir', 'memory', 'store', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'webhookSecrets', 'webhookHandlers',
+  'clock', 'random', 'log', 'drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs',
 ]);
 const KEY_SPACE = '$keys';
 const PAGING_KEY = 'paging';
 const PAGING_KEY_BYTES = 32;
+const DEFAULT_DRAIN_MS = 10_000;
+/** CONTRACT §1: "at most two: current first, previous second". */
+const MAX_WEBHOOK_SECRETS = 2;
 
 export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const config = configOf(options);
@@ -75,6 +85,8 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const random = options.random ?? systemRandom;
   const log = options.log ?? stderrLogger(() => clock.now());
   const apiKeys = new ApiKeys(options.apiKeys ?? []);
+  const webhookSecrets = secretsOf(options.webhookSecrets);
+  const handlers = handlersOf(options.webhookHandlers);
   const collectionConfigOf = (name: string): CollectionConfig | undefined => collectionConfig(config, name);
   // Everything that can refuse the start without a store is asked first, so a refused start leaves
   // no data dir behind: the port, then a seed bound for a store that does not exist yet.
@@ -116,11 +128,17 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       pagingKey,
       fields,
       bulkTurns: new SerialQueues(),
+      webhookSecrets,
+      inbox: new Inbox({ store, writer, clock, random, config: config.webhooks, log, drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_MS }),
     };
+    for (const [kind, handler] of handlers) app.inbox.on(kind, handler);
+    // Said once here, never per request: an anonymous sender must not be able to flood the log.
+    if (webhookSecrets.length === 0) log('warn', `the webhook receiver at ${config.webhooks.path} answers 503: no secret is configured (RESAPI_WEBHOOK_SECRETS)`);
+    lifecycle.add(app.inbox.runner);
     http.use(createHandler(app, apiKeys, routeTable(config)));
     lifecycle.add(http);
     await lifecycle.start();
-    return { url: http.url, store, close: () => lifecycle.stop() };
+    return { url: http.url, store, webhooks: app.inbox, close: () => lifecycle.stop() };
   } catch (error) {
     // Release the port and the data dir (its lock) when anything after binding fails.
     await lifecycle.stop();
@@ -148,6 +166,26 @@ async function readNewStoreSeed(
   const refused = checkSeed(read.data, (mutation) => changeProblem(mutation, collectionConfigOf));
   if (refused !== undefined) throw new Error(refused);
   return read.data;
+}
+
+/** The webhook secrets: non-empty strings, at most two (CONTRACT §1). Never logged. */
+function secretsOf(secrets: readonly string[] | undefined): readonly string[] {
+  if (secrets === undefined) return [];
+  if (!Array.isArray(secrets) || secrets.some((secret) => typeof secret !== 'string' || secret === '')) {
+    throw new TypeError('webhookSecrets: every webhook secret must be a non-empty string');
+  }
+  if (secrets.length > MAX_WEBHOOK_SECRETS) throw new TypeError('webhookSecrets: at most two secrets, the current one first and the previous one second');
+  return [...secrets];
+}
+
+function handlersOf(handlers: StartOptions['webhookHandlers']): [string, WebhookHandler][] {
+  if (handlers === undefined) return [];
+  if (typeof handlers !== 'object' || handlers === null || Array.isArray(handlers)) throw new TypeError('webhookHandlers: must be an object of event kinds to functions');
+  const entries = Object.entries(handlers);
+  for (const [kind, handler] of entries) {
+    if (typeof handler !== 'function') throw new TypeError(`webhookHandlers: the handler for ${JSON.stringify(kind)} must be a function`);
+  }
+  return entries;
 }
 
 function listenerTimeouts(options: StartOptions): { drainTimeoutMs?: number; headersTimeoutMs?: number; requestTimeoutMs?: number } {

@@ -43,6 +43,7 @@ describe('DEFAULT_CONFIG', () => {
         requireTimestamp: false,
         dedupDays: 30,
         workers: 4,
+        handlerTimeoutMs: 30000,
         retry: { baseMs: 1000, factor: 2, capMs: 300000, attempts: 8 },
       },
       outbox: { workers: 4, timeoutMs: 5000, retry: { baseMs: 1000, factor: 3, capMs: 21600000, attempts: 15 } },
@@ -92,7 +93,7 @@ describe('parseConfig', () => {
           products: { cacheControl: 'public, max-age=86400', schema: { id: 'string', price: 'number', tags: 'array' } },
           orders: {},
         },
-        webhooks: { path: '/hooks/in', toleranceS: 60, requireTimestamp: true, dedupDays: 7, workers: 2, retry: { baseMs: 0, factor: 1, capMs: 0, attempts: 1 } },
+        webhooks: { path: '/hooks/in', toleranceS: 60, requireTimestamp: true, dedupDays: 7, workers: 2, handlerTimeoutMs: 50, retry: { baseMs: 0, factor: 1, capMs: 0, attempts: 1 } },
         outbox: { workers: 1, timeoutMs: 100, retry: { baseMs: 1, factor: 1.5, capMs: 10, attempts: 2 } },
       };
       assert.deepEqual(accepted(JSON.parse(JSON.stringify(input))), input);

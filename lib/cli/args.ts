@@ -17,6 +17,7 @@ export type ParsedArgs =
   | { readonly ok: true; readonly command: 'serve'; readonly serve: ServeArgs }
   | { readonly ok: true; readonly command: 'help'; /** the text to print */ readonly text: string }
   | { readonly ok: true; readonly command: 'version' }
+  | { readonly ok: true; readonly command: 'sign'; /** the environment variable holding the secret */ readonly secretEnv: string }
   | { readonly ok: false; readonly message: string };
 
 const VALUE_FLAGS = new Set(['--host', '--port', '--data-dir', '--base-url', '--config', '--seed', '--handlers']);
@@ -26,6 +27,8 @@ export const USAGE = `Usage:
   resapi serve [--host 127.0.0.1] [--port 3000] [--data-dir data/store] [--base-url URL]
                [--config FILE] [--memory] [--no-cache-mode] [--seed PATH] [--handlers FILE.mjs]
   resapi serve --help        every serve flag, explained
+  resapi sign --secret-env NAME < body.json
+                             print the X-Signature of a webhook body, signed with the secret in $NAME
   resapi --help | --version
 
 Environment:
@@ -51,7 +54,8 @@ Flags:
   --base-url URL       absolute base for the links the server writes (Location, @nextLink), e.g.
                        https://api.example.com; never taken from the request's Host
   --no-cache-mode      send Cache-Control: no-cache, no-store on every response (risky deploys)
-  --handlers FILE.mjs  webhook event handlers (needs the webhook receiver)
+  --handlers FILE.mjs  webhook event handlers: an ES module whose default export maps event kinds (or
+                       "*") to async (event, ctx) => {} functions
   --help               this text
 
 Environment:
@@ -63,6 +67,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { ok: true, command: 'help', text: USAGE };
   if (command === '--version' || command === '-v') return { ok: true, command: 'version' };
+  if (command === 'sign') return parseSign(rest);
   if (command !== 'serve') return { ok: false, message: `unknown command '${command}'` };
   const values = new Map<string, string>();
   const flags = new Set<string>();
@@ -101,6 +106,18 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     noCacheMode: flags.has('--no-cache-mode'),
   };
   return { ok: true, command: 'serve', serve: withOptional(serve, values) };
+}
+
+/** `resapi sign --secret-env NAME`: the name of the variable (never the secret itself, which `ps` would show). */
+function parseSign(rest: readonly string[]): ParsedArgs {
+  const [flag, name, ...extra] = rest;
+  const inline = flag?.startsWith('--secret-env=') === true ? flag.slice('--secret-env='.length) : undefined;
+  const secretEnv = inline ?? (flag === '--secret-env' ? name : undefined);
+  const leftover = inline === undefined ? extra : [name, ...extra].filter((arg): arg is string => arg !== undefined);
+  if (secretEnv === undefined || secretEnv === '' || leftover.length > 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(secretEnv)) {
+    return { ok: false, message: 'usage: resapi sign --secret-env NAME < body (NAME is an environment variable holding the secret)' };
+  }
+  return { ok: true, command: 'sign', secretEnv };
 }
 
 /** Splits a comma-separated list from the environment; empty members are dropped. */

@@ -5,6 +5,8 @@ import { readFile } from 'node:fs/promises';
 import { parseConfig } from '../config.js';
 import { start, type StartOptions } from '../server.js';
 import { parseArgs, splitList, USAGE, type ServeArgs } from './args.js';
+import { loadHandlers } from './handlers.js';
+import { sign } from './sign.js';
 
 export async function main(argv: readonly string[]): Promise<number> {
   const parsed = parseArgs(argv);
@@ -20,13 +22,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${await version()}\n`);
     return 0;
   }
+  if (parsed.command === 'sign') return sign(parsed.secretEnv);
   return serve(parsed.serve);
 }
 
 async function serve(args: ServeArgs): Promise<number> {
-  if (args.handlers !== undefined) {
-    // A flag that would be silently ignored is worse than a refused start.
-    process.stderr.write('resapi: cannot start: --handlers needs the webhook receiver (CONTRACT §7), which this version does not have yet\n');
+  const handlers = args.handlers === undefined ? undefined : await loadHandlers(args.handlers);
+  if (handlers !== undefined && !handlers.ok) {
+    process.stderr.write(`resapi: cannot start: ${handlers.message}\n`);
     return 1;
   }
   const fileConfig = args.config === undefined ? {} : await readConfigFile(args.config);
@@ -39,6 +42,8 @@ async function serve(args: ServeArgs): Promise<number> {
     memory: args.memory,
     noCacheMode: args.noCacheMode,
     apiKeys: splitList(process.env['RESAPI_API_KEYS']),
+    webhookSecrets: splitList(process.env['RESAPI_WEBHOOK_SECRETS']),
+    ...(handlers === undefined ? {} : { webhookHandlers: handlers.handlers }),
     ...(args.baseUrl === undefined ? {} : { baseUrl: args.baseUrl }),
     ...(args.seed === undefined ? {} : { seed: args.seed }),
   };

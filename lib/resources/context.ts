@@ -9,6 +9,7 @@ import type { RouteParams } from '../http/route.js';
 import type { Logger } from '../log.js';
 import type { FieldIndex } from '../query/fields.js';
 import type { SerialQueues } from '../serial.js';
+import type { Inbox } from '../webhooks/inbox.js';
 import type { Store } from '../store/types.js';
 import type { RepresentationCache } from '../writes/representation.js';
 import type { Writer } from '../writes/writer.js';
@@ -33,6 +34,10 @@ export interface App {
   readonly fields: FieldIndex;
   /** Bulk files take turns per collection, so two never fail each other's conditional writes. */
   readonly bulkTurns: SerialQueues;
+  /** The secrets a webhook's X-Signature may be made with: the current, then the previous (CONTRACT §7). */
+  readonly webhookSecrets: readonly string[];
+  /** Received webhook events and the workers that process them. */
+  readonly inbox: Inbox;
 }
 
 export interface RequestContext {

@@ -27,12 +27,3 @@ export function getHealth(app: App, rq: RequestContext): Reply {
     'Cache-Control': noStoreCacheControl(app.policy),
   });
 }
-
-/**
- * The webhook path until the receiver is built: CONTRACT §7 "No secret configured → the receiver
- * answers 503 and logs why".
- */
-export function webhookUnavailable(app: App, rq: RequestContext): Reply {
-  app.log('warn', 'webhook received but no receiver is configured', { requestId: rq.requestId });
-  return problemReply(problem('unavailable', 'no webhook receiver'), { 'Retry-After': '60' });
-}

@@ -48,13 +48,6 @@ describe('resapi serve', () => {
     }
   });
 
-  it('should refuse to start with --handlers while there is no webhook receiver to run them', async () => {
-    const result = await runBinary(['serve', '--memory', '--port', '0', '--handlers', 'handlers.mjs']);
-    assert.equal(result.code, 1);
-    assert.match(result.stderr, /--handlers needs the webhook receiver/);
-    assert.equal(result.stdout, '');
-  });
-
   it('should refuse unknown flags with exit 2 and the usage', async () => {
     const result = await runBinary(['serve', '--bogus']);
     assert.equal(result.code, 2);

@@ -1,0 +1,42 @@
+// Webhook signatures (seed, Authentication: "HMAC with SHA-256 over the exact raw request body bytes",
+// "Lowercase hex of the digest, 64 characters", "Comparison: Constant-time"; CONTRACT §7, §8). Pure,
+// so the receiver, the sender, the client and `resapi sign` share one definition.
+//
+// The receiver reads `X-Signature` as 64 lowercase hex characters, optionally after `sha256=` (the
+// prefix GitHub-style providers send). It compares the presented digest with the digest under every
+// configured secret (two during a rotation) using crypto.timingSafeEqual, and never stops early, so
+// the response time says nothing about the digest or about which secret matched.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+const DIGEST_HEX = /^[0-9a-f]{64}$/;
+const PREFIX = 'sha256=';
+
+/** The X-Signature value of `body` under `secret`: lowercase hex of HMAC-SHA256 (what a sender puts in the header). */
+export function webhookSignature(body: Uint8Array | string, secret: string): string {
+  if (typeof secret !== 'string' || secret === '') throw new TypeError('webhookSignature: secret must be a non-empty string');
+  return createHmac('sha256', secret).update(body).digest('hex');
+}
+
+/**
+ * The digest an X-Signature field presents, or undefined when it is missing, sent more than once, or
+ * not 64 lowercase hex characters (with or without `sha256=`). `lines` are every received field line.
+ */
+export function presentedDigest(lines: readonly string[] | undefined): Buffer | undefined {
+  if (lines === undefined || lines.length !== 1) return undefined;
+  const value = lines[0] as string;
+  const hex = value.startsWith(PREFIX) ? value.slice(PREFIX.length) : value;
+  return DIGEST_HEX.test(hex) ? Buffer.from(hex, 'hex') : undefined;
+}
+
+/** Does the X-Signature field sign `body` under one of `secrets`? Constant-time, and it checks every secret. */
+export function verifySignature(body: Uint8Array, lines: readonly string[] | undefined, secrets: readonly string[]): boolean {
+  const presented = presentedDigest(lines);
+  let matched = false;
+  for (const secret of secrets) {
+    const expected = createHmac('sha256', secret).update(body).digest();
+    // The comparison runs for every secret even once one matched (no early exit).
+    const equal = presented !== undefined && timingSafeEqual(presented, expected);
+    matched = matched || equal;
+  }
+  return matched;
+}
