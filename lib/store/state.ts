@@ -38,7 +38,8 @@ interface Expiry {
 interface DueEntry {
   readonly at: number;
   readonly id: string;
-  readonly version: number;
+  /** The record's version: the entry is current while the record keeps it, and it orders ties (first written, first due). */
+  readonly order: number;
 }
 
 export type Verdict =
@@ -96,7 +97,7 @@ export class StoreState {
     return names.sort();
   }
 
-  /** Up to `limit` current due records at `now`, earliest first; stale index entries are dropped. */
+  /** Up to `limit` current due records at `now`, earliest first (ties: first written first); stale index entries are dropped. */
   due(collection: string, now: number, limit: number): StoredRecord[] {
     const space = this.spaces.get(collection);
     if (space === undefined || limit <= 0) return [];
@@ -335,13 +336,13 @@ export class StoreState {
   }
 
   private indexDue(space: CollectionState, record: StoredRecord): void {
-    if (record.dueAt !== undefined) space.dues.push({ at: record.dueAt, id: record.id, version: record.version });
+    if (record.dueAt !== undefined) space.dues.push({ at: record.dueAt, id: record.id, order: record.version });
   }
 
   /** The record an index entry points at, while the entry still describes it. */
   private currentDue(space: CollectionState, entry: DueEntry): StoredRecord | undefined {
     const record = space.records.get(entry.id);
-    if (record === undefined || record.version !== entry.version || record.dueAt !== entry.at || this.isExpired(record)) return undefined;
+    if (record === undefined || record.version !== entry.order || record.dueAt !== entry.at || this.isExpired(record)) return undefined;
     return record;
   }
 }

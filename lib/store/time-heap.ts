@@ -6,6 +6,8 @@
 
 export interface Timed {
   readonly at: number;
+  /** Breaks ties between equal times: lower first (first come, first served). */
+  readonly order?: number;
 }
 
 export class TimeHeap<T extends Timed> {
@@ -21,7 +23,7 @@ export class TimeHeap<T extends Timed> {
     let child = heap.length - 1;
     while (child > 0) {
       const parent = (child - 1) >> 1;
-      if ((heap[parent] as T).at <= entry.at) break;
+      if (!before(entry, heap[parent] as T)) break;
       heap[child] = heap[parent] as T;
       child = parent;
     }
@@ -52,12 +54,17 @@ export class TimeHeap<T extends Timed> {
       const left = 2 * parent + 1;
       if (left >= heap.length) break;
       const right = left + 1;
-      const child = right < heap.length && (heap[right] as T).at < (heap[left] as T).at ? right : left;
-      if ((heap[child] as T).at >= last.at) break;
+      const child = right < heap.length && before(heap[right] as T, heap[left] as T) ? right : left;
+      if (!before(heap[child] as T, last)) break;
       heap[parent] = heap[child] as T;
       parent = child;
     }
     heap[parent] = last;
     return top;
   }
+}
+
+/** Does `a` come strictly before `b`: an earlier time, or the same time and a lower order? */
+function before(a: Timed, b: Timed): boolean {
+  return a.at < b.at || (a.at === b.at && (a.order ?? 0) < (b.order ?? 0));
 }

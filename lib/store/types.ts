@@ -167,7 +167,7 @@ export interface Store {
   count(collection: string): number;
   /** Names of collections holding at least one live record, sorted; `$` spaces included. */
   collections(): string[];
-  /** Up to `limit` live records whose `dueAt` is at or before `now`, earliest first (then by id). */
+  /** Up to `limit` live records whose `dueAt` is at or before `now`, earliest first (equal times: the one written first). */
   due(collection: string, now: number, limit: number): StoredRecord[];
   /** The earliest `dueAt` of a live record in the collection, or undefined when none is due ever. */
   nextDue(collection: string): number | undefined;

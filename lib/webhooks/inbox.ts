@@ -144,12 +144,13 @@ export class Inbox implements WebhookHandlers {
       await this.record(record, { kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'failed', attempts: attempt, nextAttemptAt: new Date(next).toISOString(), lastError }, dueAt: next, expect: { version: record.version } });
       return;
     }
-    const dead = await this.record(record, { kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'dead', attempts: attempt, lastError }, unset: ['nextAttemptAt'], dueAt: null, expect: { version: record.version } });
-    if (!dead) return;
+    // The dead letter first: whoever sees the status `dead` finds its line (a crash in between costs a
+    // second run and a second line, never a dead event without one).
     const body = this.options.store.get(PAYLOAD_SPACE, record.id)?.doc['body'];
     const line: JsonObject = { id: record.id, event: kind, receivedAt: record.doc['receivedAt'] ?? null, deadAt: new Date(now).toISOString(), attempts: attempt, lastError, body: typeof body === 'string' ? body : null };
     const logged = await this.options.store.appendSideLog(DEAD_LETTER_LOG, line);
-    if (!logged.ok) this.options.log('error', 'cannot write the dead-letter line (the event is dead in /$inbox)', { id: record.id, detail: logged.detail });
+    if (!logged.ok) this.options.log('error', 'cannot write the dead-letter line; the event is dead in /$inbox all the same', { id: record.id, detail: logged.detail });
+    await this.record(record, { kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'dead', attempts: attempt, lastError }, unset: ['nextAttemptAt'], dueAt: null, expect: { version: record.version } });
   }
 
   /** Runs the handler under its timeout; the outcome, or 'stopped' when the server is shutting down. */

@@ -1,0 +1,147 @@
+// Tests for lib/jobs/runner.ts: a worker pool over the store's due-time index. Jobs run when due, no
+// more than `workers` at once and `perGroup` per group, a job due later runs when the clock gets there
+// even while others run, a drain waits and then stops what still runs, leaving it due. Driven by a
+// manual clock and jobs the test finishes itself: no real time passes.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { JobRunner } from '../../lib/jobs/runner.js';
+import { MemoryStore } from '../../lib/store/memory.js';
+import type { Mutation, StoredRecord } from '../../lib/store/types.js';
+import { ManualClock } from '../support/clock.js';
+
+const SPACE = '$jobs';
+
+interface Started {
+  readonly id: string;
+  readonly signal: AbortSignal;
+  /** Marks the job done (its record no longer due) and lets the runner move on. */
+  finish(): Promise<void>;
+}
+
+interface Harness {
+  readonly clock: ManualClock;
+  readonly store: MemoryStore;
+  readonly runner: JobRunner;
+  readonly started: Started[];
+  add(id: string, dueAt: number, group?: string): Promise<void>;
+  /** Resolves once `count` jobs have started in all. */
+  startedCount(count: number): Promise<void>;
+}
+
+function harness(options: { workers: number; perGroup?: number; drainTimeoutMs?: number }): Harness {
+  const clock = new ManualClock();
+  const store = new MemoryStore({ clock });
+  const started: Started[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+  const runner = new JobRunner({
+    name: 'test jobs',
+    store,
+    clock,
+    space: SPACE,
+    workers: options.workers,
+    ...(options.perGroup === undefined ? {} : { perGroup: options.perGroup, groupOf: (record: StoredRecord) => String(record.doc['group']) }),
+    drainTimeoutMs: options.drainTimeoutMs ?? 1000,
+    log: () => {},
+    work: (record, signal) =>
+      new Promise<void>((resolve) => {
+        started.push({
+          id: record.id,
+          signal,
+          finish: async () => {
+            await store.commit({ mutations: [{ kind: 'patch', collection: SPACE, id: record.id, set: { done: true }, dueAt: null }] });
+            resolve();
+            await new Promise((next) => setImmediate(next));
+          },
+        });
+        for (const waiter of waiters.filter((candidate) => started.length >= candidate.count)) waiter.resolve();
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      }),
+  });
+  return {
+    clock,
+    store,
+    runner,
+    started,
+    add: async (id, dueAt, group = 'g') => {
+      const mutation: Mutation = { kind: 'put', collection: SPACE, id, doc: { group }, dueAt };
+      await store.commit({ mutations: [mutation] });
+    },
+    startedCount: (count) => (started.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }))),
+  };
+}
+
+describe('JobRunner', () => {
+  it('should run due jobs, at most `workers` at once, and take the next when one finishes', async () => {
+    const h = harness({ workers: 2 });
+    for (const id of ['a', 'b', 'c']) await h.add(id, h.clock.now());
+    await h.runner.start();
+    await h.startedCount(2);
+    assert.deepEqual(h.started.map((job) => job.id).sort(), ['a', 'b']);
+    assert.equal(h.runner.active, 2);
+    await (h.started[0] as Started).finish();
+    await h.startedCount(3);
+    assert.equal(h.started[2]?.id, 'c');
+    for (const job of h.started.slice(1)) await job.finish();
+    await h.runner.drain();
+    await h.runner.close();
+  });
+
+  it('should run a job added later, as soon as its commit lands', async () => {
+    const h = harness({ workers: 1 });
+    await h.runner.start();
+    assert.equal(h.started.length, 0);
+    await h.add('late', h.clock.now());
+    await h.startedCount(1);
+    assert.equal(h.started[0]?.id, 'late');
+    await (h.started[0] as Started).finish();
+    await h.runner.close();
+  });
+
+  it('should run a job due later when the clock reaches it, even while another job keeps running', async () => {
+    const h = harness({ workers: 2 });
+    await h.add('now', h.clock.now());
+    await h.add('soon', h.clock.now() + 5000);
+    await h.runner.start();
+    await h.startedCount(1);
+    assert.deepEqual(h.started.map((job) => job.id), ['now']);
+    h.clock.advance(4999);
+    assert.equal(h.started.length, 1, 'not before its time');
+    h.clock.advance(1);
+    await h.startedCount(2);
+    assert.equal(h.started[1]?.id, 'soon');
+    for (const job of h.started) await job.finish();
+    await h.runner.close();
+  });
+
+  it('should run at most `perGroup` jobs of one group, so other groups still get workers', async () => {
+    const h = harness({ workers: 3, perGroup: 1 });
+    for (const [id, group] of [['a1', 'a'], ['a2', 'a'], ['a3', 'a'], ['b1', 'b']] as const) await h.add(id, h.clock.now(), group);
+    await h.runner.start();
+    await h.startedCount(2);
+    assert.deepEqual(h.started.map((job) => job.id).sort(), ['a1', 'b1']);
+    await (h.started.find((job) => job.id === 'a1') as Started).finish();
+    await h.startedCount(3);
+    assert.equal(h.started[2]?.id, 'a2');
+    for (const job of h.started.slice(1)) await job.finish();
+    await h.runner.close();
+  });
+
+  it('should drain by waiting for running jobs, then stop the ones still running at the timeout and leave them due', async () => {
+    const h = harness({ workers: 2, drainTimeoutMs: 10_000 });
+    await h.add('quick', h.clock.now());
+    await h.add('stuck', h.clock.now());
+    await h.runner.start();
+    await h.startedCount(2);
+    const drained = h.runner.drain();
+    await (h.started.find((job) => job.id === 'quick') as Started).finish();
+    const stuck = h.started.find((job) => job.id === 'stuck') as Started;
+    assert.equal(stuck.signal.aborted, false);
+    h.clock.advance(10_000);
+    await drained;
+    assert.equal(stuck.signal.aborted, true);
+    assert.deepEqual(h.store.due(SPACE, h.clock.now(), 10).map((record) => record.id), ['stuck'], 'a stopped job stays due for the next start');
+    await h.add('after', h.clock.now());
+    assert.equal(h.started.length, 2, 'no job starts once draining');
+    await h.runner.close();
+  });
+});
