@@ -165,6 +165,19 @@ describe('parseArgs', () => {
   });
 });
 
+describe('resapi sign', () => {
+  it('should take the name of the environment variable that holds the secret', () => {
+    assert.deepEqual(parseArgs(['sign', '--secret-env', 'SIGNING_SECRET']), { ok: true, command: 'sign', secretEnv: 'SIGNING_SECRET' });
+    assert.deepEqual(parseArgs(['sign', '--secret-env=S']), { ok: true, command: 'sign', secretEnv: 'S' });
+  });
+
+  it('should refuse a missing name, a name that is no variable name, and anything more', () => {
+    for (const argv of [['sign'], ['sign', '--secret-env'], ['sign', '--secret-env', 'not a name'], ['sign', '--secret-env', 'S', 'extra'], ['sign', '--secret', 'abc']]) {
+      assert.match(failure(argv), /usage: resapi sign --secret-env NAME/, argv.join(' '));
+    }
+  });
+});
+
 describe('USAGE and SERVE_HELP', () => {
   const words = ['--host', '--port', '--data-dir', '--base-url', '--config', '--memory', '--no-cache-mode', '--seed', '--handlers', 'RESAPI_API_KEYS', 'RESAPI_WEBHOOK_SECRETS'];
 
