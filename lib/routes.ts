@@ -17,6 +17,8 @@ import { deleteQuery, getQueryDefinition, getQueryResults, putQuery } from './re
 import { getHealth, getServiceDocument } from './resources/service.js';
 import { getInbox, getInboxEvent, retryInboxEvent } from './resources/inbox.js';
 import { receiveWebhook } from './resources/receiver.js';
+import { getDelivery, getOutbox, retryDelivery } from './resources/outbox.js';
+import { deleteSubscription, getSubscription, getSubscriptions, putSubscription } from './resources/subscriptions.js';
 
 /** The methods a route may declare; HEAD and OPTIONS are derived, never declared. */
 export type DeclaredMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -31,7 +33,7 @@ export interface Endpoint {
 
 export type RouteName =
   | 'service' | 'health' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query' | 'query-definition'
-  | 'inbox' | 'inbox-event' | 'inbox-retry';
+  | 'inbox' | 'inbox-event' | 'inbox-retry' | 'subscriptions' | 'subscription' | 'outbox' | 'delivery' | 'delivery-retry';
 
 export interface RouteEntry extends RoutePattern<RouteName> {
   /** Served without an API key (CONTRACT §1): the webhook receiver authenticates by signature, health probes carry none. */
@@ -55,6 +57,19 @@ export function routeTable(config: Config): readonly RouteEntry[] {
     { name: 'inbox', path: '/$inbox', methods: { GET: { produces: JSON_ONLY, handle: getInbox } } },
     { name: 'inbox-event', path: '/$inbox/{eventId}', methods: { GET: { produces: JSON_ONLY, handle: getInboxEvent } } },
     { name: 'inbox-retry', path: '/$inbox/{eventId}/$retry', methods: { PUT: { produces: JSON_ONLY, handle: retryInboxEvent } } },
+    { name: 'subscriptions', path: '/$subscriptions', methods: { GET: { produces: JSON_ONLY, handle: getSubscriptions } } },
+    {
+      name: 'subscription',
+      path: '/$subscriptions/{id}',
+      methods: {
+        GET: { produces: JSON_ONLY, handle: getSubscription },
+        PUT: { produces: JSON_ONLY, body: JSON_BODY, handle: putSubscription },
+        DELETE: { produces: [], handle: deleteSubscription },
+      },
+    },
+    { name: 'outbox', path: '/$outbox', methods: { GET: { produces: JSON_ONLY, handle: getOutbox } } },
+    { name: 'delivery', path: '/$outbox/{deliveryId}', methods: { GET: { produces: JSON_ONLY, handle: getDelivery } } },
+    { name: 'delivery-retry', path: '/$outbox/{deliveryId}/$retry', methods: { PUT: { produces: JSON_ONLY, handle: retryDelivery } } },
     {
       name: 'collection',
       path: '/{collection}',

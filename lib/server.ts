@@ -22,6 +22,8 @@ import { RepresentationCache } from './writes/representation.js';
 import { changeProblem, Writer } from './writes/writer.js';
 import { FIELDS_SPACE, missingRegistrations } from './writes/fields.js';
 import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inbox.js';
+import { eventMutations } from './webhooks/events.js';
+import { Outbox } from './webhooks/outbox.js';
 
 /** Options of start() that are not part of the config file. */
 export interface RuntimeOptions {
@@ -76,6 +78,8 @@ const KEY_SPACE = '$keys';
 const PAGING_KEY = 'paging';
 const PAGING_KEY_BYTES = 32;
 const DEFAULT_DRAIN_MS = 10_000;
+/** What deliveries of the webhook sender say they come from. */
+const USER_AGENT = 'resapi (webhook sender)';
 /** CONTRACT §1: "at most two: current first, previous second". */
 const MAX_WEBHOOK_SECRETS = 2;
 
@@ -87,6 +91,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const apiKeys = new ApiKeys(options.apiKeys ?? []);
   const webhookSecrets = secretsOf(options.webhookSecrets);
   const handlers = handlersOf(options.webhookHandlers);
+  const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_MS;
   const collectionConfigOf = (name: string): CollectionConfig | undefined => collectionConfig(config, name);
   // Everything that can refuse the start without a store is asked first, so a refused start leaves
   // no data dir behind: the port, then a seed bound for a store that does not exist yet.
@@ -98,7 +103,13 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     const store = await openStore(options, clock, random, log);
     lifecycle.add(storeComponent(store));
     const representations = new RepresentationCache();
-    const writer = new Writer({ store, clock, representations, collectionConfig: collectionConfigOf });
+    const writer = new Writer({
+      store,
+      clock,
+      representations,
+      collectionConfig: collectionConfigOf,
+      events: (changes, etags) => eventMutations({ store, clock, random, representations }, changes, etags),
+    });
     if (options.seed !== undefined) {
       const skipped = seedSkipReason(store);
       if (skipped !== undefined) log('info', `seed not loaded: ${skipped}`, { path: options.seed });
@@ -129,12 +140,15 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       fields,
       bulkTurns: new SerialQueues(),
       webhookSecrets,
-      inbox: new Inbox({ store, writer, clock, random, config: config.webhooks, log, drainTimeoutMs: options.drainTimeoutMs ?? DEFAULT_DRAIN_MS }),
+      inbox: new Inbox({ store, writer, clock, random, config: config.webhooks, log, drainTimeoutMs }),
+      outbox: new Outbox({ store, writer, clock, random, config: config.outbox, log, drainTimeoutMs, userAgent: USER_AGENT }),
+      self: () => ({ host: new URL(http.url).hostname.replace(/^\[|\]$/g, ''), port: Number(new URL(http.url).port), baseUrl: (options.baseUrl ?? '').replace(/\/+$/, '') }),
     };
     for (const [kind, handler] of handlers) app.inbox.on(kind, handler);
     // Said once here, never per request: an anonymous sender must not be able to flood the log.
     if (webhookSecrets.length === 0) log('warn', `the webhook receiver at ${config.webhooks.path} answers 503: no secret is configured (RESAPI_WEBHOOK_SECRETS)`);
     lifecycle.add(app.inbox.runner);
+    lifecycle.add(app.outbox.runner);
     http.use(createHandler(app, apiKeys, routeTable(config)));
     lifecycle.add(http);
     await lifecycle.start();

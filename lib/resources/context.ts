@@ -10,6 +10,8 @@ import type { Logger } from '../log.js';
 import type { FieldIndex } from '../query/fields.js';
 import type { SerialQueues } from '../serial.js';
 import type { Inbox } from '../webhooks/inbox.js';
+import type { Outbox } from '../webhooks/outbox.js';
+import type { SelfAddress } from '../webhooks/subscriptions.js';
 import type { Store } from '../store/types.js';
 import type { RepresentationCache } from '../writes/representation.js';
 import type { Writer } from '../writes/writer.js';
@@ -38,6 +40,10 @@ export interface App {
   readonly webhookSecrets: readonly string[];
   /** Received webhook events and the workers that process them. */
   readonly inbox: Inbox;
+  /** Deliveries of the webhook sender and the workers that send them. */
+  readonly outbox: Outbox;
+  /** Where this server listens, so a subscription cannot point back at it. */
+  readonly self: () => SelfAddress;
 }
 
 export interface RequestContext {

@@ -9,7 +9,7 @@ import { problem, type Problem } from '../protocol/problem.js';
 import { problemReply, type Reply } from '../http/respond.js';
 import { readCacheControl } from '../http/cache-policy.js';
 import type { JsonObject } from '../json.js';
-import type { StoredRecord } from '../store/types.js';
+import type { Mutation, StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { itemPath, link, preconditionFields, readJsonObject, unavailableReply, verdictProblem } from './common.js';
 import { readReply, storedReply } from './replies.js';
@@ -42,12 +42,17 @@ export function putItem(app: App, rq: RequestContext): Promise<Reply> {
   });
 }
 
+export type PutDocument = { ok: true; doc: JsonObject; extra?: readonly Mutation[] } | { ok: false; problem: Problem };
+
 /** What a conditional PUT stores and how it answers: an item, a query resource, a subscription. */
 export interface PutTarget {
   readonly collection: string;
   readonly id: string;
-  /** The document to store for a parsed body, or a problem (the write path validates the rest). */
-  readonly document: (body: JsonObject) => { ok: true; doc: JsonObject } | { ok: false; problem: Problem };
+  /**
+   * The document to store for a parsed body, and any record written with it (a subscription's
+   * secret), or a problem; the write path validates the rest.
+   */
+  readonly document: (body: JsonObject) => PutDocument | Promise<PutDocument>;
   readonly reply: (status: 200 | 201, record: StoredRecord) => Reply;
 }
 
@@ -69,6 +74,7 @@ export async function conditionalPut(app: App, rq: RequestContext, target: PutTa
   }
   const { collection, id } = target;
   let doc: JsonObject | undefined;
+  let extra: readonly Mutation[] = [];
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     const current = app.store.get(collection, id);
     const verdict = evaluatePreconditions('PUT', fields, validatorsOf(app, current), { now: app.clock.now() });
@@ -77,12 +83,13 @@ export async function conditionalPut(app: App, rq: RequestContext, target: PutTa
     if (doc === undefined) {
       const body = await readJsonObject(rq.req, app.config.maxBodyBytes);
       if (!body.ok) return body.reply;
-      const made = target.document(body.doc);
+      const made = await target.document(body.doc);
       if (!made.ok) return problemReply(made.problem);
       doc = made.doc;
+      extra = made.extra ?? [];
       continue; // the body took time to arrive: evaluate against the state as it is now
     }
-    const result = await app.writer.write([{ kind: 'put', collection, id, doc, expect: current === undefined ? { absent: true } : { version: current.version } }]);
+    const result = await app.writer.write([{ kind: 'put', collection, id, doc, expect: current === undefined ? { absent: true } : { version: current.version } }, ...extra]);
     if (result.ok) return target.reply(current === undefined ? 201 : 200, result.records[0] as StoredRecord);
     if (result.reason === 'invalid') return problemReply(result.problem);
     if (result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);
@@ -95,8 +102,15 @@ export function deleteItem(app: App, rq: RequestContext): Promise<Reply> {
   return conditionalDelete(app, rq, rq.params.get('collection'), rq.params.get('id'), retainUntil);
 }
 
-/** DELETE with If-Match (RFC 9110 §13.1.1); a tombstone is kept until `retainUntil` when given. */
-export async function conditionalDelete(app: App, rq: RequestContext, collection: string, id: string, retainUntil: number | undefined): Promise<Reply> {
+/** DELETE with If-Match (RFC 9110 §13.1.1); a tombstone is kept until `retainUntil` when given; `extra` goes with it. */
+export async function conditionalDelete(
+  app: App,
+  rq: RequestContext,
+  collection: string,
+  id: string,
+  retainUntil: number | undefined,
+  extra: readonly Mutation[] = [],
+): Promise<Reply> {
   const fields = preconditionFields(rq.req);
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     const current = app.store.get(collection, id);
@@ -107,6 +121,7 @@ export async function conditionalDelete(app: App, rq: RequestContext, collection
     const expect = { version: current.version };
     const result = await app.writer.write([
       retainUntil === undefined ? { kind: 'delete', collection, id, expect } : { kind: 'delete', collection, id, expect, retainUntil },
+      ...extra,
     ]);
     if (result.ok) return { status: 204, headers: {} };
     if (result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);

@@ -66,7 +66,7 @@ export interface InboxOptions {
   readonly drainTimeoutMs: number;
 }
 
-export type RequeueResult = 'queued' | 'processed' | 'missing' | 'unavailable';
+export type InboxRequeue = { readonly result: 'queued'; readonly record: StoredRecord } | { readonly result: 'processed' | 'missing' | 'unavailable' };
 
 export class Inbox implements WebhookHandlers {
   readonly runner: JobRunner;
@@ -104,10 +104,10 @@ export class Inbox implements WebhookHandlers {
   }
 
   /** Queues an event again now (PUT /$inbox/{id}/$retry): a dead one from its first attempt. */
-  async requeue(id: string): Promise<{ result: RequeueResult; record?: StoredRecord }> {
+  async requeue(id: string): Promise<InboxRequeue> {
     const record = this.options.store.get(INBOX_SPACE, id);
     if (record === undefined) return { result: 'missing' };
-    if (record.doc['status'] === 'processed') return { result: 'processed', record };
+    if (record.doc['status'] === 'processed') return { result: 'processed' };
     const change: Mutation =
       record.doc['status'] === 'dead'
         ? { kind: 'patch', collection: INBOX_SPACE, id, set: { status: 'accepted', attempts: 0 }, unset: ['lastError', 'nextAttemptAt'], dueAt: this.options.clock.now(), expect: { version: record.version } }

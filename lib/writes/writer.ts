@@ -7,9 +7,11 @@
 //      strong ETag, CONTRACT §3), so serving it costs no second serialization,
 //   3. records the property paths the documents bring that their collection has not had before
 //      (fields.ts: the field registry behind query validation, CONTRACT §5),
-//   4. adds the idempotency record of the request when there is one (CONTRACT §6: "in the same
+//   4. adds the event and outbox deliveries each change calls for (the transactional outbox of
+//      CONTRACT §8: "in the same atomic store write as the change"),
+//   5. adds the idempotency record of the request when there is one (CONTRACT §6: "in the same
 //      atomic store write as the resource it created"),
-//   5. and commits all of it as one atomic store batch.
+//   6. and commits all of it as one atomic store batch.
 // Nothing else calls Store.commit. The HTTP layer maps the outcome to a status; this module knows
 // problems (they are values of lib/protocol) but not requests or responses.
 import type { Clock } from '../clock.js';
@@ -54,6 +56,11 @@ export interface WriterOptions {
   readonly representations: RepresentationCache;
   /** The configuration of a user collection, for its schema. */
   readonly collectionConfig: (collection: string) => CollectionConfig | undefined;
+  /**
+   * The outbox rows the changes call for (lib/webhooks/events.ts), given the ETag of each stored
+   * document; committed in the same batch, so an announced change and its announcement are one.
+   */
+  readonly events?: (changes: readonly Mutation[], etags: readonly (string | undefined)[]) => Mutation[];
 }
 
 /**
@@ -88,7 +95,8 @@ export class Writer {
       representations.push(checked.representation);
     }
     // Field registrations and the remembered outcome follow the changes, so a conflict's index is a change's.
-    const mutations = [...changes, ...fieldRegistrations(this.options.store, changes)];
+    const events = this.options.events?.(changes, representations.map((representation) => representation?.etag)) ?? [];
+    const mutations = [...changes, ...fieldRegistrations(this.options.store, changes), ...events];
     if (options.remember !== undefined) mutations.push(this.rememberMutation(options.remember));
     const result = await this.options.store.commit({ mutations });
     if (!result.ok) {

@@ -1,0 +1,38 @@
+// Sent events as a read-only collection (CONTRACT §2 `GET /$outbox`, `PUT /$outbox/{deliveryId}/$retry`;
+// §8 for the item shape): one item per delivery, `{ "id", "eventId", "subscription", "event",
+// "status": "pending" | "delivered" | "failed" | "dead", "attempts", "createdAt", "deliveredAt"?,
+// "nextAttemptAt"?, "lastStatus"?, "lastError"? }`. The body sent and the secret are never shown.
+import { problemReply, type Reply } from '../http/respond.js';
+import { problem } from '../protocol/problem.js';
+import { OUTBOX_SPACE } from '../webhooks/events.js';
+import { OUTBOX_FIELDS } from '../webhooks/outbox.js';
+import type { App, RequestContext } from './context.js';
+import { shown } from './inbox.js';
+import { actionReply, listedItemReply, listingReply, type Listing } from './listing.js';
+
+const OUTBOX: Listing = { space: OUTBOX_SPACE, path: '/$outbox', fields: OUTBOX_FIELDS };
+
+export function getOutbox(app: App, rq: RequestContext): Promise<Reply> {
+  return listingReply(app, rq, OUTBOX);
+}
+
+export function getDelivery(app: App, rq: RequestContext): Reply {
+  const id = rq.params.get('deliveryId');
+  return listedItemReply(app, rq, app.store.get(OUTBOX_SPACE, id), `No delivery has the id ${shown(id)}.`);
+}
+
+/** PUT /$outbox/{deliveryId}/$retry: 202, queued again (a dead one from its first attempt); 409 once delivered. */
+export async function retryDelivery(app: App, rq: RequestContext): Promise<Reply> {
+  const id = rq.params.get('deliveryId');
+  const outcome = await app.outbox.requeue(id);
+  switch (outcome.result) {
+    case 'missing':
+      return problemReply(problem('not-found', `No delivery has the id ${shown(id)}.`));
+    case 'delivered':
+      return problemReply(problem('conflict', `The delivery ${shown(id)} was delivered already; it is not sent again.`));
+    case 'unavailable':
+      return problemReply(problem('unavailable', ''), { 'Retry-After': '1' });
+    case 'queued':
+      return actionReply(app, 202, outcome.record, OUTBOX);
+  }
+}

@@ -1,0 +1,87 @@
+// The events of the webhook sender, written by the one write path (lib/writes/writer.ts) in the same
+// atomic store batch as the change they announce: the transactional outbox of the seed's "Sending
+// side" ("Emit through a transactional outbox so that a delivery is not lost on a crash"; CONTRACT
+// §8). Every change to an item (created, replaced, deleted, restored, each applied bulk row) that an
+// active subscription wants becomes one event, with one id shared by all its deliveries, and one
+// delivery per such subscription: an item in `$outbox` (what GET /$outbox lists; due now) and the
+// event's exact bytes in `$outbox-bodies`, so every attempt sends the same bytes. A change nobody
+// subscribes to writes nothing more.
+//
+// The body is `{ "id", "event", "occurredAt", "data": { "collection", "id", "etag", "resource" } }`:
+// the resource as stored and the ETag of its JSON representation; for a delete, the representation
+// the item had just before (what was deleted).
+import type { Clock, Random } from '../clock.js';
+import { newId } from '../ids.js';
+import type { JsonObject } from '../json.js';
+import { isCollectionName } from '../names.js';
+import { strongEtag } from '../protocol/etag.js';
+import type { Mutation, Store } from '../store/types.js';
+import type { RepresentationCache } from '../writes/representation.js';
+import { SUBSCRIPTION_SPACE, subscriptionOf, wants, type Change, type Subscription } from './subscriptions.js';
+
+export const OUTBOX_SPACE = '$outbox';
+export const BODY_SPACE = '$outbox-bodies';
+/** Deliveries, their bodies included, are kept this long after their event, whatever became of them. */
+export const OUTBOX_RETENTION_MS = 30 * 86_400_000;
+
+export interface EventContext {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly representations: RepresentationCache;
+}
+
+/**
+ * The outbox rows for a batch of changes about to be committed. `etags` holds, per change, the ETag
+ * of the document a put stores (the write path has just computed it).
+ */
+export function eventMutations(context: EventContext, changes: readonly Mutation[], etags: readonly (string | undefined)[]): Mutation[] {
+  const { store, clock, random, representations } = context;
+  if (!changes.some((change) => isCollectionName(change.collection))) return [];
+  const subscriptions = store
+    .scan(SUBSCRIPTION_SPACE)
+    .map((record) => subscriptionOf(record.doc))
+    .filter((subscription): subscription is Subscription => subscription !== undefined && subscription.active);
+  if (subscriptions.length === 0) return [];
+  const now = clock.now();
+  const occurredAt = new Date(now).toISOString();
+  const mutations: Mutation[] = [];
+  for (const [index, change] of changes.entries()) {
+    if (!isCollectionName(change.collection)) continue;
+    const described = describe(store, representations, change, etags[index]);
+    if (described === undefined) continue;
+    const targets = subscriptions.filter((subscription) => wants(subscription, change.collection, described.change));
+    if (targets.length === 0) continue;
+    const eventId = newId(now, (size) => random.bytes(size));
+    const event = `${change.collection}.${described.change}`;
+    const body = JSON.stringify({ id: eventId, event, occurredAt, data: { collection: change.collection, id: change.id, etag: described.etag, resource: described.resource } });
+    const expiresAt = now + OUTBOX_RETENTION_MS;
+    for (const subscription of targets) {
+      const deliveryId = newId(now, (size) => random.bytes(size));
+      const item: JsonObject = { id: deliveryId, eventId, subscription: subscription.id, event, status: 'pending', attempts: 0, createdAt: occurredAt };
+      mutations.push({ kind: 'put', collection: OUTBOX_SPACE, id: deliveryId, doc: item, expect: { absent: true }, expiresAt, dueAt: now });
+      mutations.push({ kind: 'put', collection: BODY_SPACE, id: deliveryId, doc: { body }, expiresAt });
+    }
+  }
+  return mutations;
+}
+
+/** What a change does to its item, and the representation an event carries; undefined when it changes nothing. */
+function describe(store: Store, representations: RepresentationCache, change: Mutation, etag: string | undefined): { change: Change; resource: JsonObject; etag: string } | undefined {
+  switch (change.kind) {
+    case 'put': {
+      const existed = store.get(change.collection, change.id) !== undefined;
+      return { change: existed ? 'replaced' : 'created', resource: change.doc, etag: etag ?? strongEtag(JSON.stringify(change.doc)) };
+    }
+    case 'delete': {
+      const current = store.get(change.collection, change.id);
+      return current === undefined ? undefined : { change: 'deleted', resource: current.doc, etag: representations.itemJson(current).etag };
+    }
+    case 'restore': {
+      const tombstone = store.getTombstone(change.collection, change.id);
+      return tombstone === undefined ? undefined : { change: 'restored', resource: tombstone.doc, etag: strongEtag(JSON.stringify(tombstone.doc)) };
+    }
+    case 'patch':
+      return undefined;
+  }
+}

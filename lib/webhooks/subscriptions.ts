@@ -1,0 +1,142 @@
+// Subscriptions of the webhook sender (seed, "Sending side"; CONTRACT §8): `PUT /$subscriptions/{id}`
+// with `{ "url", "events", "secret", "status"? }`. A subscription is two records written together:
+// its public document in `$subscriptions` (url, events, status: what GET answers and what its ETag is
+// of) and its secret in `$subscription-secrets`, which no response ever serializes (the secret is
+// write-only: a replace may leave it out to keep the current one).
+//
+// Event kinds are `<collection>.<change>`, change one of created, replaced, deleted, restored. A
+// subscription's patterns are exact kinds, `<collection>.*` (every change of a collection), or `*`.
+// A URL is absolute http or https, without credentials or a fragment; one that points at this server
+// itself is refused, so no delivery can loop back into the changes that cause deliveries.
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { isJsonObject, type JsonObject } from '../json.js';
+import { isCollectionName } from '../names.js';
+import { problem, type Problem } from '../protocol/problem.js';
+
+export const SUBSCRIPTION_SPACE = '$subscriptions';
+export const SECRET_SPACE = '$subscription-secrets';
+export const CHANGES = ['created', 'replaced', 'deleted', 'restored'] as const;
+export type Change = (typeof CHANGES)[number];
+
+const MEMBERS = new Set(['id', 'url', 'events', 'secret', 'status']);
+const MAX_URL = 2048;
+const MAX_PATTERNS = 100;
+const MAX_SECRET = 1024;
+
+/** The part of a subscription the write path and the dispatcher read. */
+export interface Subscription {
+  readonly id: string;
+  readonly url: string;
+  readonly events: readonly string[];
+  readonly active: boolean;
+}
+
+export type CheckedSubscription =
+  | { readonly ok: true; readonly doc: JsonObject; readonly secret: string | undefined }
+  | { readonly ok: false; readonly problem: Problem };
+
+/** A PUT body as the public document to store (id, url, events, status) and the secret, if given. */
+export function checkSubscription(id: string, body: JsonObject, creating: boolean): CheckedSubscription {
+  const errors: { pointer: string; detail: string }[] = [];
+  for (const key of Object.keys(body)) if (!MEMBERS.has(key)) errors.push({ pointer: `/${key}`, detail: 'not a member of a subscription (url, events, secret, status)' });
+  const { url, events, secret, status } = body;
+  if (Object.hasOwn(body, 'id') && body['id'] !== id) errors.push({ pointer: '/id', detail: `must be "${id}" (the id in the path) or left out` });
+  if (typeof url !== 'string' || urlProblem(url) !== undefined) errors.push({ pointer: '/url', detail: typeof url === 'string' ? (urlProblem(url) as string) : 'must be an absolute http or https URL' });
+  if (!Array.isArray(events) || events.length === 0 || events.length > MAX_PATTERNS || !events.every((pattern) => typeof pattern === 'string' && isPattern(pattern))) {
+    errors.push({ pointer: '/events', detail: `must be 1-${MAX_PATTERNS} patterns: "*", "<collection>.*" or "<collection>.<created|replaced|deleted|restored>"` });
+  }
+  if (secret !== undefined && (typeof secret !== 'string' || secret === '' || secret.length > MAX_SECRET)) errors.push({ pointer: '/secret', detail: `must be a non-empty string of at most ${MAX_SECRET} characters` });
+  if (secret === undefined && creating) errors.push({ pointer: '/secret', detail: 'is required to create a subscription (it signs every delivery)' });
+  if (status !== undefined && status !== 'active' && status !== 'disabled') errors.push({ pointer: '/status', detail: 'must be "active" or "disabled"' });
+  if (errors.length > 0) return { ok: false, problem: problem('invalid-body', 'The body is not a valid subscription.', { errors }) };
+  const doc: JsonObject = { id, url: url as string, events: events as string[], status: (status as string | undefined) ?? 'active' };
+  return { ok: true, doc, secret: secret as string | undefined };
+}
+
+/** A stored public document as a Subscription (undefined for a record of another shape). */
+export function subscriptionOf(doc: JsonObject): Subscription | undefined {
+  const { id, url, events, status } = doc;
+  if (typeof id !== 'string' || typeof url !== 'string' || !Array.isArray(events)) return undefined;
+  return { id, url, events: events.filter((pattern): pattern is string => typeof pattern === 'string'), active: status === 'active' };
+}
+
+/** Does the subscription want events of `kind` (`<collection>.<change>`)? */
+export function wants(subscription: Subscription, collection: string, change: Change): boolean {
+  return subscription.events.some((pattern) => pattern === '*' || pattern === `${collection}.*` || pattern === `${collection}.${change}`);
+}
+
+/** Where this server listens, and the base of its links: what a subscription must not point at. */
+export interface SelfAddress {
+  readonly host: string;
+  readonly port: number;
+  readonly baseUrl: string;
+}
+
+/**
+ * Does `url` reach this server? Its port is ours and its host resolves to an address we listen on
+ * (any local address when we listen on all of them), or it starts with our base URL.
+ */
+export async function pointsAtSelf(url: string, self: SelfAddress): Promise<boolean> {
+  const parsed = new URL(url);
+  if (self.baseUrl !== '' && url.startsWith(self.baseUrl)) return true;
+  const port = parsed.port === '' ? (parsed.protocol === 'https:' ? 443 : 80) : Number(parsed.port);
+  if (port !== self.port) return false;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  try {
+    addresses = isIP(host) === 0 ? (await lookup(host, { all: true })).map((entry) => entry.address) : [host];
+  } catch {
+    // A host that does not resolve cannot be this server; deliveries to it will fail and be retried.
+    return false;
+  }
+  const ours = listeningAddresses(self.host);
+  return addresses.some((address) => ours.has(normalise(address)));
+}
+
+function listeningAddresses(host: string): Set<string> {
+  const all = host === '0.0.0.0' || host === '::' || host === '';
+  if (!all) return new Set([normalise(host), ...(isLoopback(host) ? ['127.0.0.1', '::1'] : [])]);
+  const addresses = new Set(['127.0.0.1', '::1', '0.0.0.0', '::']);
+  for (const entries of Object.values(networkInterfaces())) for (const entry of entries ?? []) addresses.add(normalise(entry.address));
+  return addresses;
+}
+
+function isLoopback(address: string): boolean {
+  return address === '::1' || address.startsWith('127.') || address === 'localhost';
+}
+
+/** IPv4-mapped IPv6 (`::ffff:127.0.0.1`) compares as the IPv4 address. */
+function normalise(address: string): string {
+  const lower = address.toLowerCase();
+  return lower.startsWith('::ffff:') && isIP(lower.slice(7)) === 4 ? lower.slice(7) : lower;
+}
+
+function urlProblem(text: string): string | undefined {
+  if (text.length > MAX_URL) return `must be at most ${MAX_URL} characters`;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'must be an absolute http or https URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must use http or https';
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials (the secret signs each delivery instead)';
+  if (url.hash !== '') return 'must not have a fragment';
+  return undefined;
+}
+
+function isPattern(pattern: string): boolean {
+  if (pattern === '*') return true;
+  const dot = pattern.lastIndexOf('.');
+  if (dot <= 0) return false;
+  const collection = pattern.slice(0, dot);
+  const change = pattern.slice(dot + 1);
+  return isCollectionName(collection) && (change === '*' || (CHANGES as readonly string[]).includes(change));
+}
+
+/** A stored secret record's secret. */
+export function secretOf(doc: JsonObject | undefined): string | undefined {
+  return isJsonObject(doc) && typeof doc['secret'] === 'string' ? doc['secret'] : undefined;
+}
