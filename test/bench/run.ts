@@ -1,9 +1,10 @@
 // `npm run bench [-- section ...]`: the benchmarks (never part of `npm test`). Sections: writes,
-// recovery, filter. Figures are printed as they come, then once more as Markdown tables for the
-// README.
+// recovery, filter, webhooks. Figures are printed as they come, then once more as Markdown tables
+// for the README.
 import { benchFilter } from './filter.js';
 import { Report } from './measure.js';
 import { benchRecovery } from './recovery.js';
+import { benchWebhooks } from './webhooks.js';
 import { benchWrites } from './writes.js';
 
 const sections = new Set(process.argv.slice(2));
@@ -12,4 +13,5 @@ const report = new Report();
 if (wanted('writes')) await benchWrites(report, [1, 8, 64]);
 if (wanted('recovery')) await benchRecovery(report, [100_000, 1_000_000]);
 if (wanted('filter')) await benchFilter(report, [100_000, 1_000_000]);
+if (wanted('webhooks')) await benchWebhooks(report);
 process.stdout.write(`\n${report.markdown()}\n`);
