@@ -21,7 +21,8 @@ import { allowedMethods, endpointFor, serverMethods, type RouteEntry, type Route
 
 /** A client-supplied X-Request-Id is kept when it is short and harmless in a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const REQUEST_ID_BYTES = 16;
+/** Random bytes of the per-server prefix of request ids (the rest is a counter: unique, and cheap). */
+const REQUEST_ID_PREFIX_BYTES = 6;
 /** Host = uri-host [ ":" port ] (RFC 9110 §7.2; RFC 3986 §3.2.2: reg-name or IP-literal). Empty is allowed (RFC 9112 §3.2). */
 const HOST = /^(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?$|^\[[0-9A-Fa-f:.]+\](?::[0-9]*)?$/;
 
@@ -35,15 +36,20 @@ interface Routes {
 
 export function createHandler(app: App, apiKeys: ApiKeys, table: readonly RouteEntry[]): RequestHandler {
   const routes: Routes = { router: new Router<RouteName>(table), entries: new Map(table.map((entry) => [entry.name, entry])), methods: serverMethods(table) };
+  // A random prefix per server and a counter: ids never repeat within a run, and a restart starts
+  // a new prefix, so a log line's id is unique without drawing random bytes on every request.
+  const prefix = app.random.bytes(REQUEST_ID_PREFIX_BYTES).toString('hex');
+  let counter = 0;
+  const dates = new DateHeader();
   return (req, res, expectsContinue) => {
     const supplied = req.headers['x-request-id'];
-    const requestId = typeof supplied === 'string' && REQUEST_ID.test(supplied) ? supplied : app.random.bytes(REQUEST_ID_BYTES).toString('hex');
+    const requestId = typeof supplied === 'string' && REQUEST_ID.test(supplied) ? supplied : `${prefix}-${(counter++).toString(36)}`;
     dispatch(app, apiKeys, routes, req, res, expectsContinue, requestId)
       .catch((error: unknown) => {
         app.log('error', 'unhandled error', { requestId, error: error instanceof Error ? error.stack ?? error.message : String(error) });
         return problemReply(problem('internal', ''));
       })
-      .then((reply) => send(req, res, finish(app, reply, requestId), app.clock));
+      .then((reply) => send(req, res, finish(app, reply, requestId, dates.at(app.clock.now())), app.clock));
   };
 }
 
@@ -116,8 +122,8 @@ async function dispatch(
  * credentialed, and Date from the server's one clock, so it never disagrees with Last-Modified
  * (RFC 9110 §6.6.1, §8.8.2.1).
  */
-function finish(app: App, reply: Reply, requestId: string): Reply {
-  const headers: Record<string, string> = { ...reply.headers, 'X-Request-Id': requestId, Date: formatHttpDate(app.clock.now()) };
+function finish(app: App, reply: Reply, requestId: string, date: string): Reply {
+  const headers: Record<string, string> = { ...reply.headers, 'X-Request-Id': requestId, Date: date };
   if (headers['Cache-Control'] === undefined || app.policy.noCacheMode) headers['Cache-Control'] = noStoreCacheControl(app.policy);
   if (headers['Vary'] === undefined) {
     const vary = varyOf(app.policy, []);
@@ -139,6 +145,21 @@ function checkHost(req: IncomingMessage): ReturnType<typeof problem> | undefined
   if (hosts.length > 1) return problem('bad-request', 'The request carries more than one Host header field (RFC 9112 §3.2).');
   if (!HOST.test(hosts[0] as string)) return problem('bad-request', 'The Host header field is not a valid host and port (RFC 9110 §7.2).');
   return undefined;
+}
+
+/** The Date field value, formatted once per second (it has one-second resolution, RFC 9110 §5.6.7). */
+class DateHeader {
+  private second = Number.NaN;
+  private text = '';
+
+  at(now: number): string {
+    const second = Math.floor(now / 1000);
+    if (second !== this.second) {
+      this.second = second;
+      this.text = formatHttpDate(now);
+    }
+    return this.text;
+  }
 }
 
 function clip(text: string): string {

@@ -18,6 +18,8 @@ export interface Reply {
   readonly closeConnection?: boolean;
 }
 
+const EMPTY = Buffer.alloc(0);
+
 /** How long a closing connection keeps reading (and discarding) client data after the response. */
 export const LINGER_MS = 2000;
 
@@ -36,19 +38,21 @@ export function problemReply(p: Problem, headers: Readonly<Record<string, string
 export function send(req: IncomingMessage, res: ServerResponse, reply: Reply, clock: Clock): void {
   if (res.headersSent) return;
   const bodiless = reply.status === 204 || reply.status === 304 || (reply.status >= 100 && reply.status < 200);
-  res.statusCode = reply.status;
-  for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
+  // One object handed to writeHead: cheaper than a setHeader per field, and the same bytes.
+  const headers: Record<string, string | number> = { ...reply.headers };
   if (reply.closeConnection === true) {
-    res.setHeader('Connection', 'close');
+    headers['Connection'] = 'close';
     stageClose(req, clock);
   }
   if (bodiless) {
-    res.removeHeader('Content-Type');
+    delete headers['Content-Type'];
+    res.writeHead(reply.status, headers);
     res.end();
     return;
   }
-  const body = reply.body ?? Buffer.alloc(0);
-  res.setHeader('Content-Length', body.length);
+  const body = reply.body ?? EMPTY;
+  headers['Content-Length'] = body.length;
+  res.writeHead(reply.status, headers);
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 

@@ -34,7 +34,6 @@ export interface JobRunnerOptions {
 
 interface Running {
   readonly group: string;
-  readonly controller: AbortController;
   readonly done: Promise<void>;
 }
 
@@ -48,10 +47,16 @@ export class JobRunner implements Component {
   private timerAt = Number.POSITIVE_INFINITY;
   private unwatch: (() => void) | undefined;
   private accepting = false;
+  private wakePending = false;
+  /** Extra due records to read when groups may make some wait (see LOOKAHEAD). */
+  private readonly lookahead: number;
+  /** One signal for every job: it aborts when a drain gives up waiting (cheaper than one per job). */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: JobRunnerOptions) {
     if (!Number.isInteger(options.workers) || options.workers < 1) throw new TypeError(`${options.name}: workers must be a positive integer`);
     this.name = options.name;
+    this.lookahead = options.groupOf === undefined ? 0 : LOOKAHEAD;
   }
 
   /** Jobs running now. */
@@ -67,22 +72,34 @@ export class JobRunner implements Component {
     this.wake();
   }
 
-  /** Looks for due jobs now (also called by the owner when it re-queues one). */
+  /**
+   * Looks for due jobs, once the current turn's commits are all in: a group commit applies many
+   * batches at once, and one look serves them all.
+   */
   wake(): void {
+    if (!this.accepting || this.wakePending) return;
+    this.wakePending = true;
+    queueMicrotask(() => {
+      this.wakePending = false;
+      this.fill();
+    });
+  }
+
+  private fill(): void {
     if (!this.accepting) return;
     const { store, space, clock, workers } = this.options;
     const free = workers - this.running.size;
-    if (free > 0) {
-      const now = clock.now();
-      let started = 0;
-      for (const record of store.due(space, now, this.running.size + free + LOOKAHEAD)) {
-        if (started === free) break;
-        if (this.running.has(record.id) || !this.groupHasRoom(record)) continue;
-        this.begin(record);
-        started++;
-      }
+    if (free <= 0) return;
+    const now = clock.now();
+    let started = 0;
+    for (const record of store.due(space, now, this.running.size + free + this.lookahead)) {
+      if (started === free) break;
+      if (this.running.has(record.id) || !this.groupHasRoom(record)) continue;
+      this.begin(record);
+      started++;
     }
-    this.schedule();
+    // Workers left idle: make sure the next job to come due wakes the runner.
+    if (started < free) this.schedule();
   }
 
   async drain(): Promise<void> {
@@ -101,7 +118,7 @@ export class JobRunner implements Component {
     deadlineTimer?.cancel();
     if (timedOut) {
       this.options.log('warn', `${this.name}: jobs still running at the drain timeout are stopped and stay due`, { running: this.running.size });
-      for (const job of this.running.values()) job.controller.abort();
+      this.stopping.abort();
     }
   }
 
@@ -113,10 +130,9 @@ export class JobRunner implements Component {
   }
 
   private begin(record: StoredRecord): void {
-    const controller = new AbortController();
     const group = this.options.groupOf?.(record) ?? '';
     const done = this.options
-      .work(record, controller.signal)
+      .work(record, this.stopping.signal)
       .catch((error: unknown) => {
         // `work` writes every outcome itself; reaching here is a bug in it, and the job stays due.
         this.options.log('error', `${this.name}: a job failed unexpectedly`, { id: record.id, error: error instanceof Error ? error.message : String(error) });
@@ -125,7 +141,7 @@ export class JobRunner implements Component {
         this.running.delete(record.id);
         this.wake();
       });
-    this.running.set(record.id, { group, controller, done });
+    this.running.set(record.id, { group, done });
   }
 
   private groupHasRoom(record: StoredRecord): boolean {
@@ -146,7 +162,7 @@ export class JobRunner implements Component {
     const { store, space, clock } = this.options;
     const now = clock.now();
     let next: number | undefined;
-    for (const record of store.due(space, Number.MAX_SAFE_INTEGER, this.running.size + LOOKAHEAD)) {
+    for (const record of store.due(space, Number.MAX_SAFE_INTEGER, this.running.size + 1 + this.lookahead)) {
       if (this.running.has(record.id) || record.dueAt === undefined || record.dueAt <= now) continue;
       next = record.dueAt;
       break;

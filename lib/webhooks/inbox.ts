@@ -17,7 +17,7 @@
 // completes at most once per event id, except one that was running when the process died (at most
 // `webhooks.workers` of them), or one that timed out and finished later anyway (its late result is
 // ignored, and the event has been retried meanwhile): handlers should be idempotent for those.
-import { sleep, type Clock, type Random } from '../clock.js';
+import type { Clock, Random, Timer } from '../clock.js';
 import type { WebhooksConfig } from '../config.js';
 import { JobRunner } from '../jobs/runner.js';
 import { isJsonObject, type JsonObject } from '../json.js';
@@ -71,6 +71,7 @@ export type InboxRequeue = { readonly result: 'queued'; readonly record: StoredR
 export class Inbox implements WebhookHandlers {
   readonly runner: JobRunner;
   private readonly handlers = new Map<string, WebhookHandler>();
+  private stopping: Promise<'stopped'> | undefined;
 
   constructor(private readonly options: InboxOptions) {
     this.runner = new JobRunner({
@@ -163,28 +164,52 @@ export class Inbox implements WebhookHandlers {
       event = undefined;
     }
     if (!isJsonObject(event)) return { error: 'the stored body of this event is missing or unreadable' };
-    const controller = new AbortController();
-    const stop = (): void => controller.abort();
-    shutdown.addEventListener('abort', stop, { once: true });
     const timeoutMs = this.options.config.handlerTimeoutMs;
+    // The handler's AbortSignal is made only if the handler asks for it: most never do, and one
+    // AbortController per event is a measurable share of the receiver's work.
+    let controller: AbortController | undefined;
     let timedOut = false;
-    const timer = this.options.clock.setTimer(timeoutMs, () => {
-      timedOut = true;
-      controller.abort();
-    });
     const receivedAt = typeof record.doc['receivedAt'] === 'string' ? record.doc['receivedAt'] : '';
+    const context: HandlerContext = {
+      attempt,
+      receivedAt,
+      get signal(): AbortSignal {
+        controller ??= new AbortController();
+        if (timedOut || shutdown.aborted) controller.abort();
+        return controller.signal;
+      },
+    };
+    let timer: Timer | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = this.options.clock.setTimer(timeoutMs, () => {
+        timedOut = true;
+        controller?.abort();
+        resolve('timeout');
+      });
+    });
     try {
-      const aborted = new Promise<'aborted'>((resolve) => controller.signal.addEventListener('abort', () => resolve('aborted'), { once: true }));
-      const result = await Promise.race([Promise.resolve().then(() => handler(event as JsonObject, { attempt, receivedAt, signal: controller.signal })), aborted]);
-      if (result !== 'aborted') return 'done';
-      return timedOut ? { error: `the handler did not finish within ${timeoutMs} ms` } : 'stopped';
+      const result = await Promise.race([Promise.resolve().then(() => handler(event as JsonObject, context)), timeout, this.stopped(shutdown)]);
+      if (result === 'timeout') return { error: `the handler did not finish within ${timeoutMs} ms` };
+      if (result === 'stopped') {
+        controller?.abort();
+        return 'stopped';
+      }
+      return 'done';
     } catch (error) {
       if (shutdown.aborted) return 'stopped';
       return { error: errorText(error) };
     } finally {
-      timer.cancel();
-      shutdown.removeEventListener('abort', stop);
+      timer?.cancel();
     }
+  }
+
+  /** One promise for the whole runner, settled when a drain gives up waiting (one listener, not one per event). */
+  private stopped(shutdown: AbortSignal): Promise<'stopped'> {
+    this.stopping ??= new Promise((resolve) => {
+      if (shutdown.aborted) resolve('stopped');
+      else shutdown.addEventListener('abort', () => resolve('stopped'), { once: true });
+    });
+    return this.stopping;
   }
 
   /** Writes a job's next state; false (and a pause, so a failing disk is not hammered) when it cannot. */
@@ -193,7 +218,8 @@ export class Inbox implements WebhookHandlers {
     if (written.ok) return true;
     if (written.reason === 'conflict') return false; // re-queued or expired meanwhile: its new state wins
     this.options.log('error', 'cannot record the outcome of a webhook handler; it will run again', { id: record.id, reason: written.reason });
-    await sleep(this.options.clock, STORE_RETRY_MS);
+    // A pause before the job is due again, so a failing disk is not hammered (not one that keeps a closing process alive).
+    await new Promise<void>((resolve) => this.options.clock.setTimer(STORE_RETRY_MS, resolve));
     return false;
   }
 

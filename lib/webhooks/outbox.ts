@@ -15,7 +15,7 @@
 //
 // At most half the workers (rounded up) serve one subscription at a time, so a slow or dead receiver
 // cannot hold every worker while other receivers wait.
-import { sleep, type Clock, type Random } from '../clock.js';
+import type { Clock, Random } from '../clock.js';
 import type { OutboxConfig } from '../config.js';
 import { JobRunner } from '../jobs/runner.js';
 import type { JsonObject } from '../json.js';
@@ -196,7 +196,8 @@ export class Outbox {
     const written = await this.options.writer.write(changes);
     if (written.ok || written.reason === 'conflict') return;
     this.options.log('error', 'cannot record the outcome of a webhook delivery; it will be sent again', { id: record.id, reason: written.reason });
-    await sleep(this.options.clock, STORE_RETRY_MS);
+    // A pause before the job is due again, so a failing disk is not hammered (not one that keeps a closing process alive).
+    await new Promise<void>((resolve) => this.options.clock.setTimer(STORE_RETRY_MS, resolve));
   }
 }
 

@@ -3,8 +3,8 @@
 // records) goes through Writer.write, which
 //   1. validates every stored document (document.ts: a JSON object, depth, numbers JSON can carry,
 //      the path id, the declared schema), naming the change that failed,
-//   2. computes the representation each stored document will be served as (its JSON bytes and
-//      strong ETag, CONTRACT §3), so serving it costs no second serialization,
+//   2. computes the representation each stored item will be served as (its JSON bytes and strong
+//      ETag, CONTRACT §3), so serving it costs no second serialization,
 //   3. records the property paths the documents bring that their collection has not had before
 //      (fields.ts: the field registry behind query validation, CONTRACT §5),
 //   4. adds the event and outbox deliveries each change calls for (the transactional outbox of
@@ -120,7 +120,9 @@ export class Writer {
   private check(change: Mutation): { problem?: Problem; representation?: Representation } {
     const problem = changeProblem(change, this.options.collectionConfig);
     if (problem !== undefined) return { problem };
-    return change.kind === 'put' ? { representation: represent(JSON.stringify(change.doc)) } : {};
+    // An item's representation is served right after (the write's answer, the next GET); the
+    // server's own records are read rarely, and get theirs when they are.
+    return change.kind === 'put' && isCollectionName(change.collection) ? { representation: represent(JSON.stringify(change.doc)) } : {};
   }
 
   private rememberMutation(outcome: RememberedOutcome): Mutation {
