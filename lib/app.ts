@@ -6,6 +6,7 @@
 // send its body only once those checks pass, so a 413 never follows a 100 (RFC 9110 §10.1.1).
 // Unexpected exceptions become a 500 whose detail is fixed text; the exception itself goes to the log
 // under the request id (seed, Errors rule 2).
+import { fieldLines } from './http/fields.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeys } from './http/auth.js';
 import { checkContent, contentReply, declaresTooLarge, hasContent, readBody, tooLarge, unreadBodyReply } from './http/body.js';
@@ -14,10 +15,10 @@ import type { RequestHandler } from './http/listener.js';
 import { problemReply, send, type Reply } from './http/respond.js';
 import { Router, splitTarget } from './http/route.js';
 import { formatHttpDate } from './protocol/http-date.js';
-import { chooseMediaType } from './protocol/negotiate.js';
+import { MediaOffer } from './protocol/negotiate.js';
 import { problem } from './protocol/problem.js';
 import type { App, RequestContext } from './resources/context.js';
-import { allowedMethods, endpointFor, serverMethods, type RouteEntry, type RouteName } from './routes.js';
+import { allowedMethods, endpointFor, serverMethods, type Endpoint, type RouteEntry, type RouteName } from './routes.js';
 
 /** A client-supplied X-Request-Id is kept when it is short and harmless in a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -32,10 +33,14 @@ interface Routes {
   readonly entries: ReadonlyMap<RouteName, RouteEntry>;
   /** Every method some route takes (OPTIONS * lists them; any other is 501). */
   readonly methods: readonly string[];
+  /** Each endpoint's representations, parsed once. */
+  readonly offers: ReadonlyMap<Endpoint, MediaOffer>;
 }
 
 export function createHandler(app: App, apiKeys: ApiKeys, table: readonly RouteEntry[]): RequestHandler {
-  const routes: Routes = { router: new Router<RouteName>(table), entries: new Map(table.map((entry) => [entry.name, entry])), methods: serverMethods(table) };
+  const offers = new Map<Endpoint, MediaOffer>();
+  for (const entry of table) for (const endpoint of Object.values(entry.methods)) offers.set(endpoint, new MediaOffer(endpoint.produces));
+  const routes: Routes = { router: new Router<RouteName>(table), entries: new Map(table.map((entry) => [entry.name, entry])), methods: serverMethods(table), offers };
   // A random prefix per server and a counter: ids never repeat within a run, and a restart starts
   // a new prefix, so a log line's id is unique without drawing random bytes on every request.
   const prefix = app.random.bytes(REQUEST_ID_PREFIX_BYTES).toString('hex');
@@ -77,7 +82,7 @@ async function dispatch(
   const entry = match.kind === 'route' ? routes.entries.get(match.name) : undefined;
   let principal = '';
   if (apiKeys.enabled && entry?.public !== true) {
-    const auth = apiKeys.check(req.headersDistinct['authorization']);
+    const auth = apiKeys.check(fieldLines(req, 'authorization'));
     if (!auth.ok) return problemReply(problem('unauthorized', auth.detail, { headers: { 'WWW-Authenticate': 'Bearer' } }));
     principal = auth.principal;
   }
@@ -92,7 +97,7 @@ async function dispatch(
   }
   let media = '';
   if (endpoint.produces.length > 0) {
-    const chosen = chooseMediaType(req.headers.accept, endpoint.produces);
+    const chosen = (routes.offers.get(endpoint) ?? new MediaOffer(endpoint.produces)).choose(req.headers.accept);
     if (chosen === undefined) {
       // The answer depends on Accept, so a cache must key this 406 on it too (RFC 9110 §12.5.5).
       const vary = varyOf(app.policy, ['Accept']) as string;
@@ -138,7 +143,7 @@ function finish(app: App, reply: Reply, requestId: string, date: string): Reply 
  * header field line or a Host header field with an invalid field value."
  */
 function checkHost(req: IncomingMessage): ReturnType<typeof problem> | undefined {
-  const hosts = req.headersDistinct['host'];
+  const hosts = fieldLines(req, 'host');
   if (hosts === undefined || hosts.length === 0) {
     return req.httpVersion === '1.0' ? undefined : problem('bad-request', 'An HTTP/1.1 request must carry a Host header field (RFC 9112 §3.2).');
   }

@@ -10,7 +10,7 @@
 // Parameters after the weight (RFC 7231's accept-ext, dropped from RFC 9110's grammar) are ignored.
 // Note: this deviates from a strict reading in one place: a field whose members are all malformed
 // (or empty) is treated like an absent Accept, which §12.5.1 permits ("disregard the header field").
-import type { MediaParameter } from './content-type.js';
+import type { MediaParameter, MediaType } from './content-type.js';
 import { parseMediaType, readMediaType } from './content-type.js';
 import { COMMA, skipOws, skipToListEnd } from './field-syntax.js';
 
@@ -52,30 +52,42 @@ interface Candidate {
  * caller answers 406). Media type comparison is case-insensitive.
  */
 export function chooseMediaType(accept: string | undefined, offered: readonly string[]): string | undefined {
-  if (!Array.isArray(offered)) throw new TypeError('chooseMediaType: offered must be an array of media types');
-  if (accept !== undefined && typeof accept !== 'string') {
-    throw new TypeError('chooseMediaType: accept must be a string or undefined');
-  }
-  const types = offered.map((value, index) => {
-    const type = typeof value === 'string' ? parseMediaType(value) : undefined;
-    if (type === undefined || type.type === WILDCARD || type.subtype === WILDCARD) {
-      throw new TypeError(`chooseMediaType: offered[${index}] is not a concrete media type`);
-    }
-    return type;
-  });
-  const ranges = accept === undefined ? [] : parseAccept(accept);
-  if (ranges.length === 0) return offered[0];
+  return new MediaOffer(offered).choose(accept);
+}
 
-  let best: Candidate | undefined;
-  types.forEach((type, index) => {
-    const range = decidingRange(ranges, type.type, type.subtype, type.parameters);
-    if (range === undefined || range.q === 0) return;
-    // Offered types are visited in order, so only a strictly better one replaces the current best.
-    if (best === undefined || range.q > best.q || (range.q === best.q && range.order < best.order)) {
-      best = { index, q: range.q, order: range.order };
+/** The representations a resource offers, parsed once, chosen among for each request's Accept. */
+export class MediaOffer {
+  private readonly types: readonly MediaType[];
+
+  constructor(private readonly offered: readonly string[]) {
+    if (!Array.isArray(offered)) throw new TypeError('chooseMediaType: offered must be an array of media types');
+    this.types = offered.map((value, index) => {
+      const type = typeof value === 'string' ? parseMediaType(value) : undefined;
+      if (type === undefined || type.type === WILDCARD || type.subtype === WILDCARD) {
+        throw new TypeError(`chooseMediaType: offered[${index}] is not a concrete media type`);
+      }
+      return type;
+    });
+  }
+
+  /** The best offered type for `accept` (see chooseMediaType), or undefined for a 406. */
+  choose(accept: string | undefined): string | undefined {
+    if (accept !== undefined && typeof accept !== 'string') {
+      throw new TypeError('chooseMediaType: accept must be a string or undefined');
     }
-  });
-  return best === undefined ? undefined : offered[best.index];
+    const ranges = accept === undefined ? [] : parseAccept(accept);
+    if (ranges.length === 0) return this.offered[0];
+    let best: Candidate | undefined;
+    this.types.forEach((type, index) => {
+      const range = decidingRange(ranges, type.type, type.subtype, type.parameters);
+      if (range === undefined || range.q === 0) return;
+      // Offered types are visited in order, so only a strictly better one replaces the current best.
+      if (best === undefined || range.q > best.q || (range.q === best.q && range.order < best.order)) {
+        best = { index, q: range.q, order: range.order };
+      }
+    });
+    return best === undefined ? undefined : this.offered[best.index];
+  }
 }
 
 // §12.5.1: "Media ranges can be overridden by more specific media ranges or specific media types.

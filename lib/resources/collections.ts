@@ -1,6 +1,7 @@
 // A collection: GET answers one page of the envelope (seed, "Collection envelope": never a bare
 // array; "Filtering and paging on GET /{collection}") and POST creates an item with a server-chosen
 // id, deduplicated by Idempotency-Key (seed row 6, CONTRACT §6).
+import { fieldLines } from '../http/fields.js';
 import { evaluatePreconditions, type Validators } from '../protocol/conditional.js';
 import { parseIdempotencyKey } from '../protocol/idempotency-key.js';
 import { parsePrefer } from '../protocol/prefer.js';
@@ -48,7 +49,7 @@ export async function getCollection(app: App, rq: RequestContext): Promise<Reply
  * is the token the client spelled it with, for Preference-Applied.
  */
 export function pageSizeOf(app: App, rq: RequestContext): { pageSize: number; preference?: string } {
-  const preferences = parsePrefer(rq.req.headersDistinct['prefer']);
+  const preferences = parsePrefer(fieldLines(rq.req, 'prefer'));
   const { default: fallback, max } = app.config.pageSize;
   if (preferences.maxPageSize === undefined) return { pageSize: fallback };
   return { pageSize: Math.min(Math.max(preferences.maxPageSize, 1), max), preference: preferences.maxPageSizeToken ?? 'maxpagesize' };
@@ -71,7 +72,7 @@ export function planContext(app: App, collection: string): PlanContext {
 
 export async function postToCollection(app: App, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
-  const key = parseIdempotencyKey(rq.req.headersDistinct['idempotency-key']);
+  const key = parseIdempotencyKey(fieldLines(rq.req, 'idempotency-key'));
   if (key.kind === 'invalid') {
     return problemReply(problem('invalid-header', key.detail, { errors: [{ header: 'Idempotency-Key', detail: key.detail }] }));
   }

@@ -1,5 +1,6 @@
 // Checks and helpers shared by the resource handlers. Each answers a question about the request and
 // returns a problem value or the parsed thing; handlers only wire the answers together.
+import { fieldLines } from '../http/fields.js';
 import type { IncomingMessage } from 'node:http';
 import type { PreconditionFields, PreconditionVerdict } from '../protocol/conditional.js';
 import { problem, type Problem } from '../protocol/problem.js';
@@ -11,12 +12,11 @@ import { documentShapeProblem } from '../writes/document.js';
 import type { App } from './context.js';
 
 export function preconditionFields(req: IncomingMessage): PreconditionFields {
-  const distinct = req.headersDistinct;
   return {
-    ifMatch: distinct['if-match'],
-    ifNoneMatch: distinct['if-none-match'],
-    ifModifiedSince: distinct['if-modified-since'],
-    ifUnmodifiedSince: distinct['if-unmodified-since'],
+    ifMatch: fieldLines(req, 'if-match'),
+    ifNoneMatch: fieldLines(req, 'if-none-match'),
+    ifModifiedSince: fieldLines(req, 'if-modified-since'),
+    ifUnmodifiedSince: fieldLines(req, 'if-unmodified-since'),
   };
 }
 

@@ -9,6 +9,7 @@
 // challenge with every 401, and no registered scheme describes a body signature, so resapi names
 // its own. With no secret configured the receiver answers 503 without reading the body; the reason
 // is logged once at start, never per request (an anonymous sender must not be able to flood the log).
+import { fieldLines } from '../http/fields.js';
 import { readBody, unreadBodyReply } from '../http/body.js';
 import { noStoreCacheControl } from '../http/cache-policy.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
@@ -31,11 +32,11 @@ export async function receiveWebhook(app: App, rq: RequestContext): Promise<Repl
   const limit = app.config.maxBodyBytes;
   const body = await readBody(rq.req, limit);
   if (!body.ok) return unreadBodyReply(body.reason, limit);
-  if (!verifySignature(body.bytes, rq.req.headersDistinct['x-signature'], app.webhookSecrets)) {
+  if (!verifySignature(body.bytes, fieldLines(rq.req, 'x-signature'), app.webhookSecrets)) {
     const p = problem('unauthorized', 'X-Signature is missing, malformed, or does not sign this body: send the lowercase hex HMAC-SHA256 of the exact body bytes under the shared secret.', { headers: { 'WWW-Authenticate': CHALLENGE } });
     return problemReply(p);
   }
-  const stale = timestampProblem(app, rq.req.headersDistinct['x-timestamp']);
+  const stale = timestampProblem(app, fieldLines(rq.req, 'x-timestamp'));
   if (stale !== undefined) return problemReply(stale);
   const event = eventOf(body.bytes);
   if (!event.ok) return problemReply(event.problem);
