@@ -31,7 +31,8 @@ export async function startBinary(args: readonly string[] = ['--memory'], env: R
     child,
     stderr: () => err,
     stop: async () => {
-      if (child.exitCode !== null) return child.exitCode;
+      // A child killed by a signal has a signalCode and a null exitCode; it has exited all the same.
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill('SIGTERM');
       const [code] = (await once(child, 'exit')) as [number | null];
       return code;
