@@ -108,7 +108,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       clock,
       representations,
       collectionConfig: collectionConfigOf,
-      events: (changes, etags) => eventMutations({ store, clock, random, representations }, changes, etags),
+      events: (changes, represented) => eventMutations({ store, clock, random, representations }, changes, represented),
     });
     if (options.seed !== undefined) {
       const skipped = seedSkipReason(store);
@@ -148,7 +148,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     // Said once here, never per request: an anonymous sender must not be able to flood the log.
     if (webhookSecrets.length === 0) log('warn', `the webhook receiver at ${config.webhooks.path} answers 503: no secret is configured (RESAPI_WEBHOOK_SECRETS)`);
     lifecycle.add(app.inbox.runner);
-    lifecycle.add(app.outbox.runner);
+    lifecycle.add(app.outbox);
     http.use(createHandler(app, apiKeys, routeTable(config)));
     lifecycle.add(http);
     await lifecycle.start();

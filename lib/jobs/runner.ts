@@ -5,11 +5,14 @@
 // store, and a restart resumes exactly the jobs that were due (nothing is kept only in memory).
 //
 // The runner wakes when a commit touches its space (a new job), when the earliest dueAt comes (a
-// timer on the injected clock), and when a worker frees up. At most `workers` jobs run at once, and
-// at most `perGroup` of one group (a subscription), so one slow group cannot take every worker. As a
-// lifecycle component it drains by taking no new jobs and waiting for the running ones up to the
-// drain timeout; what is still running then is told to stop (its AbortSignal) and left due, so the
-// next start runs it again.
+// timer on the injected clock), and when a worker frees up. At most `workers` jobs work at once, and
+// at most `perGroup` of one group (a subscription), so one slow group cannot take every worker. A job
+// whose work is done (a delivery answered) may release its worker while its next state is being
+// written (lib/jobs/outcomes.ts): the worker takes the next job meanwhile, so the outcomes of many
+// jobs share one commit, and the job itself is not taken again until it has finished. As a lifecycle
+// component it drains by taking no new jobs and waiting for the running ones up to the drain timeout;
+// what is still running then is told to stop (its AbortSignal) and left due, so the next start runs
+// it again.
 import type { Clock, Timer } from '../clock.js';
 import type { Component } from '../lifecycle.js';
 import type { Logger } from '../log.js';
@@ -22,8 +25,12 @@ export interface JobRunnerOptions {
   /** The store space whose due records are the jobs. */
   readonly space: string;
   readonly workers: number;
-  /** Runs one job to its next state and writes that state. Must not reject; `signal` aborts at shutdown. */
-  readonly work: (record: StoredRecord, signal: AbortSignal) => Promise<void>;
+  /**
+   * Runs one job to its next state and writes that state. Must not reject; `signal` aborts at
+   * shutdown. `release` frees the job's worker (and its room in its group) before the job resolves,
+   * once only the writing of its next state is left.
+   */
+  readonly work: (record: StoredRecord, signal: AbortSignal, release: () => void) => Promise<void>;
   /** The group a job belongs to, and how many of one group may run at once. */
   readonly groupOf?: (record: StoredRecord) => string;
   readonly perGroup?: number;
@@ -34,20 +41,40 @@ export interface JobRunnerOptions {
 
 interface Running {
   readonly group: string;
-  readonly done: Promise<void>;
+  /** Holds a worker: not yet released. */
+  working: boolean;
+  done: Promise<void>;
 }
 
 /** Extra due records read beyond the free workers, so jobs of a busy group cannot hide the others. */
 const LOOKAHEAD = 64;
+/**
+ * Released jobs whose next state is still being written, per worker, beyond which no new job starts:
+ * enough for a commit's worth of outcomes at loopback speed, and a bound when the store is slow.
+ */
+const RELEASED_PER_WORKER = 8;
 
 export class JobRunner implements Component {
   readonly name: string;
   private readonly running = new Map<string, Running>();
+  /** Running jobs that hold a worker. */
+  private working = 0;
   private timer: Timer | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
   private unwatch: (() => void) | undefined;
   private accepting = false;
   private wakePending = false;
+  /**
+   * The last full look found workers free and no job they could take (every due job within reach was
+   * running, or its group full). Until a job releases its worker or finishes, or a timer fires, only
+   * a job that arrives with a commit can change that: such a commit wakes the runner for its own jobs
+   * alone, not for another full look.
+   */
+  private blocked = false;
+  /** The last full look stopped at the bound on released jobs: the next job to finish lifts it. */
+  private capped = false;
+  private fullLook = false;
+  private arrivals: StoredRecord[] = [];
   /** Extra due records to read when groups may make some wait (see LOOKAHEAD). */
   private readonly lookahead: number;
   /** One signal for every job: it aborts when a drain gives up waiting (cheaper than one per job). */
@@ -67,29 +94,46 @@ export class JobRunner implements Component {
   async start(): Promise<void> {
     this.accepting = true;
     this.unwatch = this.options.store.watch((commit) => {
-      if (commit.applied.some((applied) => applied.mutation.collection === this.options.space)) this.wake();
+      let touched = false;
+      for (const applied of commit.applied) {
+        if (applied.mutation.collection !== this.options.space) continue;
+        touched = true;
+        if (this.blocked && applied.record?.dueAt !== undefined) this.arrivals.push(applied.record);
+      }
+      if (touched) this.wake(this.blocked ? 'arrivals' : 'full');
     });
     this.wake();
   }
 
   /**
    * Looks for due jobs, once the current turn's commits are all in: a group commit applies many
-   * batches at once, and one look serves them all.
+   * batches at once, and one look serves them all. A full look reads the due index; a look at
+   * arrivals only considers the jobs the turn's commits brought (see `blocked`).
    */
-  wake(): void {
+  wake(look: 'full' | 'arrivals' = 'full'): void {
+    if (look === 'full') this.fullLook = true;
     if (!this.accepting || this.wakePending) return;
     this.wakePending = true;
     queueMicrotask(() => {
       this.wakePending = false;
-      this.fill();
+      const arrivals = this.arrivals;
+      this.arrivals = [];
+      if (this.fullLook || !this.blocked) {
+        this.fullLook = false;
+        this.fill();
+      } else {
+        this.admit(arrivals);
+      }
     });
   }
 
   private fill(): void {
+    this.blocked = false;
+    this.capped = this.running.size - this.working >= this.options.workers * RELEASED_PER_WORKER;
     if (!this.accepting) return;
     const { store, space, clock, workers } = this.options;
-    const free = workers - this.running.size;
-    if (free <= 0) return;
+    const free = workers - this.working;
+    if (free <= 0 || this.capped) return;
     const now = clock.now();
     let started = 0;
     for (const record of store.due(space, now, this.running.size + free + this.lookahead)) {
@@ -98,8 +142,27 @@ export class JobRunner implements Component {
       this.begin(record);
       started++;
     }
-    // Workers left idle: make sure the next job to come due wakes the runner.
-    if (started < free) this.schedule();
+    if (started < free) {
+      this.blocked = true;
+      // Workers left idle: make sure the next job to come due wakes the runner.
+      this.schedule();
+    }
+  }
+
+  /** Starts the jobs just committed that are due and have room, while workers are free (`blocked`). */
+  private admit(arrivals: readonly StoredRecord[]): void {
+    if (!this.accepting) return;
+    const { store, space, clock, workers } = this.options;
+    const now = clock.now();
+    for (const record of arrivals) {
+      if (this.working >= workers) break;
+      // A later commit of the same turn may have changed it again: only its latest state counts.
+      if (store.get(space, record.id) !== record || record.dueAt === undefined) continue;
+      if (record.dueAt > now) this.timerFor(record.dueAt, now);
+      else if (!this.running.has(record.id) && this.groupHasRoom(record)) this.begin(record);
+    }
+    // No worker left: the next wake (a worker freed) takes a full look.
+    if (this.working >= workers) this.blocked = false;
   }
 
   async drain(): Promise<void> {
@@ -130,18 +193,29 @@ export class JobRunner implements Component {
   }
 
   private begin(record: StoredRecord): void {
-    const group = this.options.groupOf?.(record) ?? '';
-    const done = this.options
-      .work(record, this.stopping.signal)
+    const job: Running = { group: this.options.groupOf?.(record) ?? '', working: true, done: Promise.resolve() };
+    this.working++;
+    const release = (): void => {
+      if (!job.working) return;
+      job.working = false;
+      this.working--;
+      this.wake();
+    };
+    this.running.set(record.id, job);
+    job.done = this.options
+      .work(record, this.stopping.signal, release)
       .catch((error: unknown) => {
         // `work` writes every outcome itself; reaching here is a bug in it, and the job stays due.
         this.options.log('error', `${this.name}: a job failed unexpectedly`, { id: record.id, error: error instanceof Error ? error.message : String(error) });
       })
       .finally(() => {
+        const held = job.working;
+        release();
         this.running.delete(record.id);
-        this.wake();
+        // Releasing woke the runner already; a job released earlier needs a look only if its record
+        // is still due (stopped, or its outcome lost) or if the bound on released jobs was reached.
+        if (!held && (this.capped || this.stillDue(record.id))) this.wake();
       });
-    this.running.set(record.id, { group, done });
   }
 
   private groupHasRoom(record: StoredRecord): boolean {
@@ -149,7 +223,7 @@ export class JobRunner implements Component {
     if (groupOf === undefined || perGroup === undefined) return true;
     const group = groupOf(record);
     let count = 0;
-    for (const job of this.running.values()) if (job.group === group) count++;
+    for (const job of this.running.values()) if (job.working && job.group === group) count++;
     return count < perGroup;
   }
 
@@ -167,11 +241,20 @@ export class JobRunner implements Component {
       next = record.dueAt;
       break;
     }
-    if (next === undefined) return;
-    if (this.timer !== undefined && this.timerAt <= next) return;
+    if (next !== undefined) this.timerFor(next, now);
+  }
+
+  private stillDue(id: string): boolean {
+    const dueAt = this.options.store.get(this.options.space, id)?.dueAt;
+    return dueAt !== undefined && dueAt <= this.options.clock.now();
+  }
+
+  /** A timer for `at`, unless one is set for that time or earlier. */
+  private timerFor(at: number, now: number): void {
+    if (this.timer !== undefined && this.timerAt <= at) return;
     this.cancelTimer();
-    this.timerAt = next;
-    this.timer = this.options.clock.setTimer(next - now, () => {
+    this.timerAt = at;
+    this.timer = this.options.clock.setTimer(at - now, () => {
       this.timer = undefined;
       this.timerAt = Number.POSITIVE_INFINITY;
       this.wake();

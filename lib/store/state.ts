@@ -101,17 +101,15 @@ export class StoreState {
   due(collection: string, now: number, limit: number): StoredRecord[] {
     const space = this.spaces.get(collection);
     if (space === undefined || limit <= 0) return [];
+    // Entries that no longer describe their record are dropped from the top, where finished jobs
+    // leave theirs; the rest are walked in place (a job stays due until its owner patches it).
+    for (let entry = space.dues.peek(); entry !== undefined && this.currentDue(space, entry) === undefined; entry = space.dues.peek()) space.dues.pop();
     const found: StoredRecord[] = [];
-    const kept: DueEntry[] = [];
-    for (let entry = space.dues.popDue(now); entry !== undefined; entry = space.dues.popDue(now)) {
+    space.dues.visitDue(now, (entry) => {
       const record = this.currentDue(space, entry);
-      if (record === undefined) continue;
-      found.push(record);
-      kept.push(entry);
-      if (found.length >= limit) break;
-    }
-    // Still due until their owner patches them: back into the index.
-    for (const entry of kept) space.dues.push(entry);
+      if (record !== undefined) found.push(record);
+      return found.length < limit;
+    });
     return found;
   }
 

@@ -42,6 +42,25 @@ export class TimeHeap<T extends Timed> {
     return this.pop();
   }
 
+  /**
+   * Visits the entries due at `now`, earliest first, until `visit` returns false, leaving the heap as
+   * it is: a walk down from the root that keeps the next candidates (the children of what it has
+   * visited) in a small heap of their positions, so k entries cost O(k log k) whatever the size.
+   */
+  visitDue(now: number, visit: (entry: T) => boolean): void {
+    const heap = this.heap;
+    const root = heap[0];
+    if (root === undefined || root.at > now) return;
+    const frontier = new PositionHeap(heap);
+    frontier.push(0);
+    for (let position = frontier.pop(); position !== undefined; position = frontier.pop()) {
+      if (!visit(heap[position] as T)) return;
+      for (let child = 2 * position + 1; child <= 2 * position + 2; child++) {
+        if (child < heap.length && (heap[child] as T).at <= now) frontier.push(child);
+      }
+    }
+  }
+
   /** Removes and returns the earliest entry. */
   pop(): T | undefined {
     const heap = this.heap;
@@ -61,6 +80,50 @@ export class TimeHeap<T extends Timed> {
     }
     heap[parent] = last;
     return top;
+  }
+}
+
+/** Positions in a TimeHeap's array, ordered by their entries: the frontier of an ordered walk. */
+class PositionHeap {
+  private readonly positions: number[] = [];
+
+  constructor(private readonly entries: readonly Timed[]) {}
+
+  push(position: number): void {
+    const positions = this.positions;
+    positions.push(position);
+    let child = positions.length - 1;
+    while (child > 0) {
+      const parent = (child - 1) >> 1;
+      if (!this.earlier(position, positions[parent] as number)) break;
+      positions[child] = positions[parent] as number;
+      child = parent;
+    }
+    positions[child] = position;
+  }
+
+  pop(): number | undefined {
+    const positions = this.positions;
+    const top = positions[0];
+    if (top === undefined) return undefined;
+    const last = positions.pop() as number;
+    if (positions.length === 0) return top;
+    let parent = 0;
+    for (;;) {
+      const left = 2 * parent + 1;
+      if (left >= positions.length) break;
+      const right = left + 1;
+      const child = right < positions.length && this.earlier(positions[right] as number, positions[left] as number) ? right : left;
+      if (!this.earlier(positions[child] as number, last)) break;
+      positions[parent] = positions[child] as number;
+      parent = child;
+    }
+    positions[parent] = last;
+    return top;
+  }
+
+  private earlier(a: number, b: number): boolean {
+    return before(this.entries[a] as Timed, this.entries[b] as Timed);
   }
 }
 

@@ -14,9 +14,8 @@ import type { Clock, Random } from '../clock.js';
 import { newId } from '../ids.js';
 import type { JsonObject } from '../json.js';
 import { isCollectionName } from '../names.js';
-import { strongEtag } from '../protocol/etag.js';
 import type { Mutation, Store } from '../store/types.js';
-import type { RepresentationCache } from '../writes/representation.js';
+import { represent, type Representation, type RepresentationCache } from '../writes/representation.js';
 import { SUBSCRIPTION_SPACE, subscriptionOf, wants, type Change, type Subscription } from './subscriptions.js';
 
 export const OUTBOX_SPACE = '$outbox';
@@ -32,10 +31,11 @@ export interface EventContext {
 }
 
 /**
- * The outbox rows for a batch of changes about to be committed. `etags` holds, per change, the ETag
- * of the document a put stores (the write path has just computed it).
+ * The outbox rows for a batch of changes about to be committed. `represented` holds, per change, the
+ * representation of the item a put stores (the write path has just computed it): its bytes are the
+ * event's `resource`, spliced in rather than serialized again, and its ETag the event's `etag`.
  */
-export function eventMutations(context: EventContext, changes: readonly Mutation[], etags: readonly (string | undefined)[]): Mutation[] {
+export function eventMutations(context: EventContext, changes: readonly Mutation[], represented: readonly (Representation | undefined)[]): Mutation[] {
   const { store, clock, random, representations } = context;
   if (!changes.some((change) => isCollectionName(change.collection))) return [];
   const subscriptions = store
@@ -45,17 +45,19 @@ export function eventMutations(context: EventContext, changes: readonly Mutation
   if (subscriptions.length === 0) return [];
   const now = clock.now();
   const occurredAt = new Date(now).toISOString();
+  const expiresAt = now + OUTBOX_RETENTION_MS;
   const mutations: Mutation[] = [];
   for (const [index, change] of changes.entries()) {
     if (!isCollectionName(change.collection)) continue;
-    const described = describe(store, representations, change, etags[index]);
+    const described = describe(store, representations, change, represented[index]);
     if (described === undefined) continue;
     const targets = subscriptions.filter((subscription) => wants(subscription, change.collection, described.change));
     if (targets.length === 0) continue;
     const eventId = newId(now, (size) => random.bytes(size));
     const event = `${change.collection}.${described.change}`;
-    const body = JSON.stringify({ id: eventId, event, occurredAt, data: { collection: change.collection, id: change.id, etag: described.etag, resource: described.resource } });
-    const expiresAt = now + OUTBOX_RETENTION_MS;
+    const envelope = JSON.stringify({ id: eventId, event, occurredAt, data: { collection: change.collection, id: change.id, etag: described.representation.etag } });
+    // `{..."data":{...,"etag":"…"}}` becomes `{..."data":{...,"etag":"…","resource":<bytes>}}`.
+    const body = `${envelope.slice(0, -2)},"resource":${described.representation.bytes.toString('utf8')}}}`;
     for (const subscription of targets) {
       const deliveryId = newId(now, (size) => random.bytes(size));
       const item: JsonObject = { id: deliveryId, eventId, subscription: subscription.id, event, status: 'pending', attempts: 0, createdAt: occurredAt };
@@ -67,19 +69,19 @@ export function eventMutations(context: EventContext, changes: readonly Mutation
 }
 
 /** What a change does to its item, and the representation an event carries; undefined when it changes nothing. */
-function describe(store: Store, representations: RepresentationCache, change: Mutation, etag: string | undefined): { change: Change; resource: JsonObject; etag: string } | undefined {
+function describe(store: Store, representations: RepresentationCache, change: Mutation, represented: Representation | undefined): { change: Change; representation: Representation } | undefined {
   switch (change.kind) {
     case 'put': {
       const existed = store.get(change.collection, change.id) !== undefined;
-      return { change: existed ? 'replaced' : 'created', resource: change.doc, etag: etag ?? strongEtag(JSON.stringify(change.doc)) };
+      return { change: existed ? 'replaced' : 'created', representation: represented ?? represent(JSON.stringify(change.doc)) };
     }
     case 'delete': {
       const current = store.get(change.collection, change.id);
-      return current === undefined ? undefined : { change: 'deleted', resource: current.doc, etag: representations.itemJson(current).etag };
+      return current === undefined ? undefined : { change: 'deleted', representation: representations.itemJson(current) };
     }
     case 'restore': {
       const tombstone = store.getTombstone(change.collection, change.id);
-      return tombstone === undefined ? undefined : { change: 'restored', resource: tombstone.doc, etag: strongEtag(JSON.stringify(tombstone.doc)) };
+      return tombstone === undefined ? undefined : { change: 'restored', representation: represent(JSON.stringify(tombstone.doc)) };
     }
     case 'patch':
       return undefined;

@@ -19,6 +19,7 @@
 // ignored, and the event has been retried meanwhile): handlers should be idempotent for those.
 import type { Clock, Random, Timer } from '../clock.js';
 import type { WebhooksConfig } from '../config.js';
+import { OutcomeWriter } from '../jobs/outcomes.js';
 import { JobRunner } from '../jobs/runner.js';
 import { isJsonObject, type JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
@@ -54,7 +55,6 @@ export interface WebhookHandlers {
 const DAY_MS = 86_400_000;
 const MAX_ERROR_TEXT = 500;
 /** How long a job waits before it is tried again when the store could not record its outcome. */
-const STORE_RETRY_MS = 1000;
 
 export interface InboxOptions {
   readonly store: Store;
@@ -70,10 +70,12 @@ export type InboxRequeue = { readonly result: 'queued'; readonly record: StoredR
 
 export class Inbox implements WebhookHandlers {
   readonly runner: JobRunner;
+  private readonly outcomes: OutcomeWriter;
   private readonly handlers = new Map<string, WebhookHandler>();
   private stopping: Promise<'stopped'> | undefined;
 
   constructor(private readonly options: InboxOptions) {
+    this.outcomes = new OutcomeWriter('webhook handlers', options.writer, options.clock, options.log);
     this.runner = new JobRunner({
       name: 'webhook handlers',
       store: options.store,
@@ -124,7 +126,7 @@ export class Inbox implements WebhookHandlers {
     const handler = this.handlers.get(kind) ?? this.handlers.get('*');
     if (handler === undefined) {
       // Parked until a handler for its kind is registered (unpark), rather than processed by nobody.
-      await this.record(record, { kind: 'patch', collection: INBOX_SPACE, id: record.id, set: {}, dueAt: null, expect: { version: record.version } });
+      await this.outcomes.write([{ kind: 'patch', collection: INBOX_SPACE, id: record.id, set: {}, dueAt: null, expect: { version: record.version } }]);
       return;
     }
     const attempt = Number(record.doc['attempts'] ?? 0) + 1;
@@ -133,7 +135,8 @@ export class Inbox implements WebhookHandlers {
     if (outcome === 'stopped') return;
     const now = this.options.clock.now();
     if (outcome === 'done') {
-      await this.record(record, { kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'processed', attempts: attempt, processedAt: new Date(now).toISOString() }, unset: ['nextAttemptAt', 'lastError'], dueAt: null, expect: { version: record.version } }, [
+      await this.outcomes.write([
+        { kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'processed', attempts: attempt, processedAt: new Date(now).toISOString() }, unset: ['nextAttemptAt', 'lastError'], dueAt: null, expect: { version: record.version } },
         { kind: 'delete', collection: PAYLOAD_SPACE, id: record.id },
       ]);
       return;
@@ -142,7 +145,7 @@ export class Inbox implements WebhookHandlers {
     const { retry } = this.options.config;
     if (mayRetry(retry, attempt)) {
       const next = now + retryDelay(retry, attempt, 'full', this.options.random);
-      await this.record(record, { kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'failed', attempts: attempt, nextAttemptAt: new Date(next).toISOString(), lastError }, dueAt: next, expect: { version: record.version } });
+      await this.outcomes.write([{ kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'failed', attempts: attempt, nextAttemptAt: new Date(next).toISOString(), lastError }, dueAt: next, expect: { version: record.version } }]);
       return;
     }
     // The dead letter first: whoever sees the status `dead` finds its line (a crash in between costs a
@@ -151,7 +154,7 @@ export class Inbox implements WebhookHandlers {
     const line: JsonObject = { id: record.id, event: kind, receivedAt: record.doc['receivedAt'] ?? null, deadAt: new Date(now).toISOString(), attempts: attempt, lastError, body: typeof body === 'string' ? body : null };
     const logged = await this.options.store.appendSideLog(DEAD_LETTER_LOG, line);
     if (!logged.ok) this.options.log('error', 'cannot write the dead-letter line; the event is dead in /$inbox all the same', { id: record.id, detail: logged.detail });
-    await this.record(record, { kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'dead', attempts: attempt, lastError }, unset: ['nextAttemptAt'], dueAt: null, expect: { version: record.version } });
+    await this.outcomes.write([{ kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'dead', attempts: attempt, lastError }, unset: ['nextAttemptAt'], dueAt: null, expect: { version: record.version } }]);
   }
 
   /** Runs the handler under its timeout; the outcome, or 'stopped' when the server is shutting down. */
@@ -213,16 +216,6 @@ export class Inbox implements WebhookHandlers {
   }
 
   /** Writes a job's next state; false (and a pause, so a failing disk is not hammered) when it cannot. */
-  private async record(record: StoredRecord, change: Mutation, more: readonly Mutation[] = []): Promise<boolean> {
-    const written = await this.options.writer.write([change, ...more]);
-    if (written.ok) return true;
-    if (written.reason === 'conflict') return false; // re-queued or expired meanwhile: its new state wins
-    this.options.log('error', 'cannot record the outcome of a webhook handler; it will run again', { id: record.id, reason: written.reason });
-    // A pause before the job is due again, so a failing disk is not hammered (not one that keeps a closing process alive).
-    await new Promise<void>((resolve) => this.options.clock.setTimer(STORE_RETRY_MS, resolve));
-    return false;
-  }
-
   /** Events parked for want of a handler, made due again now that `kind` has one. */
   private async unpark(kind: string): Promise<void> {
     const now = this.options.clock.now();

@@ -17,7 +17,9 @@
 // cannot hold every worker while other receivers wait.
 import type { Clock, Random } from '../clock.js';
 import type { OutboxConfig } from '../config.js';
+import { OutcomeWriter } from '../jobs/outcomes.js';
 import { JobRunner } from '../jobs/runner.js';
+import type { Component } from '../lifecycle.js';
 import type { JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
 import { parseHttpDate } from '../protocol/http-date.js';
@@ -26,6 +28,7 @@ import { mayRetry, retryDelay } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 import { BODY_SPACE, OUTBOX_SPACE } from './events.js';
+import { WebhookPoster } from './post.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, secretOf, subscriptionOf } from './subscriptions.js';
 
 export const OUTBOX_DEAD_LETTER = 'outbox-dead-letter';
@@ -35,8 +38,6 @@ export const OUTBOX_FIELDS: ReadonlySet<string> = new Set(['id', 'eventId', 'sub
 /** Statuses retried besides 5xx and network failures (CONTRACT §8). */
 const RETRIED_STATUSES = new Set([408, 429]);
 const GONE = 410;
-const STORE_RETRY_MS = 1000;
-const MAX_ERROR_TEXT = 300;
 
 /** An attempt's outcome, before it becomes the delivery's next state. */
 type Attempt =
@@ -59,10 +60,15 @@ export interface OutboxOptions {
 
 export type OutboxRequeue = { readonly result: 'queued'; readonly record: StoredRecord } | { readonly result: 'delivered' | 'missing' | 'unavailable' };
 
-export class Outbox {
+export class Outbox implements Component {
+  readonly name = 'webhook sender';
   readonly runner: JobRunner;
+  private readonly poster: WebhookPoster;
+  private readonly outcomes: OutcomeWriter;
 
   constructor(private readonly options: OutboxOptions) {
+    this.poster = new WebhookPoster(options.clock);
+    this.outcomes = new OutcomeWriter('webhook deliveries', options.writer, options.clock, options.log);
     this.runner = new JobRunner({
       name: 'webhook deliveries',
       store: options.store,
@@ -71,10 +77,23 @@ export class Outbox {
       workers: options.config.workers,
       groupOf: (record) => String(record.doc['subscription']),
       perGroup: Math.ceil(options.config.workers / 2),
-      work: (record, signal) => this.deliver(record, signal),
+      work: (record, signal, release) => this.deliver(record, signal, release),
       drainTimeoutMs: options.drainTimeoutMs,
       log: options.log,
     });
+  }
+
+  start(): Promise<void> {
+    return this.runner.start();
+  }
+
+  drain(): Promise<void> {
+    return this.runner.drain();
+  }
+
+  async close(): Promise<void> {
+    await this.runner.close();
+    this.poster.close();
   }
 
   /** Queues a delivery again now (PUT /$outbox/{id}/$retry): a dead one from its first attempt. */
@@ -89,15 +108,17 @@ export class Outbox {
     return { result: 'queued', record: written.records[0] as StoredRecord };
   }
 
-  private async deliver(record: StoredRecord, shutdown: AbortSignal): Promise<void> {
+  private async deliver(record: StoredRecord, shutdown: AbortSignal, release: () => void): Promise<void> {
     const attempt = Number(record.doc['attempts'] ?? 0) + 1;
     const outcome = await this.attempt(record, shutdown);
+    // The receiver has answered (or not): the worker may take the next delivery while this outcome is written.
+    release();
     if (outcome.kind === 'stopped') return;
     const now = this.options.clock.now();
     const base = { kind: 'patch' as const, collection: OUTBOX_SPACE, id: record.id, expect: { version: record.version } };
     if (outcome.kind === 'delivered') {
       const delivered: Mutation = { ...base, set: { status: 'delivered', attempts: attempt, lastStatus: outcome.status, deliveredAt: new Date(now).toISOString() }, unset: ['nextAttemptAt', 'lastError'], dueAt: null };
-      await this.record(record, [delivered, { kind: 'delete', collection: BODY_SPACE, id: record.id }]);
+      await this.outcomes.write([delivered, { kind: 'delete', collection: BODY_SPACE, id: record.id }]);
       return;
     }
     const { retry } = this.options.config;
@@ -106,7 +127,7 @@ export class Outbox {
       const next = now + wait;
       const set: JsonObject = { status: 'failed', attempts: attempt, lastStatus: outcome.status, nextAttemptAt: new Date(next).toISOString() };
       if (outcome.error !== undefined) set['lastError'] = outcome.error;
-      await this.record(record, [{ ...base, set, ...(outcome.error === undefined ? { unset: ['lastError'] } : {}), dueAt: next }]);
+      await this.outcomes.write([{ ...base, set, ...(outcome.error === undefined ? { unset: ['lastError'] } : {}), dueAt: next }]);
       return;
     }
     const error = outcome.kind === 'dead' ? outcome.error : `gave up after ${attempt} attempts: ${outcome.error ?? `status ${String(outcome.status)}`}`;
@@ -126,7 +147,7 @@ export class Outbox {
     if (!logged.ok) this.options.log('error', 'cannot write the outbox dead-letter line; the delivery is dead in /$outbox all the same', { id: record.id, detail: logged.detail });
     const dead: Mutation = { ...base, set: { status: 'dead', attempts: attempt, lastStatus: outcome.status, lastError: error }, unset: ['nextAttemptAt'], dueAt: null };
     const disable: Mutation[] = outcome.kind === 'dead' && outcome.disable === true ? this.disabling(String(record.doc['subscription'])) : [];
-    await this.record(record, [dead, ...disable]);
+    await this.outcomes.write([dead, ...disable]);
   }
 
   /** One POST of the delivery; never throws. */
@@ -140,41 +161,31 @@ export class Outbox {
     const secret = secretOf(store.get(SECRET_SPACE, subscriptionId)?.doc);
     const body = bodyOf(store, record.id);
     if (secret === undefined || body === undefined) return { kind: 'dead', status: null, error: 'the delivery has lost its secret or body' };
-    const controller = new AbortController();
-    const stop = (): void => controller.abort();
-    shutdown.addEventListener('abort', stop, { once: true });
-    let timedOut = false;
-    const timer = clock.setTimer(config.timeoutMs, () => {
-      timedOut = true;
-      controller.abort();
+    const sent = await this.poster.post({
+      url: subscription.url,
+      body,
+      timeoutMs: config.timeoutMs,
+      shutdown,
+      headers: {
+        'Content-Type': 'application/json',
+        'User-Agent': this.options.userAgent,
+        'X-Signature': webhookSignature(body, secret),
+        'X-Timestamp': String(Math.floor(clock.now() / 1000)),
+      },
     });
-    try {
-      const response = await fetch(subscription.url, {
-        method: 'POST',
-        body,
-        redirect: 'manual',
-        signal: controller.signal,
-        headers: {
-          'Content-Type': 'application/json',
-          'User-Agent': this.options.userAgent,
-          'X-Signature': webhookSignature(body, secret),
-          'X-Timestamp': String(Math.floor(clock.now() / 1000)),
-        },
-      });
-      // The answer's body is not read: a receiver's words are not kept, and the connection is freed.
-      await response.body?.cancel().catch(() => undefined);
-      return this.classify(response.status, response.headers.get('retry-after'));
-    } catch (error) {
-      if (timedOut) return { kind: 'retry', status: null, error: `no answer within ${config.timeoutMs} ms` };
-      if (shutdown.aborted) return { kind: 'stopped' };
-      return { kind: 'retry', status: null, error: networkError(error) };
-    } finally {
-      timer.cancel();
-      shutdown.removeEventListener('abort', stop);
+    switch (sent.kind) {
+      case 'answered':
+        return this.classify(sent.status, sent.retryAfter);
+      case 'timeout':
+        return { kind: 'retry', status: null, error: `no answer within ${config.timeoutMs} ms` };
+      case 'failed':
+        return { kind: 'retry', status: null, error: sent.error };
+      case 'stopped':
+        return { kind: 'stopped' };
     }
   }
 
-  private classify(status: number, retryAfter: string | null): Attempt {
+  private classify(status: number, retryAfter: string | undefined): Attempt {
     if (status >= 200 && status < 300) return { kind: 'delivered', status };
     if (status >= 500 || RETRIED_STATUSES.has(status)) {
       const retryAfterMs = retryAfterOf(retryAfter, this.options.clock.now());
@@ -190,15 +201,6 @@ export class Outbox {
     if (stored === undefined || stored.doc['status'] === 'disabled') return [];
     return [{ kind: 'patch', collection: SUBSCRIPTION_SPACE, id: subscriptionId, set: { status: 'disabled' } }];
   }
-
-  /** Writes a delivery's next state; pauses when the store cannot, so a failing disk is not hammered. */
-  private async record(record: StoredRecord, changes: readonly Mutation[]): Promise<void> {
-    const written = await this.options.writer.write(changes);
-    if (written.ok || written.reason === 'conflict') return;
-    this.options.log('error', 'cannot record the outcome of a webhook delivery; it will be sent again', { id: record.id, reason: written.reason });
-    // A pause before the job is due again, so a failing disk is not hammered (not one that keeps a closing process alive).
-    await new Promise<void>((resolve) => this.options.clock.setTimer(STORE_RETRY_MS, resolve));
-  }
 }
 
 function bodyOf(store: Store, id: string): string | undefined {
@@ -207,16 +209,10 @@ function bodyOf(store: Store, id: string): string | undefined {
 }
 
 /** Retry-After (RFC 9110 §10.2.3): delay-seconds or an HTTP-date, as milliseconds from now. */
-function retryAfterOf(value: string | null, now: number): number | undefined {
-  if (value === null) return undefined;
+function retryAfterOf(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
   const text = value.trim();
   if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
   const date = parseHttpDate(text, now);
   return date === undefined ? undefined : Math.max(0, date - now);
-}
-
-function networkError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  const text = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
-  return (text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text) || 'network error';
 }

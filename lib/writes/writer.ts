@@ -57,10 +57,10 @@ export interface WriterOptions {
   /** The configuration of a user collection, for its schema. */
   readonly collectionConfig: (collection: string) => CollectionConfig | undefined;
   /**
-   * The outbox rows the changes call for (lib/webhooks/events.ts), given the ETag of each stored
-   * document; committed in the same batch, so an announced change and its announcement are one.
+   * The outbox rows the changes call for (lib/webhooks/events.ts), given the representation of each
+   * stored item; committed in the same batch, so an announced change and its announcement are one.
    */
-  readonly events?: (changes: readonly Mutation[], etags: readonly (string | undefined)[]) => Mutation[];
+  readonly events?: (changes: readonly Mutation[], representations: readonly (Representation | undefined)[]) => Mutation[];
 }
 
 /**
@@ -95,7 +95,7 @@ export class Writer {
       representations.push(checked.representation);
     }
     // Field registrations and the remembered outcome follow the changes, so a conflict's index is a change's.
-    const events = this.options.events?.(changes, representations.map((representation) => representation?.etag)) ?? [];
+    const events = this.options.events?.(changes, representations) ?? [];
     const mutations = [...changes, ...fieldRegistrations(this.options.store, changes), ...events];
     if (options.remember !== undefined) mutations.push(this.rememberMutation(options.remember));
     const result = await this.options.store.commit({ mutations });

@@ -14,6 +14,8 @@ const SPACE = '$jobs';
 interface Started {
   readonly id: string;
   readonly signal: AbortSignal;
+  /** Frees the job's worker while the job goes on. */
+  release(): void;
   /** Marks the job done (its record no longer due) and lets the runner move on. */
   finish(): Promise<void>;
 }
@@ -42,11 +44,12 @@ function harness(options: { workers: number; perGroup?: number; drainTimeoutMs?:
     ...(options.perGroup === undefined ? {} : { perGroup: options.perGroup, groupOf: (record: StoredRecord) => String(record.doc['group']) }),
     drainTimeoutMs: options.drainTimeoutMs ?? 1000,
     log: () => {},
-    work: (record, signal) =>
+    work: (record, signal, release) =>
       new Promise<void>((resolve) => {
         started.push({
           id: record.id,
           signal,
+          release,
           finish: async () => {
             await store.commit({ mutations: [{ kind: 'patch', collection: SPACE, id: record.id, set: { done: true }, dueAt: null }] });
             resolve();
@@ -123,6 +126,24 @@ describe('JobRunner', () => {
     await h.startedCount(3);
     assert.equal(h.started[2]?.id, 'a2');
     for (const job of h.started.slice(1)) await job.finish();
+    await h.runner.close();
+  });
+
+  it('should give a released worker the next job, and not take the released job again until it finishes', async () => {
+    const h = harness({ workers: 1 });
+    for (const id of ['a', 'b']) await h.add(id, h.clock.now());
+    await h.runner.start();
+    await h.startedCount(1);
+    const a = h.started[0] as Started;
+    a.release();
+    await h.startedCount(2);
+    assert.equal(h.started[1]?.id, 'b');
+    assert.equal(h.runner.active, 2, 'the released job still runs');
+    (h.started[1] as Started).release();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(h.started.length, 2, 'a, still due and still running, is not taken again');
+    for (const job of h.started) await job.finish();
+    assert.equal(h.runner.active, 0);
     await h.runner.close();
   });
 

@@ -15,6 +15,28 @@ describe('TimeHeap', () => {
     assert.deepEqual(popped, [5, 10, 10, 20, 30, 40]);
     assert.equal(queue.size, 2);
   });
+
+  it('should visit what is due in time order, ties by order, without taking anything out, and stop when told', () => {
+    const queue = new TimeHeap<{ at: number; order: number }>();
+    // A seeded shuffle of 500 entries with many equal times.
+    let seed = 7;
+    const entries = Array.from({ length: 500 }, (_, order) => ({ at: (order * 37) % 50, order }));
+    for (let i = entries.length - 1; i > 0; i--) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      const j = seed % (i + 1);
+      [entries[i], entries[j]] = [entries[j] as { at: number; order: number }, entries[i] as { at: number; order: number }];
+    }
+    for (const entry of entries) queue.push(entry);
+    const expected = entries.filter((entry) => entry.at <= 20).sort((a, b) => a.at - b.at || a.order - b.order);
+    const visited: { at: number; order: number }[] = [];
+    queue.visitDue(20, (entry) => (visited.push(entry), true));
+    assert.deepEqual(visited, expected);
+    const first: { at: number; order: number }[] = [];
+    queue.visitDue(20, (entry) => (first.push(entry), first.length < 7));
+    assert.deepEqual(first, expected.slice(0, 7));
+    assert.equal(queue.size, 500);
+    queue.visitDue(-1, () => assert.fail('nothing is due before the earliest time'));
+  });
 });
 
 describe('StoreState expiry', () => {

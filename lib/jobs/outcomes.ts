@@ -1,0 +1,81 @@
+// The next states of finished jobs (lib/jobs/runner.ts: a handler's run, CONTRACT §7; a delivery's
+// attempt, §8), written through the one write path in shared batches: while one batch is being
+// committed, the outcomes of jobs that finish meanwhile wait and go together in the next. A busy pool
+// then pays one commit for many jobs instead of one each, and an idle one writes at once.
+//
+// Each job's outcome expects the version of the record it ran, so one that was changed meanwhile (a
+// $retry, an expiry) conflicts: its new state wins, and the others of the batch are written without
+// it. When the store cannot write, every outcome of the batch is lost, its jobs stay due and run
+// again, and the writer pauses first, so a failing disk is not hammered.
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+import type { Mutation } from '../store/types.js';
+import type { Writer } from '../writes/writer.js';
+
+interface Waiting {
+  readonly changes: readonly Mutation[];
+  readonly settle: () => void;
+}
+
+/** How long the writer waits after the store could not write, before the jobs may run again. */
+const STORE_RETRY_MS = 1000;
+
+export class OutcomeWriter {
+  private waiting: Waiting[] = [];
+  private writing = false;
+
+  constructor(
+    private readonly name: string,
+    private readonly writer: Writer,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  /** Resolves once the changes are written, superseded by a newer state, or lost to a store failure. */
+  write(changes: readonly Mutation[]): Promise<void> {
+    return new Promise((settle) => {
+      this.waiting.push({ changes, settle });
+      if (!this.writing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.writing = true;
+    while (this.waiting.length > 0) {
+      const batch = this.waiting;
+      this.waiting = [];
+      await this.commit(batch);
+    }
+    this.writing = false;
+  }
+
+  private async commit(batch: readonly Waiting[]): Promise<void> {
+    let left = batch;
+    while (left.length > 0) {
+      const written = await this.writer.write(left.flatMap((entry) => entry.changes));
+      if (written.ok) break;
+      if (written.reason === 'unavailable') {
+        this.log('error', `${this.name}: cannot record the outcome of ${left.length} job(s); they will run again`, { detail: written.detail });
+        await new Promise<void>((resolve) => this.clock.setTimer(STORE_RETRY_MS, resolve));
+        break;
+      }
+      // A conflict (the job's record changed meanwhile) or a refused change (a bug, logged): that
+      // job's outcome is dropped, the others are written without it.
+      const culprit = ownerOf(left, written.index);
+      if (written.reason === 'invalid') this.log('error', `${this.name}: a job's outcome was refused`, { detail: written.problem.detail });
+      culprit.settle();
+      left = left.filter((entry) => entry !== culprit);
+    }
+    for (const entry of left) entry.settle();
+  }
+}
+
+/** The entry whose changes hold the `index`th change of the batch. */
+function ownerOf(entries: readonly Waiting[], index: number): Waiting {
+  let first = 0;
+  for (const entry of entries) {
+    if (index < first + entry.changes.length) return entry;
+    first += entry.changes.length;
+  }
+  throw new RangeError(`OutcomeWriter: no change has the index ${index}`);
+}
