@@ -1,5 +1,5 @@
-// Command-line arguments of `resapi serve` (CONTRACT §1). Pure: argv in, options or a usage error
-// out, so every flag is unit-tested without starting anything.
+// Command-line arguments of `resapi serve`, `resapi sign` and `resapi check` (CONTRACT §1, §9). Pure:
+// argv in, options or a usage error out, so every flag is unit-tested without starting anything.
 
 export interface ServeArgs {
   readonly host: string;
@@ -13,11 +13,21 @@ export interface ServeArgs {
   readonly handlers?: string;
 }
 
+export interface CheckArgs {
+  readonly baseUrl: string;
+  readonly json: boolean;
+  readonly webhookSecretEnv?: string;
+  readonly webhookPath?: string;
+  readonly apiKeyEnv?: string;
+  readonly only?: readonly string[];
+}
+
 export type ParsedArgs =
   | { readonly ok: true; readonly command: 'serve'; readonly serve: ServeArgs }
   | { readonly ok: true; readonly command: 'help'; /** the text to print */ readonly text: string }
   | { readonly ok: true; readonly command: 'version' }
   | { readonly ok: true; readonly command: 'sign'; /** the environment variable holding the secret */ readonly secretEnv: string }
+  | { readonly ok: true; readonly command: 'check'; readonly check: CheckArgs }
   | { readonly ok: false; readonly message: string };
 
 const VALUE_FLAGS = new Set(['--host', '--port', '--data-dir', '--base-url', '--config', '--seed', '--handlers']);
@@ -29,6 +39,9 @@ export const USAGE = `Usage:
   resapi serve --help        every serve flag, explained
   resapi sign --secret-env NAME < body.json
                              print the X-Signature of a webhook body, signed with the secret in $NAME
+  resapi check BASE_URL [--json] [--webhook-secret-env NAME] [--api-key-env NAME]
+                             grade a server against the conventions, one line per rule; exit 1 on a
+                             failure (resapi check --help says more)
   resapi --help | --version
 
 Environment:
@@ -63,11 +76,30 @@ Environment:
                            route but the webhook receiver and /$health needs Authorization: Bearer <key>
   RESAPI_WEBHOOK_SECRETS   comma-separated webhook signing secrets (current first, previous second)`;
 
+export const CHECK_HELP = `Usage: resapi check BASE_URL [flags]
+
+Grades the server at BASE_URL (http or https) against the conventions, black-box: one line per rule,
+PASS, FAIL (with what was seen) or SKIP (with why), then a summary. Exit 0 when nothing failed, 1
+when a check failed, 2 on a usage error. It works in a collection of its own (rcheck-<random>),
+deletes everything it stored when it ends, sends at most 1,000 requests, and sends them only to
+BASE_URL.
+
+Flags:
+  --json                     print the report as one JSON document instead of lines
+  --webhook-secret-env NAME  check the webhook receiver too, signing with the secret in $NAME
+  --webhook-path PATH        where the receiver listens (default /webhooks)
+  --api-key-env NAME         send Authorization: Bearer with the key in $NAME on every request
+  --only PREFIX[,PREFIX]     run only the checks whose id starts with a prefix (conditional/, paging/)
+  --help                     this text`;
+
+const CHECK_VALUE_FLAGS = new Set(['--webhook-secret-env', '--webhook-path', '--api-key-env', '--only']);
+
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { ok: true, command: 'help', text: USAGE };
   if (command === '--version' || command === '-v') return { ok: true, command: 'version' };
   if (command === 'sign') return parseSign(rest);
+  if (command === 'check') return parseCheck(rest);
   if (command !== 'serve') return { ok: false, message: `unknown command '${command}'` };
   const values = new Map<string, string>();
   const flags = new Set<string>();
@@ -118,6 +150,52 @@ function parseSign(rest: readonly string[]): ParsedArgs {
     return { ok: false, message: 'usage: resapi sign --secret-env NAME < body (NAME is an environment variable holding the secret)' };
   }
   return { ok: true, command: 'sign', secretEnv };
+}
+
+/** `resapi check BASE_URL [flags]`; secrets come by the name of a variable, never on the command line. */
+function parseCheck(rest: readonly string[]): ParsedArgs {
+  if (rest.includes('--help') || rest.includes('-h')) return { ok: true, command: 'help', text: CHECK_HELP };
+  let baseUrl: string | undefined;
+  let json = false;
+  const values = new Map<string, string>();
+  for (let index = 0; index < rest.length; index++) {
+    const arg = rest[index] as string;
+    const equals = arg.indexOf('=');
+    const name = arg.startsWith('--') && equals !== -1 ? arg.slice(0, equals) : arg;
+    if (name === '--json') {
+      if (equals !== -1) return { ok: false, message: '--json takes no value' };
+      json = true;
+    } else if (CHECK_VALUE_FLAGS.has(name)) {
+      const value = equals !== -1 ? arg.slice(equals + 1) : rest[++index];
+      if (value === undefined || value === '' || (equals === -1 && value.startsWith('--'))) return { ok: false, message: `${name} needs a value` };
+      if (values.has(name)) return { ok: false, message: `${name} given twice` };
+      values.set(name, value);
+    } else if (!arg.startsWith('-') && baseUrl === undefined) {
+      baseUrl = arg;
+    } else {
+      return { ok: false, message: `unknown option '${arg}' (resapi check --help)` };
+    }
+  }
+  if (baseUrl === undefined) return { ok: false, message: 'resapi check needs the base URL of the server to check' };
+  if (!/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(baseUrl)) return { ok: false, message: 'the base URL must be an absolute http(s) URL without query or fragment' };
+  for (const flag of ['--webhook-secret-env', '--api-key-env']) {
+    const variable = values.get(flag);
+    if (variable !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(variable)) return { ok: false, message: `${flag} takes the name of an environment variable` };
+  }
+  const webhookPath = values.get('--webhook-path');
+  if (webhookPath !== undefined && !webhookPath.startsWith('/')) return { ok: false, message: '--webhook-path must start with /' };
+  const only = values.get('--only');
+  const webhookSecretEnv = values.get('--webhook-secret-env');
+  const apiKeyEnv = values.get('--api-key-env');
+  const check: CheckArgs = {
+    baseUrl,
+    json,
+    ...(webhookSecretEnv === undefined ? {} : { webhookSecretEnv }),
+    ...(webhookPath === undefined ? {} : { webhookPath }),
+    ...(apiKeyEnv === undefined ? {} : { apiKeyEnv }),
+    ...(only === undefined ? {} : { only: splitList(only) }),
+  };
+  return { ok: true, command: 'check', check };
 }
 
 /** Splits a comma-separated list from the environment; empty members are dropped. */

@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { parseConfig } from '../config.js';
 import { start, type StartOptions } from '../server.js';
 import { parseArgs, splitList, USAGE, type ServeArgs } from './args.js';
+import { check } from './check.js';
 import { loadHandlers } from './handlers.js';
 import { sign } from './sign.js';
 
@@ -23,6 +24,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (parsed.command === 'sign') return sign(parsed.secretEnv);
+  if (parsed.command === 'check') return check(parsed.check);
   return serve(parsed.serve);
 }
 

@@ -1,0 +1,170 @@
+// Runs the checks against one server (CONTRACT §9: `resapi check <base_url>`). The run works in
+// collections of its own, named `rcheck-<random>` (and `-list`), so it never reads or changes what
+// the server already holds; everything it stored (items, query resources) is deleted at the end,
+// whatever the checks found. Checks run one after another, in the order of the seed's sections, and
+// each line of the report is one rule.
+import type { Random } from '../clock.js';
+import type { JsonObject } from '../json.js';
+import { CHECKS } from './checks.js';
+import { expectHeader, expectStatus, seen } from './expect.js';
+import { Probe, ProbeRefused, type ProbeRequest, type ProbeResponse } from './probe.js';
+import { CheckFailed, CheckSkipped, LISTING_ITEMS, listingItem, SECTIONS, type Check, type CheckContext, type MadeItem, type Section } from './types.js';
+
+export interface CheckOptions {
+  /** The receiver's secret: without it the webhook checks are skipped. */
+  readonly webhookSecret?: string;
+  /** The receiver's path (default /webhooks). */
+  readonly webhookPath?: string;
+  /** Sent as `Authorization: Bearer <key>` on every request. */
+  readonly apiKey?: string;
+  /** Requests the whole run may send (default 1000). */
+  readonly maxRequests?: number;
+  readonly timeoutMs?: number;
+  /** Only the checks whose id starts with one of these (`conditional/`, `paging/next-link`). */
+  readonly only?: readonly string[];
+  readonly random: Random;
+}
+
+export type CheckResult = 'pass' | 'fail' | 'skip';
+
+export interface CheckOutcome {
+  readonly id: string;
+  readonly section: Section;
+  readonly rule: string;
+  readonly source: string;
+  readonly result: CheckResult;
+  /** What was seen (a failure) or why the check could not judge (a skip). */
+  readonly detail?: string;
+}
+
+export interface CheckReport {
+  readonly baseUrl: string;
+  readonly outcomes: readonly CheckOutcome[];
+  readonly summary: { readonly pass: number; readonly fail: number; readonly skip: number };
+  readonly requests: number;
+  /** What the clean-up could not remove, if anything. */
+  readonly leftBehind: readonly string[];
+}
+
+const DEFAULT_MAX_REQUESTS = 1000;
+const DEFAULT_TIMEOUT_MS = 10_000;
+/** Requests kept back from the checks so the clean-up can always run. */
+const CLEAN_UP_RESERVE = 200;
+
+export async function runChecks(baseUrl: string, options: CheckOptions): Promise<CheckReport> {
+  const maxRequests = options.maxRequests ?? DEFAULT_MAX_REQUESTS;
+  const headers: Record<string, string> = options.apiKey === undefined ? {} : { Authorization: `Bearer ${options.apiKey}` };
+  const probe = new Probe(baseUrl, { maxRequests, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, headers });
+  const run = new RunState(probe, options, maxRequests - CLEAN_UP_RESERVE);
+  const outcomes: CheckOutcome[] = [];
+  const order = Object.keys(SECTIONS) as Section[];
+  const checks = CHECKS.filter((check) => options.only === undefined || options.only.some((prefix) => check.id.startsWith(prefix))).sort((a, b) => order.indexOf(a.section) - order.indexOf(b.section));
+  try {
+    for (const check of checks) outcomes.push(await runOne(check, run));
+  } finally {
+    await run.cleanUp();
+  }
+  const count = (result: CheckResult): number => outcomes.filter((outcome) => outcome.result === result).length;
+  return { baseUrl, outcomes, summary: { pass: count('pass'), fail: count('fail'), skip: count('skip') }, requests: probe.count, leftBehind: run.leftBehind };
+}
+
+async function runOne(check: Check, run: RunState): Promise<CheckOutcome> {
+  const base = { id: check.id, section: check.section, rule: check.rule, source: check.source };
+  try {
+    await check.run(run.context);
+    return { ...base, result: 'pass' };
+  } catch (error) {
+    if (error instanceof CheckSkipped) return { ...base, result: 'skip', detail: error.why };
+    if (error instanceof CheckFailed) return { ...base, result: 'fail', detail: error.seen };
+    if (error instanceof ProbeRefused) return { ...base, result: 'fail', detail: error.message };
+    return { ...base, result: 'fail', detail: `the request failed: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/** The run's collections, what it made in them, and the context every check gets. */
+class RunState {
+  readonly context: CheckContext;
+  readonly leftBehind: string[] = [];
+  private readonly collection: string;
+  private readonly listingCollection: string;
+  private readonly madeIds = new Set<string>();
+  private readonly madeQueries = new Set<string>();
+  private listingMade: Promise<string> | undefined;
+  private sequence = 0;
+
+  constructor(
+    private readonly probe: Probe,
+    options: CheckOptions,
+    private readonly checkBudget: number,
+  ) {
+    const tag = options.random.bytes(6).toString('hex');
+    this.collection = `rcheck-${tag}`;
+    this.listingCollection = `rcheck-${tag}-list`;
+    const secret = options.webhookSecret;
+    this.context = {
+      send: (request) => this.send(request),
+      collection: this.collection,
+      newId: () => this.newId(),
+      newItem: (fields) => this.newItem(fields ?? {}),
+      listing: () => (this.listingMade ??= this.makeListing()),
+      newQueryName: () => {
+        const name = `q${++this.sequence}`;
+        this.madeQueries.add(name);
+        return name;
+      },
+      webhook: secret === undefined || secret === '' ? undefined : { path: options.webhookPath ?? '/webhooks', secret },
+      credentialed: options.apiKey !== undefined,
+    };
+  }
+
+  private send(request: ProbeRequest): Promise<ProbeResponse> {
+    if (this.probe.count >= this.checkBudget) return Promise.reject(new ProbeRefused(`not sent: the checks' budget of ${this.checkBudget} requests is spent`));
+    return this.probe.send(request);
+  }
+
+  private newId(): string {
+    const id = `c${++this.sequence}`;
+    this.madeIds.add(id);
+    return id;
+  }
+
+  private async newItem(fields: JsonObject): Promise<MadeItem> {
+    const id = this.newId();
+    const path = `/${this.collection}/${id}`;
+    const doc: JsonObject = { id, name: `check item ${id}`, price: 10, ...fields };
+    const response = await this.send({ method: 'PUT', path, headers: { 'Content-Type': 'application/json', 'If-None-Match': '*' }, body: JSON.stringify(doc) });
+    try {
+      expectStatus(response, 201);
+      return { id, path, etag: expectHeader(response, 'etag'), doc };
+    } catch (error) {
+      // A check that needs an item cannot judge its own rule when the item cannot be made.
+      if (error instanceof CheckFailed) throw new CheckFailed(`could not create a test item with PUT and If-None-Match: * (${error.seen})`);
+      throw error;
+    }
+  }
+
+  private async makeListing(): Promise<string> {
+    for (let n = 1; n <= LISTING_ITEMS; n++) {
+      const doc = listingItem(n);
+      const response = await this.send({ method: 'PUT', path: `/${this.listingCollection}/${String(doc['id'])}`, headers: { 'Content-Type': 'application/json', 'If-None-Match': '*' }, body: JSON.stringify(doc) });
+      if (response.status !== 201) throw new CheckFailed(`could not create the listing's items with PUT and If-None-Match: * (${seen(response)})`);
+    }
+    return this.listingCollection;
+  }
+
+  /** Deletes everything the run stored; what cannot be deleted is reported, never retried for ever. */
+  async cleanUp(): Promise<void> {
+    const paths: string[] = [];
+    for (const name of this.madeQueries) paths.push(`/${this.collection}/$queries/${name}`);
+    for (const id of this.madeIds) paths.push(`/${this.collection}/${id}`);
+    if (this.listingMade !== undefined) for (let n = 1; n <= LISTING_ITEMS; n++) paths.push(`/${this.listingCollection}/${String(listingItem(n)['id'])}`);
+    for (const path of paths) {
+      try {
+        const response = await this.probe.send({ method: 'DELETE', path });
+        if (response.status >= 300 && response.status !== 404) this.leftBehind.push(`${path} (DELETE answered ${response.status})`);
+      } catch (error) {
+        this.leftBehind.push(`${path} (${error instanceof Error ? error.message : String(error)})`);
+      }
+    }
+  }
+}
