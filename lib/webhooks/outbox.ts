@@ -22,7 +22,7 @@ import { JobRunner } from '../jobs/runner.js';
 import type { Component } from '../lifecycle.js';
 import type { JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
-import { parseHttpDate } from '../protocol/http-date.js';
+import { retryAfterMs } from '../protocol/retry-after.js';
 import { webhookSignature } from '../protocol/signature.js';
 import { mayRetry, retryDelay } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
@@ -188,8 +188,8 @@ export class Outbox implements Component {
   private classify(status: number, retryAfter: string | undefined): Attempt {
     if (status >= 200 && status < 300) return { kind: 'delivered', status };
     if (status >= 500 || RETRIED_STATUSES.has(status)) {
-      const retryAfterMs = retryAfterOf(retryAfter, this.options.clock.now());
-      return retryAfterMs === undefined ? { kind: 'retry', status } : { kind: 'retry', status, retryAfterMs };
+      const wait = retryAfterMs(retryAfter, this.options.clock.now());
+      return wait === undefined ? { kind: 'retry', status } : { kind: 'retry', status, retryAfterMs: wait };
     }
     if (status === GONE) return { kind: 'dead', status, error: 'the receiver answered 410 Gone: the subscription is disabled', disable: true };
     return { kind: 'dead', status, error: `the receiver answered ${status}, which a retry would not change` };
@@ -206,13 +206,4 @@ export class Outbox implements Component {
 function bodyOf(store: Store, id: string): string | undefined {
   const body = store.get(BODY_SPACE, id)?.doc['body'];
   return typeof body === 'string' ? body : undefined;
-}
-
-/** Retry-After (RFC 9110 §10.2.3): delay-seconds or an HTTP-date, as milliseconds from now. */
-function retryAfterOf(value: string | undefined, now: number): number | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim();
-  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
-  const date = parseHttpDate(text, now);
-  return date === undefined ? undefined : Math.max(0, date - now);
 }
