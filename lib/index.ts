@@ -1,6 +1,10 @@
-// Public entry point: `import { start } from 'resapi'` (CONTRACT §1 "Library").
+// Public entry point: `import { start } from 'resapi'` (CONTRACT §1 "Library"), and the checker of
+// CONTRACT §9 for a project's own tests: `import { runChecks } from 'resapi'`.
 export { start } from './server.js';
 export type { ResapiServer, RuntimeOptions, StartOptions } from './server.js';
 export type { Config, CollectionConfig, RetrySchedule } from './config.js';
 export type { Store, StoredRecord, Batch, Mutation, CommitResult } from './store/types.js';
 export type { HandlerContext, WebhookHandler, WebhookHandlers } from './webhooks/inbox.js';
+export { runChecks } from './check/run.js';
+export type { CheckOptions, CheckOutcome, CheckReport, CheckResult } from './check/run.js';
+export { reportText as checkReportText } from './check/report.js';

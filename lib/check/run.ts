@@ -3,7 +3,7 @@
 // the server already holds; everything it stored (items, query resources) is deleted at the end,
 // whatever the checks found. Checks run one after another, in the order of the seed's sections, and
 // each line of the report is one rule.
-import type { Random } from '../clock.js';
+import { systemRandom, type Random } from '../clock.js';
 import type { JsonObject } from '../json.js';
 import { CHECKS } from './checks.js';
 import { expectHeader, expectStatus, seen } from './expect.js';
@@ -22,7 +22,8 @@ export interface CheckOptions {
   readonly timeoutMs?: number;
   /** Only the checks whose id starts with one of these (`conditional/`, `paging/next-link`). */
   readonly only?: readonly string[];
-  readonly random: Random;
+  /** Where the run's collection name comes from (default: the system's random source). */
+  readonly random?: Random;
 }
 
 export type CheckResult = 'pass' | 'fail' | 'skip';
@@ -51,7 +52,7 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 /** Requests kept back from the checks so the clean-up can always run. */
 const CLEAN_UP_RESERVE = 200;
 
-export async function runChecks(baseUrl: string, options: CheckOptions): Promise<CheckReport> {
+export async function runChecks(baseUrl: string, options: CheckOptions = {}): Promise<CheckReport> {
   const maxRequests = options.maxRequests ?? DEFAULT_MAX_REQUESTS;
   const headers: Record<string, string> = options.apiKey === undefined ? {} : { Authorization: `Bearer ${options.apiKey}` };
   const probe = new Probe(baseUrl, { maxRequests, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, headers });
@@ -97,7 +98,7 @@ class RunState {
     options: CheckOptions,
     private readonly checkBudget: number,
   ) {
-    const tag = options.random.bytes(6).toString('hex');
+    const tag = (options.random ?? systemRandom).bytes(6).toString('hex');
     this.collection = `rcheck-${tag}`;
     this.listingCollection = `rcheck-${tag}-list`;
     const secret = options.webhookSecret;

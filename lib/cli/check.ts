@@ -1,7 +1,6 @@
 // `resapi check BASE_URL` (CONTRACT §1, §9): runs the checks of lib/check against a server and prints
 // the report; exit 1 when a check failed. Secrets come from the environment variables named on the
 // command line, so they never show in `ps`.
-import { systemRandom } from '../clock.js';
 import { reportJson, reportText } from '../check/report.js';
 import { runChecks, type CheckOptions } from '../check/run.js';
 import type { CheckArgs } from './args.js';
@@ -11,7 +10,6 @@ export async function check(args: CheckArgs): Promise<number> {
   const apiKey = secretFrom(args.apiKeyEnv);
   if (secret === null || apiKey === null) return 2;
   const options: CheckOptions = {
-    random: systemRandom,
     ...(secret === undefined ? {} : { webhookSecret: secret }),
     ...(apiKey === undefined ? {} : { apiKey }),
     ...(args.webhookPath === undefined ? {} : { webhookPath: args.webhookPath }),
