@@ -11,35 +11,31 @@ export interface Timed {
 }
 
 export class TimeHeap<T extends Timed> {
-  private readonly heap: T[] = [];
+  private readonly heap = new BinaryHeap<T>(before);
 
   get size(): number {
-    return this.heap.length;
+    return this.heap.size;
   }
 
   push(entry: T): void {
-    const heap = this.heap;
-    heap.push(entry);
-    let child = heap.length - 1;
-    while (child > 0) {
-      const parent = (child - 1) >> 1;
-      if (!before(entry, heap[parent] as T)) break;
-      heap[child] = heap[parent] as T;
-      child = parent;
-    }
-    heap[child] = entry;
+    this.heap.push(entry);
   }
 
   /** The earliest entry, left in place. */
   peek(): T | undefined {
-    return this.heap[0];
+    return this.heap.peek();
   }
 
   /** Removes and returns the earliest entry if it is due at `now`. */
   popDue(now: number): T | undefined {
-    const top = this.heap[0];
+    const top = this.heap.peek();
     if (top === undefined || top.at > now) return undefined;
-    return this.pop();
+    return this.heap.pop();
+  }
+
+  /** Removes and returns the earliest entry. */
+  pop(): T | undefined {
+    return this.heap.pop();
   }
 
   /**
@@ -48,86 +44,69 @@ export class TimeHeap<T extends Timed> {
    * visited) in a small heap of their positions, so k entries cost O(k log k) whatever the size.
    */
   visitDue(now: number, visit: (entry: T) => boolean): void {
-    const heap = this.heap;
-    const root = heap[0];
+    const entries = this.heap.items;
+    const root = entries[0];
     if (root === undefined || root.at > now) return;
-    const frontier = new PositionHeap(heap);
+    const frontier = new BinaryHeap<number>((a, b) => before(entries[a] as T, entries[b] as T));
     frontier.push(0);
     for (let position = frontier.pop(); position !== undefined; position = frontier.pop()) {
-      if (!visit(heap[position] as T)) return;
+      if (!visit(entries[position] as T)) return;
       for (let child = 2 * position + 1; child <= 2 * position + 2; child++) {
-        if (child < heap.length && (heap[child] as T).at <= now) frontier.push(child);
+        if (child < entries.length && (entries[child] as T).at <= now) frontier.push(child);
       }
     }
-  }
-
-  /** Removes and returns the earliest entry. */
-  pop(): T | undefined {
-    const heap = this.heap;
-    const top = heap[0];
-    if (top === undefined) return undefined;
-    const last = heap.pop() as T;
-    if (heap.length === 0) return top;
-    let parent = 0;
-    for (;;) {
-      const left = 2 * parent + 1;
-      if (left >= heap.length) break;
-      const right = left + 1;
-      const child = right < heap.length && before(heap[right] as T, heap[left] as T) ? right : left;
-      if (!before(heap[child] as T, last)) break;
-      heap[parent] = heap[child] as T;
-      parent = child;
-    }
-    heap[parent] = last;
-    return top;
-  }
-}
-
-/** Positions in a TimeHeap's array, ordered by their entries: the frontier of an ordered walk. */
-class PositionHeap {
-  private readonly positions: number[] = [];
-
-  constructor(private readonly entries: readonly Timed[]) {}
-
-  push(position: number): void {
-    const positions = this.positions;
-    positions.push(position);
-    let child = positions.length - 1;
-    while (child > 0) {
-      const parent = (child - 1) >> 1;
-      if (!this.earlier(position, positions[parent] as number)) break;
-      positions[child] = positions[parent] as number;
-      child = parent;
-    }
-    positions[child] = position;
-  }
-
-  pop(): number | undefined {
-    const positions = this.positions;
-    const top = positions[0];
-    if (top === undefined) return undefined;
-    const last = positions.pop() as number;
-    if (positions.length === 0) return top;
-    let parent = 0;
-    for (;;) {
-      const left = 2 * parent + 1;
-      if (left >= positions.length) break;
-      const right = left + 1;
-      const child = right < positions.length && this.earlier(positions[right] as number, positions[left] as number) ? right : left;
-      if (!this.earlier(positions[child] as number, last)) break;
-      positions[parent] = positions[child] as number;
-      parent = child;
-    }
-    positions[parent] = last;
-    return top;
-  }
-
-  private earlier(a: number, b: number): boolean {
-    return before(this.entries[a] as Timed, this.entries[b] as Timed);
   }
 }
 
 /** Does `a` come strictly before `b`: an earlier time, or the same time and a lower order? */
 function before(a: Timed, b: Timed): boolean {
   return a.at < b.at || (a.at === b.at && (a.order ?? 0) < (b.order ?? 0));
+}
+
+/** A binary min-heap under `before`, in an array: the parent of position i is at (i - 1) >> 1. */
+class BinaryHeap<T> {
+  readonly items: T[] = [];
+
+  constructor(private readonly before: (a: T, b: T) => boolean) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
+  push(item: T): void {
+    const items = this.items;
+    items.push(item);
+    let child = items.length - 1;
+    while (child > 0) {
+      const parent = (child - 1) >> 1;
+      if (!this.before(item, items[parent] as T)) break;
+      items[child] = items[parent] as T;
+      child = parent;
+    }
+    items[child] = item;
+  }
+
+  pop(): T | undefined {
+    const items = this.items;
+    const top = items[0];
+    if (top === undefined) return undefined;
+    const last = items.pop() as T;
+    if (items.length === 0) return top;
+    let parent = 0;
+    for (;;) {
+      const left = 2 * parent + 1;
+      if (left >= items.length) break;
+      const right = left + 1;
+      const child = right < items.length && this.before(items[right] as T, items[left] as T) ? right : left;
+      if (!this.before(items[child] as T, last)) break;
+      items[parent] = items[child] as T;
+      parent = child;
+    }
+    items[parent] = last;
+    return top;
+  }
 }
