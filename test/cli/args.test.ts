@@ -1,7 +1,7 @@
-// Tests for lib/cli/args.ts: the command line of `resapi serve` (CONTRACT §1).
+// Tests for lib/cli/args.ts: the command lines of `resapi serve`, `sign` and `check` (CONTRACT §1, §9).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { SERVE_HELP, USAGE, parseArgs, splitList } from '../../lib/cli/args.js';
+import { CHECK_HELP, SERVE_HELP, USAGE, parseArgs, splitList } from '../../lib/cli/args.js';
 import type { ParsedArgs, ServeArgs } from '../../lib/cli/args.js';
 
 function serve(argv: readonly string[]): ServeArgs {
@@ -175,6 +175,35 @@ describe('resapi sign', () => {
     for (const argv of [['sign'], ['sign', '--secret-env'], ['sign', '--secret-env', 'not a name'], ['sign', '--secret-env', 'S', 'extra'], ['sign', '--secret', 'abc']]) {
       assert.match(failure(argv), /usage: resapi sign --secret-env NAME/, argv.join(' '));
     }
+  });
+});
+
+describe('resapi check', () => {
+  it('should take the base URL and every flag, in either form and any order', () => {
+    assert.deepEqual(parseArgs(['check', 'http://127.0.0.1:3000']), { ok: true, command: 'check', check: { baseUrl: 'http://127.0.0.1:3000', json: false } });
+    assert.deepEqual(parseArgs(['check', '--json', '--webhook-secret-env', 'WH', 'https://api.example.com/v1', '--api-key-env=KEY', '--webhook-path', '/hooks', '--only', 'paging/, errors/']), {
+      ok: true,
+      command: 'check',
+      check: { baseUrl: 'https://api.example.com/v1', json: true, webhookSecretEnv: 'WH', apiKeyEnv: 'KEY', webhookPath: '/hooks', only: ['paging/', 'errors/'] },
+    });
+  });
+
+  it('should refuse a missing or non-http(s) base URL, a second URL, a secret given inline and unknown flags', () => {
+    assert.match(failure(['check']), /needs the base URL/);
+    assert.match(failure(['check', 'ftp://example.com']), /absolute http\(s\) URL/);
+    assert.match(failure(['check', 'http://a.example?x=1']), /absolute http\(s\) URL/);
+    assert.match(failure(['check', 'http://a.example', 'http://b.example']), /unknown option 'http:\/\/b.example'/);
+    assert.match(failure(['check', 'http://a.example', '--webhook-secret-env', 's3cret value']), /name of an environment variable/);
+    assert.match(failure(['check', 'http://a.example', '--webhook-secret', 'x']), /unknown option '--webhook-secret'/);
+    assert.match(failure(['check', 'http://a.example', '--json=yes']), /--json takes no value/);
+    assert.match(failure(['check', 'http://a.example', '--webhook-path', 'hooks']), /must start with \//);
+    assert.match(failure(['check', 'http://a.example', '--only']), /--only needs a value/);
+  });
+
+  it('should answer --help with the check help, which names every flag', () => {
+    assert.deepEqual(parseArgs(['check', '--help']), { ok: true, command: 'help', text: CHECK_HELP });
+    for (const flag of ['--json', '--webhook-secret-env', '--webhook-path', '--api-key-env', '--only']) assert.ok(CHECK_HELP.includes(flag), flag);
+    assert.match(USAGE, /resapi check BASE_URL/);
   });
 });
 
