@@ -177,10 +177,12 @@ export function freshnessLifetime(response: StoredResponse): number {
 
 /** Current age in seconds (§4.2.3). */
 export function currentAge(response: StoredResponse, now: number): number {
-  const ageValue = Number(response.headers.get('age') ?? '0');
+  // Age is delta-seconds (RFC 9111 §5.1): digits only; anything else is no Age at all.
+  const ageText = response.headers.get('age') ?? '0';
+  const ageValue = /^\d+$/.test(ageText) ? Number(ageText) : 0;
   const apparentAge = Math.max(0, response.responseTime - dateOf(response)) / 1000;
   const responseDelay = (response.responseTime - response.requestTime) / 1000;
-  const correctedAgeValue = (Number.isFinite(ageValue) && ageValue >= 0 ? ageValue : 0) + responseDelay;
+  const correctedAgeValue = ageValue + responseDelay;
   const correctedInitialAge = Math.max(apparentAge, correctedAgeValue);
   const residentTime = (now - response.responseTime) / 1000;
   return correctedInitialAge + residentTime;

@@ -183,6 +183,9 @@ export class ResourceClient {
       if (answer.status === 304) return answerOf(cache.refresh(entry, stored).response, url, 'revalidated', answer.attempts);
       if (answer.status >= 500 && staleIfError(entry, directives, this.clock.now())) return answerOf(entry.response, url, 'stale', answer.attempts);
     }
+    // A full answer to a revalidation replaces the stored copy (RFC 9111 §4.3.3): one that is not
+    // stored itself (a 404, a no-store) must not leave the old copy behind to be served stale later.
+    if (entry !== undefined && cache !== undefined) cache.invalidate(url);
     if (cache !== undefined) cache.store(url, method, headers, stored);
     if (!SAFE.has(method) && answer.status < 400) this.invalidate(url, answer.headers);
     return answerOf(stored, url, cache === undefined ? 'bypass' : 'miss', answer.attempts);
