@@ -33,7 +33,6 @@
 //   slices without copying; the count bounds what a later read flattens.
 // Not charged beyond their node: `length` and `$count`, which read a stored length.
 import type { FilterNode, FunctionName, InListNode } from './ast.js';
-import type { Value } from './values.js';
 
 export const CALL_STEPS = 2;
 export const DATE_PARSE_STEPS = 32;
@@ -122,8 +121,8 @@ export function compareSteps(units: number): number {
   return Math.ceil(units / COMPARE_UNITS_PER_STEP);
 }
 
-/** Steps a string function pays for reading `args`: their string code units over its rate. */
-export function readSteps(cost: FunctionCost, args: readonly Value[]): number {
+/** Steps a string function pays for reading `args`: their string code units over its rate (other values read free). */
+export function readSteps(cost: FunctionCost, args: readonly unknown[]): number {
   if (cost.unitsPerStep === 0) return 0;
   let units = 0;
   for (const arg of args) if (typeof arg === 'string') units += arg.length;
