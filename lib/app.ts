@@ -6,10 +6,10 @@
 // send its body only once those checks pass, so a 413 never follows a 100 (RFC 9110 §10.1.1).
 // Unexpected exceptions become a 500 whose detail is fixed text; the exception itself goes to the log
 // under the request id (seed, Errors rule 2).
-import { fieldLines } from './http/fields.js';
+import { fieldLines, fieldValue } from './http/fields.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeys } from './http/auth.js';
-import { checkContent, contentReply, declaresTooLarge, hasContent, readBody, tooLarge, unreadBodyReply } from './http/body.js';
+import { checkContent, contentFraming, contentReply, declaresTooLarge, hasContent, readBody, tooLarge, unreadBodyReply } from './http/body.js';
 import { noStoreCacheControl, varyOf } from './http/cache-policy.js';
 import type { RequestHandler } from './http/listener.js';
 import { problemReply, send, type Reply } from './http/respond.js';
@@ -35,30 +35,45 @@ interface Routes {
   readonly methods: readonly string[];
   /** Each endpoint's representations, parsed once. */
   readonly offers: ReadonlyMap<Endpoint, MediaOffer>;
+  /** Each route's Allow value. */
+  readonly allow: ReadonlyMap<RouteName, string>;
 }
 
 export function createHandler(app: App, apiKeys: ApiKeys, table: readonly RouteEntry[]): RequestHandler {
   const offers = new Map<Endpoint, MediaOffer>();
   for (const entry of table) for (const endpoint of Object.values(entry.methods)) offers.set(endpoint, new MediaOffer(endpoint.produces));
-  const routes: Routes = { router: new Router<RouteName>(table), entries: new Map(table.map((entry) => [entry.name, entry])), methods: serverMethods(table), offers };
+  const allow = new Map(table.map((entry) => [entry.name, allowedMethods(entry).join(', ')]));
+  const routes: Routes = { router: new Router<RouteName>(table), entries: new Map(table.map((entry) => [entry.name, entry])), methods: serverMethods(table), offers, allow };
   // A random prefix per server and a counter: ids never repeat within a run, and a restart starts
   // a new prefix, so a log line's id is unique without drawing random bytes on every request.
   const prefix = app.random.bytes(REQUEST_ID_PREFIX_BYTES).toString('hex');
   let counter = 0;
   const dates = new DateHeader();
+  // What a reply without its own Cache-Control or Vary gets (CONTRACT §4: errors and writes are no-store; Vary: Authorization when credentialed).
+  const noStore = noStoreCacheControl(app.policy);
+  const vary = varyOf(app.policy, []);
   return (req, res, expectsContinue) => {
-    const supplied = req.headers['x-request-id'];
-    const requestId = typeof supplied === 'string' && REQUEST_ID.test(supplied) ? supplied : `${prefix}-${(counter++).toString(36)}`;
-    dispatch(app, apiKeys, routes, req, res, expectsContinue, requestId)
-      .catch((error: unknown) => {
-        app.log('error', 'unhandled error', { requestId, error: error instanceof Error ? error.stack ?? error.message : String(error) });
-        return problemReply(problem('internal', ''));
-      })
-      .then((reply) => send(req, res, finish(app, reply, requestId, dates.at(app.clock.now())), app.clock));
+    const supplied = fieldLines(req, 'x-request-id');
+    const requestId = supplied?.length === 1 && REQUEST_ID.test(supplied[0] as string) ? (supplied[0] as string) : `${prefix}-${(counter++).toString(36)}`;
+    const answer = (reply: Reply): void => send(req, res, reply, app.clock, { requestId, date: dates.at(app.clock.now()), cacheControl: noStore, forceCacheControl: app.policy.noCacheMode, vary });
+    const fail = (error: unknown): void => {
+      app.log('error', 'unhandled error', { requestId, error: error instanceof Error ? error.stack ?? error.message : String(error) });
+      answer(problemReply(problem('internal', '')));
+    };
+    // A handler that answers at once is sent at once: no promise, no extra turn of the microtask queue.
+    let result: Reply | Promise<Reply>;
+    try {
+      result = dispatch(app, apiKeys, routes, req, res, expectsContinue, requestId);
+    } catch (error) {
+      fail(error);
+      return;
+    }
+    if (result instanceof Promise) result.then(answer, fail);
+    else answer(result);
   };
 }
 
-async function dispatch(
+function dispatch(
   app: App,
   apiKeys: ApiKeys,
   routes: Routes,
@@ -66,7 +81,7 @@ async function dispatch(
   res: ServerResponse,
   expectsContinue: boolean,
   requestId: string,
-): Promise<Reply> {
+): Reply | Promise<Reply> {
   const method = req.method ?? 'GET';
   const hostProblem = checkHost(req);
   if (hostProblem !== undefined) return { ...problemReply(hostProblem), closeConnection: true };
@@ -88,7 +103,7 @@ async function dispatch(
   }
   if (match.kind === 'invalid') return problemReply(problem('invalid-name', match.detail));
   if (match.kind === 'unknown' || entry === undefined) return problemReply(problem('not-found', `No resource is addressed by ${clip(target.path)}.`));
-  const allow = allowedMethods(entry).join(', ');
+  const allow = routes.allow.get(entry.name) as string;
   // RFC 9110 §9.3.7: OPTIONS describes the communication options of the target.
   if (method === 'OPTIONS') return { status: 204, headers: { Allow: allow } };
   const endpoint = endpointFor(entry, method);
@@ -97,7 +112,7 @@ async function dispatch(
   }
   let media = '';
   if (endpoint.produces.length > 0) {
-    const chosen = (routes.offers.get(endpoint) ?? new MediaOffer(endpoint.produces)).choose(req.headers.accept);
+    const chosen = (routes.offers.get(endpoint) ?? new MediaOffer(endpoint.produces)).choose(fieldValue(req, 'accept'));
     if (chosen === undefined) {
       // The answer depends on Accept, so a cache must key this 406 on it too (RFC 9110 §12.5.5).
       const vary = varyOf(app.policy, ['Accept']) as string;
@@ -109,32 +124,16 @@ async function dispatch(
   if (endpoint.body !== undefined) {
     const refused = checkContent(req, limit, endpoint.body);
     if (refused !== undefined) return contentReply(refused);
-  } else if (declaresTooLarge(req, limit)) {
-    return contentReply(tooLarge(limit));
   }
+  const framing = endpoint.body === undefined ? contentFraming(req) : undefined;
+  if (framing !== undefined && declaresTooLarge(framing, limit)) return contentReply(tooLarge(limit));
   if (expectsContinue) res.writeContinue();
-  if (endpoint.body === undefined && hasContent(req)) {
-    // A route that reads no content still refuses one over the cap (CONTRACT §3), counting it without keeping it.
-    const discarded = await readBody(req, limit, { keep: false });
-    if (!discarded.ok) return unreadBodyReply(discarded.reason, limit);
-  }
   const rq: RequestContext = { req, requestId, principal, path: target.path, query: target.query, params: match.params, media };
-  return endpoint.handle(app, rq);
-}
-
-/**
- * Headers every response carries: the request id, a Cache-Control, Vary: Authorization when
- * credentialed, and Date from the server's one clock, so it never disagrees with Last-Modified
- * (RFC 9110 §6.6.1, §8.8.2.1).
- */
-function finish(app: App, reply: Reply, requestId: string, date: string): Reply {
-  const headers: Record<string, string> = { ...reply.headers, 'X-Request-Id': requestId, Date: date };
-  if (headers['Cache-Control'] === undefined || app.policy.noCacheMode) headers['Cache-Control'] = noStoreCacheControl(app.policy);
-  if (headers['Vary'] === undefined) {
-    const vary = varyOf(app.policy, []);
-    if (vary !== undefined) headers['Vary'] = vary;
+  if (framing !== undefined && hasContent(framing)) {
+    // A route that reads no content still refuses one over the cap (CONTRACT §3), counting it without keeping it.
+    return readBody(req, limit, { keep: false }).then((discarded) => (discarded.ok ? endpoint.handle(app, rq) : unreadBodyReply(discarded.reason, limit)));
   }
-  return { ...reply, headers };
+  return endpoint.handle(app, rq);
 }
 
 /**

@@ -6,25 +6,40 @@
 import type { IncomingMessage } from 'node:http';
 import { isCsvMediaType, isJsonMediaType, parseMediaType, type MediaType } from '../protocol/content-type.js';
 import { problem, type Problem } from '../protocol/problem.js';
+import { fieldValue } from './fields.js';
 import { problemReply, type Reply } from './respond.js';
 
 export type BodyResult =
   | { readonly ok: true; readonly bytes: Buffer }
   | { readonly ok: false; readonly reason: 'too-large' | 'aborted' };
 
+/** How a request frames its content (RFC 9112 §6): its Content-Length, and whether it is chunked. */
+export interface ContentFraming {
+  readonly declared: number | undefined;
+  readonly chunked: boolean;
+}
+
+/** Reads both framing fields in one pass over the raw field lines. */
+export function contentFraming(req: IncomingMessage): ContentFraming {
+  const raw = req.rawHeaders;
+  let declared: number | undefined;
+  let chunked = false;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index] as string;
+    if (name.length === 14 && name.toLowerCase() === 'content-length') declared = Number(raw[index + 1]);
+    else if (name.length === 17 && name.toLowerCase() === 'transfer-encoding') chunked = true;
+  }
+  return { declared, chunked };
+}
+
 /** True when the request declares (RFC 9110 §8.6 Content-Length) more content than `limit` bytes. */
-export function declaresTooLarge(req: IncomingMessage, limit: number): boolean {
-  const declared = req.headers['content-length'];
-  if (declared === undefined) return false;
-  const length = Number(declared);
-  return Number.isFinite(length) && length > limit;
+export function declaresTooLarge(framing: ContentFraming, limit: number): boolean {
+  return framing.declared !== undefined && Number.isFinite(framing.declared) && framing.declared > limit;
 }
 
 /** True when the request carries content: a non-zero Content-Length, or a Transfer-Encoding (RFC 9112 §6.3). */
-export function hasContent(req: IncomingMessage): boolean {
-  if (req.headers['transfer-encoding'] !== undefined) return true;
-  const declared = req.headers['content-length'];
-  return declared !== undefined && Number(declared) > 0;
+export function hasContent(framing: ContentFraming): boolean {
+  return framing.chunked || (framing.declared !== undefined && framing.declared > 0);
 }
 
 /**
@@ -77,12 +92,12 @@ export const CSV_BODY: BodyKind = { accepts: isCsvMediaType, name: 'text/csv (RF
  * route does not take (RFC 9110 §15.5.16). Bodies are UTF-8 (RFC 8259 §8.1 for JSON; resapi's CSV).
  */
 export function checkContent(req: IncomingMessage, limit: number, kind: BodyKind): Problem | undefined {
-  if (declaresTooLarge(req, limit)) return tooLarge(limit);
-  const coding = req.headers['content-encoding'];
+  if (declaresTooLarge(contentFraming(req), limit)) return tooLarge(limit);
+  const coding = fieldValue(req, 'content-encoding');
   if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
     return problem('unsupported-media-type', `Content-Encoding '${coding}' is not accepted; send the body uncompressed.`);
   }
-  const declared = req.headers['content-type'];
+  const declared = fieldValue(req, 'content-type');
   const type = declared === undefined ? undefined : parseMediaType(declared);
   if (type === undefined || !kind.accepts(type)) return problem('unsupported-media-type', `Send the body as ${kind.name}.`);
   const charset = type.parameters.get('charset');

@@ -22,8 +22,8 @@ export interface CachePolicy {
 export function readCacheControl(policy: CachePolicy, collection?: string): string {
   if (policy.noCacheMode) return RISKY_DEPLOY;
   const configured = collection === undefined ? undefined : policy.perCollection(collection);
-  const value = configured ?? DEFAULT_READ_POLICY;
-  return policy.credentialed ? makePrivate(value) : value;
+  if (configured === undefined) return policy.credentialed ? PRIVATE_DEFAULT_READ_POLICY : DEFAULT_READ_POLICY;
+  return policy.credentialed ? makePrivate(configured) : configured;
 }
 
 /** Cache-Control for errors and for the responses to unsafe methods. */
@@ -33,9 +33,12 @@ export function noStoreCacheControl(policy: CachePolicy): string {
 
 /** Vary for a response: what the representation was chosen by, plus Authorization when credentialed. */
 export function varyOf(policy: CachePolicy, negotiated: readonly string[]): string | undefined {
-  const fields = policy.credentialed ? [...negotiated, 'Authorization'] : [...negotiated];
-  return fields.length === 0 ? undefined : fields.join(', ');
+  if (negotiated.length === 0) return policy.credentialed ? 'Authorization' : undefined;
+  const named = negotiated.length === 1 ? (negotiated[0] as string) : negotiated.join(', ');
+  return policy.credentialed ? `${named}, Authorization` : named;
 }
+
+const PRIVATE_DEFAULT_READ_POLICY = makePrivate(DEFAULT_READ_POLICY);
 
 /** Drops `public` and adds `private` (RFC 9111 §5.2.2.7): a shared cache must not store it. */
 function makePrivate(value: string): string {

@@ -15,3 +15,9 @@ export function fieldLines(req: IncomingMessage, name: string): string[] | undef
   }
   return lines;
 }
+
+/** The header `name` (lower case) as one value: its lines joined by ", " (RFC 9110 §5.3), or undefined. */
+export function fieldValue(req: IncomingMessage, name: string): string | undefined {
+  const lines = fieldLines(req, name);
+  return lines === undefined ? undefined : lines.length === 1 ? lines[0] : lines.join(', ');
+}

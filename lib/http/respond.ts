@@ -35,24 +35,50 @@ export function problemReply(p: Problem, headers: Readonly<Record<string, string
   };
 }
 
-export function send(req: IncomingMessage, res: ServerResponse, reply: Reply, clock: Clock): void {
+/** Fields every response carries besides its own (lib/app.ts decides them). */
+export interface CommonFields {
+  readonly requestId: string;
+  readonly date: string;
+  /** The Cache-Control of a reply that has none; with `forceCacheControl`, of every reply. */
+  readonly cacheControl: string;
+  readonly forceCacheControl: boolean;
+  /** The Vary of a reply that has none, if any. */
+  readonly vary: string | undefined;
+}
+
+export function send(req: IncomingMessage, res: ServerResponse, reply: Reply, clock: Clock, common: CommonFields): void {
   if (res.headersSent) return;
   const bodiless = reply.status === 204 || reply.status === 304 || (reply.status >= 100 && reply.status < 200);
-  // One object handed to writeHead: cheaper than a setHeader per field, and the same bytes.
-  const headers: Record<string, string | number> = { ...reply.headers };
+  // One flat list of names and values handed to writeHead: no header object is built or copied.
+  const fields: string[] = [];
+  let cacheControl = false;
+  let vary = false;
+  for (const name in reply.headers) {
+    if (name === 'Cache-Control') {
+      if (common.forceCacheControl) continue;
+      cacheControl = true;
+    } else if (name === 'Vary') {
+      vary = true;
+    } else if (bodiless && name === 'Content-Type') {
+      continue;
+    }
+    fields.push(name, reply.headers[name] as string);
+  }
+  fields.push('X-Request-Id', common.requestId, 'Date', common.date);
+  if (!cacheControl) fields.push('Cache-Control', common.cacheControl);
+  if (!vary && common.vary !== undefined) fields.push('Vary', common.vary);
   if (reply.closeConnection === true) {
-    headers['Connection'] = 'close';
+    fields.push('Connection', 'close');
     stageClose(req, clock);
   }
   if (bodiless) {
-    delete headers['Content-Type'];
-    res.writeHead(reply.status, headers);
+    res.writeHead(reply.status, fields);
     res.end();
     return;
   }
   const body = reply.body ?? EMPTY;
-  headers['Content-Length'] = body.length;
-  res.writeHead(reply.status, headers);
+  fields.push('Content-Length', String(body.length));
+  res.writeHead(reply.status, fields);
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 

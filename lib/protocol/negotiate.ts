@@ -55,9 +55,14 @@ export function chooseMediaType(accept: string | undefined, offered: readonly st
   return new MediaOffer(offered).choose(accept);
 }
 
+/** Accept values whose choice a MediaOffer remembers: clients send a handful of them, a stranger cannot grow it. */
+const REMEMBERED_ACCEPTS = 32;
+
 /** The representations a resource offers, parsed once, chosen among for each request's Accept. */
 export class MediaOffer {
   private readonly types: readonly MediaType[];
+  /** Recent Accept values and their choice (null: none acceptable), so a repeated value is not parsed again. */
+  private readonly chosen = new Map<string, string | null>();
 
   constructor(private readonly offered: readonly string[]) {
     if (!Array.isArray(offered)) throw new TypeError('chooseMediaType: offered must be an array of media types');
@@ -75,7 +80,17 @@ export class MediaOffer {
     if (accept !== undefined && typeof accept !== 'string') {
       throw new TypeError('chooseMediaType: accept must be a string or undefined');
     }
-    const ranges = accept === undefined ? [] : parseAccept(accept);
+    if (accept === undefined) return this.offered[0];
+    const remembered = this.chosen.get(accept);
+    if (remembered !== undefined) return remembered ?? undefined;
+    const choice = this.decide(accept);
+    if (this.chosen.size >= REMEMBERED_ACCEPTS) this.chosen.clear();
+    this.chosen.set(accept, choice ?? null);
+    return choice;
+  }
+
+  private decide(accept: string): string | undefined {
+    const ranges = parseAccept(accept);
     if (ranges.length === 0) return this.offered[0];
     let best: Candidate | undefined;
     this.types.forEach((type, index) => {

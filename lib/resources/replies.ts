@@ -24,16 +24,20 @@ export interface ReadOptions {
 }
 
 export function readReply(app: App, rq: RequestContext, representation: Representation, options: ReadOptions): Reply {
-  const headers: Record<string, string> = { ETag: representation.etag, 'Cache-Control': options.cacheControl, ...options.fields };
-  if (options.lastModified !== undefined) headers['Last-Modified'] = formatHttpDate(options.lastModified);
-  const vary = varyOf(app.policy, options.negotiated);
-  if (vary !== undefined) headers['Vary'] = vary;
   const validators =
     options.lastModified === undefined ? { etag: representation.etag } : { etag: representation.etag, lastModified: options.lastModified };
   const verdict = evaluatePreconditions(rq.req.method ?? 'GET', preconditionFields(rq.req), validators, { now: app.clock.now() });
   if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
+  // One header object, built in the order the fields are sent; a 304 has no Content-Type.
+  const headers: Record<string, string> = verdict.kind === 'not-modified' ? {} : { 'Content-Type': options.contentType ?? JSON_TYPE };
+  headers['ETag'] = representation.etag;
+  headers['Cache-Control'] = options.cacheControl;
+  if (options.lastModified !== undefined) headers['Last-Modified'] = representation.lastModified ?? formatHttpDate(options.lastModified);
+  const vary = varyOf(app.policy, options.negotiated);
+  if (vary !== undefined) headers['Vary'] = vary;
+  if (options.fields !== undefined) Object.assign(headers, options.fields);
   if (verdict.kind === 'not-modified') return { status: 304, headers };
-  return { status: 200, headers: { 'Content-Type': options.contentType ?? JSON_TYPE, ...headers }, body: representation.bytes };
+  return { status: 200, headers, body: representation.bytes };
 }
 
 export function storedReply(app: App, status: 200 | 201, record: StoredRecord, location: string, contentLocation: string): Reply {

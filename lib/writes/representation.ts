@@ -3,12 +3,16 @@
 // A record is immutable, so its JSON bytes and ETag are computed once and remembered per record
 // object; a write makes a new record object and so a new entry. The write path computes them before
 // the commit (the serialization is part of validating a document) and primes the cache with them.
+// An item read also keeps its Last-Modified text (RFC 9110 §8.8.2), formatted once per version.
 import type { StoredRecord } from '../store/types.js';
 import { strongEtag } from '../protocol/etag.js';
+import { formatHttpDate } from '../protocol/http-date.js';
 
 export interface Representation {
   readonly bytes: Buffer;
   readonly etag: string;
+  /** The Last-Modified field value (HTTP-date) of the record version it represents, for items. */
+  readonly lastModified?: string;
 }
 
 export class RepresentationCache {
@@ -17,8 +21,9 @@ export class RepresentationCache {
   /** The application/json representation of one record. */
   itemJson(record: StoredRecord): Representation {
     let representation = this.json.get(record);
-    if (representation === undefined) {
-      representation = represent(JSON.stringify(record.doc));
+    if (representation?.lastModified === undefined) {
+      // Formatted once per version too: every 200 and 304 of the item carries it.
+      representation = { ...(representation ?? represent(JSON.stringify(record.doc))), lastModified: formatHttpDate(record.modifiedAt) };
       this.json.set(record, representation);
     }
     return representation;

@@ -1,19 +1,40 @@
-// `npm run bench [-- section ...]`: the benchmarks (never part of `npm test`). Sections: writes,
-// recovery, filter, webhooks, sender. Figures are printed as they come, then once more as Markdown tables
-// for the README.
+// `npm run bench [-- section ...]`: the benchmarks, never part of `npm test` (README, Performance).
+// Sections: performance (the HTTP scenarios at 10k and 1M items against a bare node:http server),
+// recovery (1M records: time and memory), filter (the compiled $filter against an interpreter),
+// deliveries (the webhook sender's rate). Figures are printed as they come, then as Markdown tables
+// for the README, and saved to data/bench/results.json (ignored by git).
+//   BENCH_SIZES=10000,1000000  BENCH_SECONDS=5  BENCH_WARMUP=1  BENCH_CONNECTIONS=32  BENCH_ONLY=get-item,put
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { benchDeliveries } from './deliveries.js';
 import { benchFilter } from './filter.js';
+import { hasWrk } from './load.js';
 import { Report } from './measure.js';
 import { benchRecovery } from './recovery.js';
-import { benchSender } from './sender.js';
-import { benchWebhooks } from './webhooks.js';
-import { benchWrites } from './writes.js';
+import { benchSuite, type ScenarioResult } from './suite.js';
 
+const RESULTS = fileURLToPath(new URL('../../../data/bench/', import.meta.url));
 const sections = new Set(process.argv.slice(2));
 const wanted = (name: string): boolean => sections.size === 0 || sections.has(name);
+const numbers = (value: string | undefined, fallback: readonly number[]): number[] => (value === undefined || value === '' ? [...fallback] : value.split(',').map(Number));
+
 const report = new Report();
-if (wanted('writes')) await benchWrites(report, [1, 8, 64]);
+const machine = { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, generator: (await hasWrk()) ? 'wrk' : 'own' };
+process.stdout.write(`${machine.cpus} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, load from ${machine.generator}\n`);
+let performance: ScenarioResult[] = [];
+if (wanted('performance')) {
+  performance = await benchSuite(report, {
+    sizes: numbers(process.env['BENCH_SIZES'], [10_000, 1_000_000]),
+    connections: numbers(process.env['BENCH_CONNECTIONS'], [32])[0] as number,
+    seconds: numbers(process.env['BENCH_SECONDS'], [5])[0] as number,
+    warmupSeconds: numbers(process.env['BENCH_WARMUP'], [1])[0] as number,
+    only: (process.env['BENCH_ONLY'] ?? '').split(',').filter((key) => key !== ''),
+  });
+}
 if (wanted('recovery')) await benchRecovery(report, [100_000, 1_000_000]);
 if (wanted('filter')) await benchFilter(report, [100_000, 1_000_000]);
-if (wanted('webhooks')) await benchWebhooks(report);
-if (wanted('sender')) await benchSender(report);
+if (wanted('deliveries')) await benchDeliveries(report);
+mkdirSync(RESULTS, { recursive: true });
+writeFileSync(`${RESULTS}results.json`, `${JSON.stringify({ at: new Date().toISOString(), machine, performance, tables: report.markdown() }, null, 2)}\n`);
 process.stdout.write(`\n${report.markdown()}\n`);

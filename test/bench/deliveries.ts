@@ -1,0 +1,97 @@
+// Benchmark (README, Performance): how fast the webhook sender (CONTRACT §8; seed, "Sending side")
+// empties its outbox. ITEMS PUT-creates from CLIENTS keep-alive clients on a server with one
+// subscription to a receiver that reads each delivery and answers 200 at once, timed from the first
+// write until /$outbox lists nothing left to deliver, at the default `outbox.workers` (4: at most 2 at
+// once to one subscription) and at 16. The receiver counts what it got, so the table also shows that
+// nothing was lost or sent twice. Figures are printed, never asserted.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Report } from './measure.js';
+import { spawnResapi, spawnScript, type Child } from './servers.js';
+
+const CLIENTS = 32;
+const ITEMS = 5_000;
+const WORKERS = [4, 16] as const;
+const POLL_MS = 25;
+const LIMIT_MS = 180_000;
+const BODY = JSON.stringify({ name: 'benchmark item', price: 12.5, currency: 'EUR', tags: ['a', 'b'], note: 'x'.repeat(120) });
+const UNDELIVERED = `/$outbox?$filter=${encodeURIComponent("status ne 'delivered'")}&$top=1`;
+
+const COUNTING_RECEIVER = `
+const http = require('node:http');
+let received = 0;
+const server = http.createServer((req, res) => {
+  req.on('data', () => {});
+  req.on('end', () => {
+    if (req.method === 'POST') received++;
+    const body = req.method === 'GET' ? String(received) : '';
+    res.writeHead(200, { 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + server.address().port));
+process.on('SIGTERM', () => { server.closeAllConnections(); server.close(() => process.exit(0)); });
+`;
+
+export async function benchDeliveries(report: Report): Promise<void> {
+  const folder = mkdtempSync(join(tmpdir(), 'resapi-bench-deliveries-'));
+  const receiver = await spawnScript(COUNTING_RECEIVER);
+  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  try {
+    for (const workers of WORKERS) {
+      const before = Number(await send(agent, receiver, 'GET', '/count'));
+      const config = join(folder, `config-${workers}.json`);
+      writeFileSync(config, JSON.stringify({ outbox: { workers } }));
+      const server = await spawnResapi(['--data-dir', join(folder, `data-${workers}`), '--config', config]);
+      try {
+        const subscription = JSON.stringify({ url: new URL('/hook', receiver.url).href, events: ['bench.*'], secret: 'bench-secret' });
+        await send(agent, server, 'PUT', '/$subscriptions/bench', subscription, 201);
+        const started = process.hrtime.bigint();
+        let next = 0;
+        await Promise.all(Array.from({ length: CLIENTS }, async () => {
+          while (next < ITEMS) await send(agent, server, 'PUT', `/bench/d${next++}`, BODY, 201);
+        }));
+        const writes = seconds(started);
+        const deadline = Date.now() + LIMIT_MS;
+        while ((JSON.parse(await send(agent, server, 'GET', UNDELIVERED)) as { value: unknown[] }).value.length > 0) {
+          if (Date.now() > deadline) throw new Error(`deliveries not done after ${LIMIT_MS} ms`);
+          await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+        }
+        const delivered = seconds(started);
+        const received = Number(await send(agent, receiver, 'GET', '/count')) - before;
+        report.row('deliveries', `${ITEMS.toLocaleString('en')} creates, ${CLIENTS} clients, outbox.workers ${workers}`, {
+          'writes done s': writes.toFixed(2),
+          'all delivered s': delivered.toFixed(2),
+          'deliveries /s': (ITEMS / delivered).toFixed(0),
+          'received twice': received - ITEMS,
+        });
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    agent.destroy();
+    await receiver.stop();
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/** A request over the shared keep-alive agent; its body as text, after checking the status when one is expected. */
+function send(agent: Agent, to: Child, method: string, path: string, body?: string, expected = 200): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json', 'If-None-Match': '*', 'Content-Length': String(Buffer.byteLength(body)) };
+    const outgoing = request({ host: to.url.hostname, port: to.url.port, path, method, agent, headers }, (answer) => {
+      let text = '';
+      answer.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      answer.on('end', () => (answer.statusCode === expected ? resolve(text) : reject(new Error(`${method} ${path} answered ${String(answer.statusCode)}: ${text}`))));
+    });
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+function seconds(since: bigint): number {
+  return Number(process.hrtime.bigint() - since) / 1e9;
+}

@@ -1,0 +1,98 @@
+// The processes a benchmark measures (README, Performance): `resapi serve` on a data dir filled
+// beforehand through the store (so 1M items take seconds, not an hour of HTTP), the bare node:http
+// server each scenario is compared with (it reads the request and answers a fixed status and body of
+// the same size as resapi's answer), and a receiver that answers every webhook 200 at once.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { silentLogger } from '../../lib/log.js';
+import { openFileStore } from '../../lib/store/file.js';
+import type { JsonObject } from '../../lib/json.js';
+import type { Mutation } from '../../lib/store/types.js';
+
+const BIN = fileURLToPath(new URL('../../../bin/resapi.js', import.meta.url));
+const BATCH = 2000;
+
+export interface Child {
+  readonly url: URL;
+  readonly process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** The benchmark's item n: ~200 bytes; `category` picks 10% of the items, `group` 0.1%. */
+export function benchItem(n: number): JsonObject {
+  const id = itemId(n);
+  return { id, name: `Item ${n}`, category: `c${n % 10}`, group: `g${String(n % 1000).padStart(4, '0')}`, price: n % 997, tags: n % 2 === 0 ? ['even', 'sale'] : ['odd'], note: 'x'.repeat(96) };
+}
+
+export function itemId(n: number): string {
+  return `i${String(n).padStart(7, '0')}`;
+}
+
+/** Writes `count` bench items into collection `items` of a new store in `dir`. */
+export async function seedStore(dir: string, count: number): Promise<void> {
+  const opened = await openFileStore({ dir, log: silentLogger, progress: () => {} });
+  if (!opened.ok) throw new Error(opened.message);
+  for (let start = 0; start < count; start += BATCH) {
+    const mutations: Mutation[] = [];
+    for (let n = start; n < Math.min(count, start + BATCH); n++) mutations.push({ kind: 'put', collection: 'items', id: itemId(n), doc: benchItem(n) });
+    const result = await opened.store.commit({ mutations });
+    if (!result.ok) throw new Error(`seeding failed: ${result.reason}`);
+  }
+  await opened.store.close();
+}
+
+export function spawnResapi(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Child> {
+  return spawnChild(process.execPath, [BIN, 'serve', '--port', '0', ...args], { RESAPI_WEBHOOK_SECRETS: '', ...env });
+}
+
+/** A bare node:http server: reads each request whole, answers `status` with `body` and `contentType`. */
+export function spawnBare(status: number, body: Buffer, contentType: string): Promise<Child> {
+  return spawnScript(BARE_SERVER, { BARE_BODY: body.toString('base64'), BARE_TYPE: contentType, BARE_STATUS: String(status) });
+}
+
+const BARE_SERVER = `
+const http = require('node:http');
+const body = Buffer.from(process.env.BARE_BODY, 'base64');
+const head = { 'Content-Type': process.env.BARE_TYPE, 'Content-Length': body.length };
+const status = Number(process.env.BARE_STATUS);
+const server = http.createServer((req, res) => {
+  req.on('data', () => {});
+  req.on('end', () => {
+    if (status === 304) { res.writeHead(304); res.end(); return; }
+    res.writeHead(status, head);
+    res.end(body);
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + server.address().port));
+process.on('SIGTERM', () => { server.closeAllConnections(); server.close(() => process.exit(0)); });
+`;
+
+/** A CommonJS script run by node that prints `listening on URL` first. */
+export function spawnScript(script: string, env: Readonly<Record<string, string>> = {}): Promise<Child> {
+  return spawnChild(process.execPath, ['-e', script], env);
+}
+
+/** A webhook receiver that reads each delivery and answers 200 at once. */
+export function spawnReceiver(): Promise<Child> {
+  return spawnBare(200, Buffer.alloc(0), 'text/plain');
+}
+
+function spawnChild(command: string, args: readonly string[], env: Readonly<Record<string, string>>): Promise<Child> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env } });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const stop = async (): Promise<void> => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    };
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match !== null) resolve({ url: new URL(match[1] as string), process: child, stop });
+    });
+    child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${String(code)} before listening: ${out}`)));
+  });
+}

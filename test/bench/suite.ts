@@ -1,0 +1,98 @@
+// The HTTP benchmark suite (README, Performance): every scenario of scenarios.ts against `resapi serve`
+// on a data dir of 10k items and again of 1M, each beside a bare node:http server answering the same
+// status and body size, measured in the same run with the same connections and the same generator.
+// The table says requests per second, p50 and p99 latency, the ratio to the bare server, its target,
+// and at 1M the ratio to the 10k rate. Figures are printed and saved, never asserted.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { load, sendRaw, type LoadResult } from './load.js';
+import type { Report } from './measure.js';
+import { SCENARIOS, WEBHOOK_SECRET, type Scenario } from './scenarios.js';
+import { seedStore, spawnBare, spawnReceiver, spawnResapi, type Child } from './servers.js';
+
+export interface SuiteOptions {
+  readonly sizes: readonly number[];
+  readonly connections: number;
+  readonly seconds: number;
+  readonly warmupSeconds: number;
+  /** Only these scenario keys (all when empty). */
+  readonly only: readonly string[];
+}
+
+export interface ScenarioResult {
+  readonly scenario: string;
+  readonly label: string;
+  readonly items: number;
+  readonly resapi: LoadResult;
+  readonly bare: LoadResult;
+  readonly ratio: number;
+  readonly target?: number;
+  readonly vs10k?: number;
+}
+
+const NO_OP_HANDLERS = `export default { '*': async () => {} };\n`;
+
+export async function benchSuite(report: Report, options: SuiteOptions): Promise<ScenarioResult[]> {
+  const results: ScenarioResult[] = [];
+  const scenarios = SCENARIOS.filter((scenario) => options.only.length === 0 || options.only.includes(scenario.key));
+  for (const size of options.sizes) {
+    const folder = mkdtempSync(join(tmpdir(), 'resapi-bench-'));
+    const handlers = join(folder, 'handlers.mjs');
+    writeFileSync(handlers, NO_OP_HANDLERS);
+    const dir = join(folder, 'data');
+    process.stdout.write(`seeding ${size.toLocaleString('en')} items...\n`);
+    await seedStore(dir, size);
+    const receiver = await spawnReceiver();
+    const resapi = await spawnResapi(['--data-dir', dir, '--handlers', handlers], { RESAPI_WEBHOOK_SECRETS: WEBHOOK_SECRET });
+    try {
+      for (const scenario of scenarios) {
+        const result = await measure(scenario, resapi, receiver.url, size, folder, options);
+        const base = results.find((earlier) => earlier.scenario === scenario.key && earlier.items === options.sizes[0]);
+        const withBase = base === undefined || size === options.sizes[0] ? result : { ...result, vs10k: result.resapi.perSecond / base.resapi.perSecond };
+        results.push(withBase);
+        report.row('performance', `${scenario.label}, ${size.toLocaleString('en')} items`, {
+          'resapi /s': withBase.resapi.perSecond.toFixed(0),
+          'p50 / p99 ms': `${withBase.resapi.p50Ms.toFixed(2)} / ${withBase.resapi.p99Ms.toFixed(2)}`,
+          'bare /s': withBase.bare.perSecond.toFixed(0),
+          'vs bare': withBase.ratio.toFixed(2),
+          target: withBase.target === undefined ? '' : `≥ ${withBase.target}`,
+          'vs 10k': withBase.vs10k === undefined ? '' : withBase.vs10k.toFixed(2),
+          failed: withBase.resapi.failures,
+        });
+      }
+    } finally {
+      await resapi.stop();
+      await receiver.stop();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }
+  return results;
+}
+
+async function measure(scenario: Scenario, resapi: Child, receiver: URL, size: number, scratch: string, options: SuiteOptions): Promise<ScenarioResult> {
+  const requests = await scenario.requests({ url: resapi.url, size, receiver });
+  // The bare server answers what resapi answers to the scenario's first request: its status, its
+  // body's size and type. (A sampled write is one write more; the runs repeat writes anyway.)
+  const sample = await sendRaw(resapi.url, requests[0] as Buffer);
+  const bareServer = await spawnBare(sample.status, sample.body, sample.headers.get('content-type') ?? 'application/json');
+  const loadOptions = { connections: options.connections, seconds: options.seconds, warmupSeconds: options.warmupSeconds, scratch };
+  let bare: LoadResult;
+  try {
+    bare = await load({ ...loadOptions, url: bareServer.url, requests: requests.map((request) => retarget(request, resapi.url, bareServer.url)) });
+  } finally {
+    await bareServer.stop();
+  }
+  const measured = await load({ ...loadOptions, url: resapi.url, requests });
+  return { scenario: scenario.key, label: scenario.label, items: size, resapi: measured, bare, ratio: measured.perSecond / bare.perSecond, ...(scenario.target === undefined ? {} : { target: scenario.target }) };
+}
+
+/** The same request with the other server's Host. */
+function retarget(request: Buffer, from: URL, to: URL): Buffer {
+  const text = request.toString('latin1');
+  const host = `\r\nHost: ${from.host}\r\n`;
+  const at = text.indexOf(host);
+  if (at === -1) return request;
+  return Buffer.concat([Buffer.from(text.slice(0, at), 'latin1'), Buffer.from(`\r\nHost: ${to.host}\r\n`, 'latin1'), request.subarray(at + host.length)]);
+}
+
