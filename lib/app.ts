@@ -54,8 +54,9 @@ export function createHandler(app: App, apiKeys: ApiKeys, table: readonly RouteE
   const vary = varyOf(app.policy, []);
   return (req, res, expectsContinue) => {
     const supplied = fieldLines(req, 'x-request-id');
-    const requestId = supplied?.length === 1 && REQUEST_ID.test(supplied[0] as string) ? (supplied[0] as string) : `${prefix}-${(counter++).toString(36)}`;
-    const answer = (reply: Reply): void => send(req, res, reply, app.clock, { requestId, date: dates.at(app.clock.now()), cacheControl: noStore, forceCacheControl: app.policy.noCacheMode, vary });
+    const echoRequestId = supplied?.length === 1 && REQUEST_ID.test(supplied[0] as string);
+    const requestId = echoRequestId ? (supplied?.[0] as string) : `${prefix}-${(counter++).toString(36)}`;
+    const answer = (reply: Reply): void => send(req, res, reply, app.clock, { requestId, echoRequestId, date: dates.at(app.clock.now()), cacheControl: noStore, forceCacheControl: app.policy.noCacheMode, vary });
     const fail = (error: unknown): void => {
       app.log('error', 'unhandled error', { requestId, error: error instanceof Error ? error.stack ?? error.message : String(error) });
       answer(problemReply(problem('internal', '')));

@@ -24,6 +24,7 @@ import { FIELDS_SPACE, missingRegistrations } from './writes/fields.js';
 import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inbox.js';
 import { eventMutations } from './webhooks/events.js';
 import { Outbox } from './webhooks/outbox.js';
+import { PageCache } from './resources/page-cache.js';
 
 /** Options of start() that are not part of the config file. */
 export interface RuntimeOptions {
@@ -131,6 +132,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       config,
       policy: { noCacheMode: options.noCacheMode === true, credentialed: apiKeys.enabled, perCollection: (name) => collectionConfig(config, name)?.cacheControl },
       representations,
+      pages: new PageCache(store),
       log,
       clock,
       random,

@@ -38,6 +38,8 @@ export function problemReply(p: Problem, headers: Readonly<Record<string, string
 /** Fields every response carries besides its own (lib/app.ts decides them). */
 export interface CommonFields {
   readonly requestId: string;
+  /** Whether every answer carries the request id (the client sent one), or only errors (the id a log line names). */
+  readonly echoRequestId: boolean;
   readonly date: string;
   /** The Cache-Control of a reply that has none; with `forceCacheControl`, of every reply. */
   readonly cacheControl: string;
@@ -64,7 +66,8 @@ export function send(req: IncomingMessage, res: ServerResponse, reply: Reply, cl
     }
     fields.push(name, reply.headers[name] as string);
   }
-  fields.push('X-Request-Id', common.requestId, 'Date', common.date);
+  if (common.echoRequestId || reply.status >= 400) fields.push('X-Request-Id', common.requestId);
+  fields.push('Date', common.date);
   if (!cacheControl) fields.push('Cache-Control', common.cacheControl);
   if (!vary && common.vary !== undefined) fields.push('Vary', common.vary);
   if (reply.closeConnection === true) {

@@ -66,6 +66,14 @@ export function evaluatePreconditions(
   const lastModified = current === undefined ? undefined : lastModifiedSeconds(current);
   // RFC 9110 §9.1: method names are case-sensitive, so "get" is not GET.
   const isRead = method === 'GET' || method === 'HEAD';
+  // The two common cases, decided without parsing anything: no condition at all, and a revalidation
+  // that sends back exactly the one ETag it was given (a weak comparison that matches, §13.1.2).
+  if (fields.ifMatch === undefined && fields.ifUnmodifiedSince === undefined) {
+    if (fields.ifNoneMatch === undefined && (!isRead || fields.ifModifiedSince === undefined)) return PROCEED;
+    if (fields.ifNoneMatch?.length === 1 && current !== undefined && fields.ifNoneMatch[0] === current.etag) {
+      return isRead ? NOT_MODIFIED : { kind: 'failed', field: 'If-None-Match' };
+    }
+  }
 
   const ifMatch = readEntityTagField(fields.ifMatch);
   if (ifMatch === 'malformed') {

@@ -18,13 +18,18 @@ import type { App, RequestContext } from './context.js';
 import { itemPath, link, preconditionFields, readJsonObject, unavailableReply, verdictProblem } from './common.js';
 import { fingerprintOf, fingerprintOfRecord, isStorable, outcomeOf, recordId, replayOf } from './idempotency.js';
 import { writeReply } from './items.js';
-import { buildPage, invalidTokenProblem, linkProblem, pageReply } from './pages.js';
+import { buildPage, invalidTokenProblem, linkProblem, pageAnswer, pageReply } from './pages.js';
 
 export async function getCollection(app: App, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
+  const size = pageSizeOf(app, rq);
+  const path = `/${collection}`;
+  // The page cache first: an identical request since the collection last changed was valid, and its page is built.
+  const firstPageKey = `${rq.media}\n${size.pageSize}\n${rq.query}`;
+  const cached = app.pages.get(collection, firstPageKey);
+  if (cached !== undefined) return pageAnswer(app, rq, { collection, ...applied(size.preference, size.pageSize) }, cached);
   const parsed = parseQueryString(rq.query);
   if (!parsed.ok) return problemReply(parsed.problem);
-  const size = pageSizeOf(app, rq);
   if (parsed.skiptoken !== undefined) {
     // CONTRACT §5: the token carries the whole query and the page size, so later pages keep them.
     const position = verifyToken(app.pagingKey, parsed.skiptoken, collection);
@@ -34,14 +39,16 @@ export async function getCollection(app: App, rq: RequestContext): Promise<Reply
     const planned = planQuery(position.query, { ...planContext(app, collection), known: () => true });
     if (!planned.ok) return problemReply(planned.problem);
     const start = { scope: collection, query: position.query, pageSize: position.pageSize };
-    return pageReply(app, rq, { collection, plan: planned.plan, path: `/${collection}`, start, after: position.after, returned: position.returned, ...applied(size.preference, position.pageSize) });
+    // A later page's size is the token's, whatever Prefer says: the token alone names it.
+    const cacheKey = `${rq.media}\n${rq.query}`;
+    return pageReply(app, rq, { collection, plan: planned.plan, path, start, after: position.after, returned: position.returned, cacheKey, ...applied(size.preference, position.pageSize) });
   }
   const planned = planQuery(parsed.query, planContext(app, collection));
   if (!planned.ok) return problemReply(planned.problem);
   const start = { scope: collection, query: parsed.query, pageSize: size.pageSize };
-  const tooLong = linkProblem(app, `/${collection}`, start, parsed.query.orderby.length);
+  const tooLong = linkProblem(app, path, start, parsed.query.orderby.length);
   if (tooLong !== undefined) return problemReply(tooLong);
-  return pageReply(app, rq, { collection, plan: planned.plan, path: `/${collection}`, start, returned: 0, ...applied(size.preference, size.pageSize) });
+  return pageReply(app, rq, { collection, plan: planned.plan, path, start, returned: 0, cacheKey: firstPageKey, ...applied(size.preference, size.pageSize) });
 }
 
 /**

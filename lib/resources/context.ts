@@ -9,6 +9,7 @@ import type { RouteParams } from '../http/route.js';
 import type { Logger } from '../log.js';
 import type { FieldIndex } from '../query/fields.js';
 import type { SerialQueues } from '../serial.js';
+import type { PageCache } from './page-cache.js';
 import type { Inbox } from '../webhooks/inbox.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import type { SelfAddress } from '../webhooks/subscriptions.js';
@@ -23,6 +24,8 @@ export interface App {
   readonly config: Config;
   readonly policy: CachePolicy;
   readonly representations: RepresentationCache;
+  /** Built pages of user collections, until the collection changes. */
+  readonly pages: PageCache;
   readonly log: Logger;
   readonly clock: Clock;
   readonly random: Random;

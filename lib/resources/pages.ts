@@ -51,6 +51,8 @@ export interface PageSource {
   readonly preferenceApplied?: string;
   /** A later modification time than the collection's (a query resource's definition). */
   readonly lastModified?: number;
+  /** What names this page among the collection's pages in the page cache, when it may be kept there. */
+  readonly cacheKey?: string;
 }
 
 /** A page as bytes, before any precondition: what GET answers, and what POST's If-Match compares with. */
@@ -61,9 +63,20 @@ export interface BuiltPage {
 }
 
 export async function pageReply(app: App, rq: RequestContext, source: PageSource): Promise<Reply> {
-  const built = await buildPage(app, source, rq.media);
-  if (!built.ok) return problemReply(built.problem);
-  const page = built.page;
+  const { cacheKey, collection } = source;
+  let page = cacheKey === undefined ? undefined : app.pages.get(collection, cacheKey);
+  if (page === undefined) {
+    const generation = app.pages.generation(collection);
+    const built = await buildPage(app, source, rq.media);
+    if (!built.ok) return problemReply(built.problem);
+    page = built.page;
+    if (cacheKey !== undefined) app.pages.keep(collection, cacheKey, generation, page);
+  }
+  return pageAnswer(app, rq, source, page);
+}
+
+/** The reply carrying a built page (or its 304). */
+export function pageAnswer(app: App, rq: RequestContext, source: Pick<PageSource, 'collection' | 'preferenceApplied' | 'lastModified'>, page: BuiltPage): Reply {
   const fields: Record<string, string> = {};
   if (page.nextLink !== undefined) fields['Link'] = `<${page.nextLink}>; rel="next"`;
   if (source.preferenceApplied !== undefined) fields['Preference-Applied'] = source.preferenceApplied;

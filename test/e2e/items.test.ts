@@ -16,7 +16,15 @@ describe('GET /{collection}/{id}', () => {
     assert.equal((res.json() as { id: string }).id, 'p-100');
     assert.equal(res.headers['cache-control'], 'max-age=0, must-revalidate');
     assert.equal(res.headers.vary, 'Accept');
-    assert.ok(res.headers['x-request-id']);
+    assert.equal(res.headers['x-request-id'], undefined, 'a success carries no request id unless the client sent one');
+  });
+
+  it("should echo the client's X-Request-Id on a success, and name its own on an error", async () => {
+    const traced = await request(server.url, '/products/p-100', { headers: { 'X-Request-Id': 'trace-42' } });
+    assert.equal(traced.headers['x-request-id'], 'trace-42');
+    const missing = await request(server.url, '/products/no-such-item');
+    assert.equal(missing.status, 404);
+    assert.match(String(missing.headers['x-request-id']), /^[0-9a-f]{12}-[0-9a-z]+$/);
   });
 
   it('should answer 304 with no body and the validators when If-None-Match matches', async () => {
