@@ -25,6 +25,7 @@ import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inb
 import { eventMutations } from './webhooks/events.js';
 import { Outbox } from './webhooks/outbox.js';
 import { PageCache } from './resources/page-cache.js';
+import { EqualityIndexes } from './query/equality-index.js';
 
 /** Options of start() that are not part of the config file. */
 export interface RuntimeOptions {
@@ -133,6 +134,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       policy: { noCacheMode: options.noCacheMode === true, credentialed: apiKeys.enabled, perCollection: (name) => collectionConfig(config, name)?.cacheControl },
       representations,
       pages: new PageCache(store),
+      indexes: new EqualityIndexes(store),
       log,
       clock,
       random,
@@ -149,6 +151,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     for (const [kind, handler] of handlers) app.inbox.on(kind, handler);
     // Said once here, never per request: an anonymous sender must not be able to flood the log.
     if (webhookSecrets.length === 0) log('warn', `the webhook receiver at ${config.webhooks.path} answers 503: no secret is configured (RESAPI_WEBHOOK_SECRETS)`);
+    lifecycle.add(readCaches(app.pages, app.indexes));
     lifecycle.add(app.inbox.runner);
     lifecycle.add(app.outbox);
     http.use(createHandler(app, apiKeys, routeTable(config)));
@@ -218,6 +221,19 @@ async function openStore(options: StartOptions, clock: Clock, random: Random, lo
   const opened = await openFileStore({ dir: options.dataDir, clock, random, log });
   if (!opened.ok) throw new Error(opened.message);
   return opened.store;
+}
+
+/** The page cache and the equality indexes in the lifecycle: they stop following the store's commits on close. */
+function readCaches(pages: PageCache, indexes: EqualityIndexes): Component {
+  return {
+    name: 'read caches',
+    start: async () => {},
+    drain: async () => {},
+    close: async () => {
+      pages.close();
+      indexes.close();
+    },
+  };
 }
 
 /** The store in the lifecycle: already open (recovered) when added, flushed and released on close. */

@@ -7,11 +7,17 @@
 // is full. With $orderby each page is a full pass over the matches keeping the best page-size of
 // them; the benchmark reports what that costs.
 //
+// A filter that requires `path eq value` (or `in`) on a large collection reads only the items an
+// index hands it for that term (equality-index.ts), in id order, so a page costs what it returns
+// rather than what the collection holds; every candidate is still tested against the whole filter.
+//
 // Long scans share the process (README, Collections: limits): a scan gives the event loop a turn
 // every YIELD_ROWS rows, and sooner when the filter's work budget says the rows were costly, so a
 // request that reads a million items never holds up the others. Records are immutable objects, so a
 // scan that resumes after a turn still reads a consistent page.
 import type { Store, StoredRecord } from '../store/types.js';
+import type { Candidates } from './equality-index.js';
+import type { EqualityTerm } from './equality.js';
 import type { QueryPlan } from './plan.js';
 import { compareKeys, keyOf, type SortValue } from './order.js';
 
@@ -41,45 +47,76 @@ export interface Pace {
   readonly yieldTurn: () => Promise<void>;
 }
 
+/** What an index offers a query for its equality terms, or undefined when the collection is walked. */
+export type CandidateSource = (collection: string, terms: readonly EqualityTerm[]) => Promise<Candidates | undefined>;
+
 const SCAN_CHUNK = 512;
 
-export async function runPage(store: Store, collection: string, plan: QueryPlan, request: PageRequest, pace?: Pace): Promise<Page> {
+export async function runPage(store: Store, collection: string, plan: QueryPlan, request: PageRequest, pace?: Pace, index?: CandidateSource): Promise<Page> {
   const top = plan.query.top;
   const remaining = top === undefined ? Number.POSITIVE_INFINITY : Math.max(0, top - request.returned);
   const limit = Math.min(request.pageSize, remaining);
   const order = plan.query.orderby;
   const pacer = new Pacer(pace);
+  const candidates = index === undefined || plan.equalities.length === 0 ? undefined : await index(collection, plan.equalities);
+  const rows = (after?: string): Iterable<StoredRecord> => (candidates === undefined ? walk(store, collection, after) : fetched(store, collection, candidates, after));
   const window =
     order.length === 0
-      ? await scanInIdOrder(store, collection, plan, request.after, limit, pacer)
-      : await sortAll(store, collection, plan, request.after, limit, pacer);
+      ? await scanInIdOrder(rows, plan, request.after, limit, pacer)
+      : await sortAll(rows(), plan, request.after, limit, pacer);
   const items = window.slice(0, limit);
   const more = window.length > limit && remaining > limit;
   const last = items[items.length - 1];
   const page: Page = more && last !== undefined ? { items, next: keyOf(last.doc, last.id, order) } : { items };
-  return plan.query.count ? { ...page, count: await countMatches(store, collection, plan, pacer) } : page;
+  return plan.query.count ? { ...page, count: await countMatches(rows(), plan, pacer) } : page;
 }
 
-/** Up to limit + 1 matches after `after`, reading the collection in id order. */
+/** The collection's records in id order after `after`, read a chunk at a time. */
+function* walk(store: Store, collection: string, after: string | undefined): Generator<StoredRecord> {
+  let cursor = after;
+  for (;;) {
+    const chunk = store.scan(collection, cursor === undefined ? { limit: SCAN_CHUNK } : { after: cursor, limit: SCAN_CHUNK });
+    yield* chunk;
+    if (chunk.length < SCAN_CHUNK) return;
+    cursor = (chunk[chunk.length - 1] as StoredRecord).id;
+  }
+}
+
+/**
+ * The records of the candidate ids after `after`, in id order. The ids are taken a chunk at a time
+ * with no turn in between, and each chunk starts after the last id of the one before, so a commit
+ * that changes the index while the scan yields can neither repeat an item nor skip one that stayed.
+ */
+function* fetched(store: Store, collection: string, candidates: Candidates, after: string | undefined): Generator<StoredRecord> {
+  let cursor = after;
+  for (;;) {
+    const ids: string[] = [];
+    for (const id of candidates.ids(cursor)) {
+      ids.push(id);
+      if (ids.length === SCAN_CHUNK) break;
+    }
+    for (const id of ids) {
+      const record = store.get(collection, id);
+      if (record !== undefined) yield record;
+    }
+    if (ids.length < SCAN_CHUNK) return;
+    cursor = ids[ids.length - 1];
+  }
+}
+
+/** Up to limit + 1 matches after `after`, in id order. */
 async function scanInIdOrder(
-  store: Store,
-  collection: string,
+  rows: (after?: string) => Iterable<StoredRecord>,
   plan: QueryPlan,
   after: readonly SortValue[] | undefined,
   limit: number,
   pacer: Pacer,
 ): Promise<StoredRecord[]> {
   const found: StoredRecord[] = [];
-  let cursor = typeof after?.[0] === 'string' ? after[0] : undefined;
-  while (found.length <= limit) {
-    const chunk = store.scan(collection, cursor === undefined ? { limit: SCAN_CHUNK } : { after: cursor, limit: SCAN_CHUNK });
-    for (const record of chunk) {
-      if (plan.matches(record.doc)) found.push(record);
-      if (found.length > limit) break;
-      if (pacer.due()) await pacer.yieldTurn();
-    }
-    if (chunk.length < SCAN_CHUNK) break;
-    cursor = (chunk[chunk.length - 1] as StoredRecord).id;
+  for (const record of rows(typeof after?.[0] === 'string' ? after[0] : undefined)) {
+    if (plan.matches(record.doc)) found.push(record);
+    if (found.length > limit) break;
+    if (pacer.due()) await pacer.yieldTurn();
   }
   return found;
 }
@@ -89,8 +126,7 @@ async function scanInIdOrder(
  * at O(n log k) per page instead of sorting every match.
  */
 async function sortAll(
-  store: Store,
-  collection: string,
+  rows: Iterable<StoredRecord>,
   plan: QueryPlan,
   after: readonly SortValue[] | undefined,
   limit: number,
@@ -99,7 +135,7 @@ async function sortAll(
   const order = plan.query.orderby;
   const capacity = limit + 1;
   const best: { record: StoredRecord; key: SortValue[] }[] = [];
-  for (const record of store.scan(collection)) {
+  for (const record of rows) {
     if (pacer.due()) await pacer.yieldTurn();
     if (!plan.matches(record.doc)) continue;
     const key = keyOf(record.doc, record.id, order);
@@ -118,9 +154,9 @@ async function sortAll(
   return best.map((entry) => entry.record);
 }
 
-async function countMatches(store: Store, collection: string, plan: QueryPlan, pacer: Pacer): Promise<number> {
+async function countMatches(rows: Iterable<StoredRecord>, plan: QueryPlan, pacer: Pacer): Promise<number> {
   let count = 0;
-  for (const record of store.scan(collection)) {
+  for (const record of rows) {
     if (pacer.due()) await pacer.yieldTurn();
     if (plan.matches(record.doc)) count++;
   }

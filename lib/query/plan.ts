@@ -6,6 +6,7 @@ import { problem, type Problem } from '../protocol/problem.js';
 import type { JsonObject, JsonValue } from '../json.js';
 import type { StoredRecord } from '../store/types.js';
 import type { CollectionQuery, SimpleCondition } from './options.js';
+import { equalityTerms, type EqualityTerm } from './equality.js';
 import { valueAt } from './order.js';
 
 export interface QueryPlan {
@@ -19,6 +20,8 @@ export interface QueryPlan {
   readonly work: () => number;
   /** The item as returned: whole, or the `$select` summary with its `@id` select link. */
   readonly project: (record: StoredRecord) => JsonObject;
+  /** Equality terms the filter requires (equality.ts): what an index can hand a page as its candidates. */
+  readonly equalities: readonly EqualityTerm[];
 }
 
 export type PlanResult = { readonly ok: true; readonly plan: QueryPlan } | { readonly ok: false; readonly problem: Problem };
@@ -45,10 +48,12 @@ export function planQuery(query: CollectionQuery, context: PlanContext): PlanRes
   if (unknownCondition !== undefined) return unknownProperty(unknownCondition.path.join('/'), unknownCondition.path);
   const predicates: ((doc: JsonObject) => boolean)[] = query.conditions.map(conditionPredicate);
   const budget = new WorkBudget();
+  let equalities: EqualityTerm[] = [];
   if (query.filter !== undefined) {
     const compiled = compileFilter(query.filter, { knownProperty: known, budget });
     if (!compiled.ok) return { ok: false, problem: filterProblem(compiled.error) };
     predicates.push(compiled.predicate);
+    equalities = equalityTerms(compiled.ast);
   }
   const matches = (doc: JsonObject): boolean => predicates.every((predicate) => predicate(doc));
   const select = query.select;
@@ -56,7 +61,7 @@ export function planQuery(query: CollectionQuery, context: PlanContext): PlanRes
     select === undefined
       ? (record: StoredRecord) => record.doc
       : (record: StoredRecord) => summary(record.doc, select, context.itemLink(record.id));
-  return { ok: true, plan: { query, matches, project, work: () => budget.steps } };
+  return { ok: true, plan: { query, matches, project, work: () => budget.steps, equalities } };
 }
 
 /**

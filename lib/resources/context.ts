@@ -7,6 +7,7 @@ import type { CachePolicy } from '../http/cache-policy.js';
 import type { Reply } from '../http/respond.js';
 import type { RouteParams } from '../http/route.js';
 import type { Logger } from '../log.js';
+import type { EqualityIndexes } from '../query/equality-index.js';
 import type { FieldIndex } from '../query/fields.js';
 import type { SerialQueues } from '../serial.js';
 import type { PageCache } from './page-cache.js';
@@ -26,6 +27,8 @@ export interface App {
   readonly representations: RepresentationCache;
   /** Built pages of user collections, until the collection changes. */
   readonly pages: PageCache;
+  /** Value-to-ids indexes for the equality terms of filters. */
+  readonly indexes: EqualityIndexes;
   readonly log: Logger;
   readonly clock: Clock;
   readonly random: Random;

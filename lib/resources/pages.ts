@@ -97,7 +97,7 @@ export async function buildPage(app: App, source: PageSource, media: string): Pr
   const request = { pageSize: source.start.pageSize, returned: source.returned, ...(source.after === undefined ? {} : { after: source.after }) };
   let page: Page;
   try {
-    page = await runPage(app.store, collection, plan, request, pace);
+    page = await runPage(app.store, collection, plan, request, pace, (name, terms) => app.indexes.candidates(name, terms));
   } catch (error) {
     // The filter passed its work budget (README, Collections: limits): the client must narrow it.
     if (!(error instanceof BudgetExceeded)) throw error;
