@@ -27,6 +27,11 @@ const REQUEST_ID_PREFIX_BYTES = 6;
 /** Host = uri-host [ ":" port ] (RFC 9110 §7.2; RFC 3986 §3.2.2: reg-name or IP-literal). Empty is allowed (RFC 9112 §3.2). */
 const HOST = /^(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?$|^\[[0-9A-Fa-f:.]+\](?::[0-9]*)?$/;
 
+/** Where a request went: filled in by dispatch, read when the answer is counted. */
+interface Trace {
+  route: RouteName | 'none';
+}
+
 /** The route table compiled for dispatch. */
 interface Routes {
   readonly router: Router<RouteName>;
@@ -56,7 +61,14 @@ export function createHandler(app: App, apiKeys: ApiKeys, table: readonly RouteE
     const supplied = fieldLines(req, 'x-request-id');
     const echoRequestId = supplied?.length === 1 && REQUEST_ID.test(supplied[0] as string);
     const requestId = echoRequestId ? (supplied?.[0] as string) : `${prefix}-${(counter++).toString(36)}`;
-    const answer = (reply: Reply): void => send(req, res, reply, app.clock, { requestId, echoRequestId, date: dates.at(app.clock.now()), cacheControl: noStore, forceCacheControl: app.policy.noCacheMode, vary });
+    const started = app.clock.monotonic();
+    // What the request reached, for /$metrics: a route name from the table, never the path itself.
+    const trace: Trace = { route: 'none' };
+    const answer = (reply: Reply): void => {
+      send(req, res, reply, app.clock, { requestId, echoRequestId, date: dates.at(app.clock.now()), cacheControl: noStore, forceCacheControl: app.policy.noCacheMode, vary });
+      const method = req.method ?? 'GET';
+      app.metrics.request(trace.route, routes.methods.includes(method) ? method : 'other', reply.status, app.clock.monotonic() - started);
+    };
     const fail = (error: unknown): void => {
       app.log('error', 'unhandled error', { requestId, error: error instanceof Error ? error.stack ?? error.message : String(error) });
       answer(problemReply(problem('internal', '')));
@@ -64,7 +76,7 @@ export function createHandler(app: App, apiKeys: ApiKeys, table: readonly RouteE
     // A handler that answers at once is sent at once: no promise, no extra turn of the microtask queue.
     let result: Reply | Promise<Reply>;
     try {
-      result = dispatch(app, apiKeys, routes, req, res, expectsContinue, requestId);
+      result = dispatch(app, apiKeys, routes, req, res, expectsContinue, requestId, trace);
     } catch (error) {
       fail(error);
       return;
@@ -82,6 +94,7 @@ function dispatch(
   res: ServerResponse,
   expectsContinue: boolean,
   requestId: string,
+  trace: Trace,
 ): Reply | Promise<Reply> {
   const method = req.method ?? 'GET';
   const hostProblem = checkHost(req);
@@ -96,6 +109,7 @@ function dispatch(
   const target = splitTarget(req.url ?? '/');
   const match = routes.router.match(target.path);
   const entry = match.kind === 'route' ? routes.entries.get(match.name) : undefined;
+  if (entry !== undefined) trace.route = entry.name;
   let principal = '';
   if (apiKeys.enabled && entry?.public !== true) {
     const auth = apiKeys.check(fieldLines(req, 'authorization'));

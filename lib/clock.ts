@@ -13,6 +13,8 @@ export interface Timer {
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
+  /** Milliseconds from an arbitrary start, never going back and finer than a millisecond: for durations. */
+  monotonic(): number;
   /**
    * Calls `callback` once, `ms` milliseconds from now. A timer keeps the process alive only when
    * `keepAlive` is set (someone awaits it); background timers do not, because a server's listening
@@ -37,6 +39,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 export const systemClock: Clock = Object.freeze({
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimer(ms: number, callback: () => void, options: TimerOptions = {}): Timer {
     const handle = setTimeout(callback, Math.min(Math.max(ms, 0), MAX_TIMER_MS));
     if (options.keepAlive !== true) handle.unref();

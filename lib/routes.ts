@@ -5,6 +5,8 @@
 // (§9.3.2), 406 (§15.5.7), 413 (§15.5.14) and 415 (§15.5.16). Adding a route is one entry here plus
 // its handler.
 import type { Config } from './config.js';
+import { EXPOSITION_TYPE } from './metrics.js';
+import { getMetrics } from './resources/metrics.js';
 import { CSV_BODY, JSON_BODY, type BodyKind } from './http/body.js';
 import { JSON_TYPE } from './http/respond.js';
 import type { RoutePattern } from './http/route.js';
@@ -32,7 +34,7 @@ export interface Endpoint {
 }
 
 export type RouteName =
-  | 'service' | 'health' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query' | 'query-definition'
+  | 'service' | 'health' | 'metrics' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query' | 'query-definition'
   | 'inbox' | 'inbox-event' | 'inbox-retry' | 'subscriptions' | 'subscription' | 'outbox' | 'delivery' | 'delivery-retry';
 
 export interface RouteEntry extends RoutePattern<RouteName> {
@@ -54,6 +56,7 @@ export function routeTable(config: Config): readonly RouteEntry[] {
     { name: 'health', path: '/$health', public: true, methods: { GET: { produces: JSON_ONLY, handle: getHealth } } },
     // Answers JSON whatever Accept says: a provider that cannot be answered would only retry (RFC 9110 §12.5.1 lets a server disregard Accept).
     { name: 'webhook', path: config.webhooks.path, reserveBelow: true, public: true, methods: { POST: { produces: [], body: JSON_BODY, handle: receiveWebhook } } },
+    { name: 'metrics', path: '/$metrics', methods: { GET: { produces: [EXPOSITION_TYPE], handle: getMetrics } } },
     { name: 'inbox', path: '/$inbox', methods: { GET: { produces: JSON_ONLY, handle: getInbox } } },
     { name: 'inbox-event', path: '/$inbox/{eventId}', methods: { GET: { produces: JSON_ONLY, handle: getInboxEvent } } },
     { name: 'inbox-retry', path: '/$inbox/{eventId}/$retry', methods: { PUT: { produces: JSON_ONLY, handle: retryInboxEvent } } },

@@ -17,7 +17,7 @@ import { SerialQueues } from './serial.js';
 import { checkSeed, loadSeed, readSeed, seedSkipReason, type SeedData } from './seed.js';
 import { dataDirExists, openFileStore } from './store/file.js';
 import { MemoryStore } from './store/memory.js';
-import type { Store } from './store/types.js';
+import type { Store, StoreObserver } from './store/types.js';
 import { RepresentationCache } from './writes/representation.js';
 import { changeProblem, Writer } from './writes/writer.js';
 import { FIELDS_SPACE, missingRegistrations } from './writes/fields.js';
@@ -25,6 +25,7 @@ import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inb
 import { eventMutations } from './webhooks/events.js';
 import { Outbox } from './webhooks/outbox.js';
 import { PageCache } from './resources/page-cache.js';
+import { ServerMetrics } from './resources/metrics.js';
 import { EqualityIndexes } from './query/equality-index.js';
 
 /** Options of start() that are not part of the config file. */
@@ -102,7 +103,8 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const lifecycle = new Lifecycle(log);
   try {
     const seed = options.seed === undefined ? undefined : await readNewStoreSeed(options, options.seed, clock, collectionConfigOf);
-    const store = await openStore(options, clock, random, log);
+    const metrics = new ServerMetrics();
+    const store = await openStore(options, clock, random, log, metrics);
     lifecycle.add(storeComponent(store));
     const representations = new RepresentationCache();
     const writer = new Writer({
@@ -133,6 +135,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       config,
       policy: { noCacheMode: options.noCacheMode === true, credentialed: apiKeys.enabled, perCollection: (name) => collectionConfig(config, name)?.cacheControl },
       representations,
+      metrics,
       pages: new PageCache(store),
       indexes: new EqualityIndexes(store),
       log,
@@ -215,10 +218,10 @@ function listenerTimeouts(options: StartOptions): { drainTimeoutMs?: number; hea
   };
 }
 
-async function openStore(options: StartOptions, clock: Clock, random: Random, log: Logger): Promise<Store> {
+async function openStore(options: StartOptions, clock: Clock, random: Random, log: Logger, observer: StoreObserver): Promise<Store> {
   if (options.store !== undefined) return options.store;
   if (options.memory === true || options.dataDir === undefined) return new MemoryStore({ clock, log });
-  const opened = await openFileStore({ dir: options.dataDir, clock, random, log });
+  const opened = await openFileStore({ dir: options.dataDir, clock, random, log, observer });
   if (!opened.ok) throw new Error(opened.message);
   return opened.store;
 }

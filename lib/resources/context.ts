@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import type { EqualityIndexes } from '../query/equality-index.js';
 import type { FieldIndex } from '../query/fields.js';
 import type { SerialQueues } from '../serial.js';
+import type { ServerMetrics } from './metrics.js';
 import type { PageCache } from './page-cache.js';
 import type { Inbox } from '../webhooks/inbox.js';
 import type { Outbox } from '../webhooks/outbox.js';
@@ -25,6 +26,8 @@ export interface App {
   readonly config: Config;
   readonly policy: CachePolicy;
   readonly representations: RepresentationCache;
+  /** What /$metrics reports; the request pipeline and the store fill it. */
+  readonly metrics: ServerMetrics;
   /** Built pages of user collections, until the collection changes. */
   readonly pages: PageCache;
   /** Value-to-ids indexes for the equality terms of filters. */

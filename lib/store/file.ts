@@ -18,6 +18,7 @@
 // journal back to its last durable byte, and the first write that succeeds makes the store writable
 // again. health() also probes the disk (at most once a second, in the serial writer), so a store that
 // gets no writes (a load balancer took it out on 503) still notices that the disk is back.
+import { join } from 'node:path';
 import type { Crc32c } from './codec.js';
 import { assertBatch, unavailable, Watchers } from './commit-step.js';
 import type { FileIO } from './fs-io.js';
@@ -29,7 +30,7 @@ import type { DirLock } from './lock.js';
 import { recover } from './recovery.js';
 import { captureState, checkpointSnapshot } from './snapshot.js';
 import type { StoreState } from './state.js';
-import type { Batch, CommitListener, CommitResult, ScanOptions, SideLogResult, Store, StoreHealth, StoredRecord, Tombstone } from './types.js';
+import type { Batch, CommitListener, CommitResult, ScanOptions, SideLogResult, Store, StoreHealth, StoredRecord, StoreObserver, Tombstone } from './types.js';
 import type { JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
 import { stderrLogger } from '../log.js';
@@ -51,6 +52,7 @@ export interface FileStoreParts {
   readonly random: Random;
   readonly log: Logger;
   readonly snapshotThresholdBytes: number;
+  readonly observer?: StoreObserver;
 }
 
 export class FileStore implements Store {
@@ -121,6 +123,15 @@ export class FileStore implements Store {
     return this.watchers.add(listener);
   }
 
+  async diskBytes(): Promise<number> {
+    let total = 0;
+    for (const name of await this.parts.io.readdir(this.parts.dir)) {
+      // A file removed between the listing and its stat (an old journal after a snapshot) holds nothing.
+      total += await this.parts.io.fileSize(join(this.parts.dir, name)).catch(() => 0);
+    }
+    return total;
+  }
+
   appendSideLog(name: string, entry: JsonObject): Promise<SideLogResult> {
     if (this.closing !== undefined) return Promise.resolve({ ok: false, detail: 'store is closed' });
     return this.sideLogs.append(name, entry);
@@ -178,6 +189,7 @@ export class FileStore implements Store {
   }
 
   private async writeGroup(group: readonly Accepted[], bytes: Buffer, at: number): Promise<void> {
+    const started = this.parts.clock.monotonic();
     try {
       await this.journal.append(bytes);
     } catch (error) {
@@ -194,6 +206,7 @@ export class FileStore implements Store {
       return;
     }
     this.markWritable();
+    this.parts.observer?.groupCommitted(group.length, bytes.length, this.parts.clock.monotonic() - started);
     // Durable: apply, notify and answer in seq order, with no await in between, so readers see the
     // whole group at once.
     for (const item of group) {
@@ -279,6 +292,7 @@ export interface FileStoreOptions {
   readonly log?: Logger;
   /** Recovery progress of a large store; default stderr. */
   readonly progress?: (message: string) => void;
+  readonly observer?: StoreObserver;
 }
 
 export type OpenResult =
@@ -308,7 +322,7 @@ export async function openFileStore(options: FileStoreOptions): Promise<OpenResu
   const progress = options.progress ?? ((message: string) => void process.stderr.write(`${message}\n`));
   const opened = await recover(io, options.dir, { clock, random, log, progress });
   if (!opened.ok) return opened;
-  const store = new FileStore({ ...opened.parts, io, dir: options.dir, clock, random, log, snapshotThresholdBytes: threshold });
+  const store = new FileStore({ ...opened.parts, io, dir: options.dir, clock, random, log, snapshotThresholdBytes: threshold, ...(options.observer === undefined ? {} : { observer: options.observer }) });
   store.checkpointIfDue();
   return { ok: true, store };
 }

@@ -4,7 +4,7 @@
 //
 // Every write goes through positional `write` calls: the journal always knows the offset of its last
 // durable byte, so after a failed write it can truncate the torn tail away before writing again.
-import { open, link, mkdir, readdir, rename, unlink } from 'node:fs/promises';
+import { open, link, mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { constants } from 'node:fs';
 
 /** How a file is opened. `createExclusive` fails with EEXIST when the path exists (O_EXCL). */
@@ -31,6 +31,8 @@ export interface FileIO {
   link(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   readdir(dir: string): Promise<string[]>;
+  /** The size in bytes of the file at `path`. */
+  fileSize(path: string): Promise<number>;
   /** Creates the directory and its parents when missing. */
   mkdir(dir: string): Promise<void>;
   /** fsyncs a directory, so a create, rename or unlink inside it survives a power loss. */
@@ -63,6 +65,7 @@ export function nodeFileIO(): FileIO {
     link: (from, to) => link(from, to),
     unlink: (path) => unlink(path),
     readdir: (dir) => readdir(dir),
+    fileSize: async (path) => (await stat(path)).size,
     mkdir: async (dir) => {
       await mkdir(dir, { recursive: true });
     },

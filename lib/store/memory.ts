@@ -70,6 +70,10 @@ export class MemoryStore implements Store {
     return Promise.resolve({ ok: true, commit });
   }
 
+  async diskBytes(): Promise<number> {
+    return 0;
+  }
+
   watch(listener: CommitListener): () => void {
     return this.watchers.add(listener);
   }

@@ -156,6 +156,12 @@ export const SIDE_LOG_NAME = /^[a-z][a-z0-9-]{0,63}$/;
 
 export type SideLogResult = { readonly ok: true } | { readonly ok: false; /** for the log, never a client */ readonly detail: string };
 
+/** Told about the store's work as it happens (lib/resources/metrics.ts turns it into /$metrics). */
+export interface StoreObserver {
+  /** A group commit made durable: how many batches shared it, its bytes, and the write and fdatasync's duration. */
+  groupCommitted(batches: number, bytes: number, syncMs: number): void;
+}
+
 export interface Store {
   /** True when an acknowledged commit survives a crash. */
   readonly durable: boolean;
@@ -186,6 +192,8 @@ export interface Store {
   /** Calls `listener` after each successful commit, in commit order. Returns an unsubscribe. */
   watch(listener: CommitListener): () => void;
   health(): StoreHealth;
+  /** Bytes the store holds on disk (journals, snapshot, side logs); 0 in memory. */
+  diskBytes(): Promise<number>;
   /** Waits for pending commits, then releases resources. */
   close(): Promise<void>;
 }

@@ -178,7 +178,8 @@ describe('matchRoute', () => {
   it('should never make a "$" segment a collection or an id', () => {
     assert.deepEqual(route('/$inbox'), { kind: 'inbox' }, 'a system route, not a collection');
     assert.deepEqual(route('/$other'), { kind: 'unknown' });
-    assert.deepEqual(route('/$metrics'), { kind: 'unknown' });
+    assert.deepEqual(route('/$metrics'), { kind: 'metrics' }, 'a system route');
+    assert.deepEqual(route('/$metrics/x'), { kind: 'unknown' });
     assert.deepEqual(route('/products/$queries'), { kind: 'unknown' });
     assert.deepEqual(route('/products/$bulk/x'), { kind: 'unknown' });
     assert.deepEqual(route('/products/$other'), { kind: 'unknown' });

@@ -5,7 +5,7 @@ import { systemClock, type Clock, type Timer } from '../../lib/clock.js';
 
 /** A clock that reads `now` (a variable the test changes) and uses real timers. */
 export function clockAt(now: () => number): Clock {
-  return { now, setTimer: (ms, callback, options) => systemClock.setTimer(ms, callback, options) };
+  return { now, monotonic: now, setTimer: (ms, callback, options) => systemClock.setTimer(ms, callback, options) };
 }
 
 interface Pending {
@@ -26,6 +26,10 @@ export class ManualClock implements Clock {
   }
 
   now(): number {
+    return this.time;
+  }
+
+  monotonic(): number {
     return this.time;
   }
 

@@ -70,6 +70,10 @@ export class FaultyIO implements FileIO {
     return this.real.readdir(dir);
   }
 
+  fileSize(path: string): Promise<number> {
+    return this.real.fileSize(path);
+  }
+
   mkdir(dir: string): Promise<void> {
     return this.real.mkdir(dir);
   }

@@ -1,0 +1,118 @@
+// Counters, gauges and histograms, written in the Prometheus text exposition format 0.0.4 (what
+// `GET /$metrics` answers, CONTRACT §2; README, Performance). Every metric family has one HELP and
+// one TYPE line before its samples, label values are escaped (\\, \", \n), a histogram has
+// cumulative `_bucket` samples ending in `le="+Inf"`, then `_sum` and `_count`. Label sets come
+// from bounded vocabularies only (route names, methods, statuses), never from what a request names,
+// so no stranger can grow the registry.
+
+export type Labels = Readonly<Record<string, string>>;
+
+interface Family {
+  readonly name: string;
+  readonly help: string;
+  readonly type: 'counter' | 'gauge' | 'histogram';
+  /** The family's lines after HELP and TYPE. */
+  samples(): string[];
+}
+
+export class Counter implements Family {
+  readonly type = 'counter';
+  private readonly values = new Map<string, { labels: Labels; value: number }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+
+  add(labels: Labels, amount = 1): void {
+    const key = labelKey(labels);
+    const entry = this.values.get(key);
+    if (entry === undefined) this.values.set(key, { labels, value: amount });
+    else entry.value += amount;
+  }
+
+  samples(): string[] {
+    return [...this.values.values()].map((entry) => `${this.name}${labelText(entry.labels)} ${number(entry.value)}`);
+  }
+}
+
+export class Histogram implements Family {
+  readonly type = 'histogram';
+  private readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+
+  /** `buckets`: upper bounds, ascending; +Inf is implied. */
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly buckets: readonly number[],
+  ) {}
+
+  observe(labels: Labels, value: number): void {
+    const key = labelKey(labels);
+    let series = this.series.get(key);
+    if (series === undefined) this.series.set(key, (series = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
+    // Each count is of its own bucket; render() makes them cumulative.
+    const index = this.buckets.findIndex((bound) => value <= bound);
+    if (index !== -1) series.counts[index] = (series.counts[index] as number) + 1;
+    series.sum += value;
+    series.count++;
+  }
+
+  samples(): string[] {
+    const lines: string[] = [];
+    for (const { labels, counts, sum, count } of this.series.values()) {
+      let cumulative = 0;
+      this.buckets.forEach((bound, index) => {
+        cumulative += counts[index] as number;
+        lines.push(`${this.name}_bucket${labelText({ ...labels, le: number(bound) })} ${cumulative}`);
+      });
+      lines.push(`${this.name}_bucket${labelText({ ...labels, le: '+Inf' })} ${count}`);
+      lines.push(`${this.name}_sum${labelText(labels)} ${number(sum)}`);
+      lines.push(`${this.name}_count${labelText(labels)} ${count}`);
+    }
+    return lines;
+  }
+}
+
+/** A gauge whose values are read when the metrics are rendered. */
+export class Gauge implements Family {
+  readonly type = 'gauge';
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly read: () => readonly { readonly labels: Labels; readonly value: number }[],
+  ) {}
+
+  samples(): string[] {
+    return this.read().map((sample) => `${this.name}${labelText(sample.labels)} ${number(sample.value)}`);
+  }
+}
+
+/** The text of some metric families, in the order given. */
+export function exposition(families: readonly Family[]): string {
+  const lines: string[] = [];
+  for (const family of families) {
+    lines.push(`# HELP ${family.name} ${family.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${family.name} ${family.type}`, ...family.samples());
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export const EXPOSITION_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+function labelKey(labels: Labels): string {
+  return Object.values(labels).join('\u0000');
+}
+
+function labelText(labels: Labels): string {
+  const pairs = Object.entries(labels).map(([name, value]) => `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
+}
+
+/** A sample value as Go's strconv would write it for Prometheus: integers plainly, +Inf and NaN spelled out. */
+function number(value: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (value === Number.POSITIVE_INFINITY) return '+Inf';
+  if (value === Number.NEGATIVE_INFINITY) return '-Inf';
+  return String(value);
+}
