@@ -1,5 +1,5 @@
 // The request pipeline: request id → Host (RFC 9112 §3.2) → 501 for a method no route has → route →
-// authentication → 400/404 → OPTIONS → 405 → 406 → 413/415 → 100 Continue → the route's handler →
+// CORS preflight (lib/http/cors.ts) → authentication → 400/404 → OPTIONS → 405 → 406 → 413/415 → 100 Continue → the route's handler →
 // the one `send`. Every check before the handler is derived from the route table (lib/routes.ts) and
 // none depends on stored state (CONTRACT §4: 401, 404, 405, 406, 413, 415 come first); handlers then
 // evaluate preconditions before reading any body. A client that waits for 100 Continue is invited to
@@ -11,6 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeys } from './http/auth.js';
 import { checkContent, contentFraming, contentReply, declaresTooLarge, hasContent, readBody, tooLarge, unreadBodyReply } from './http/body.js';
 import { noStoreCacheControl, varyOf } from './http/cache-policy.js';
+import { ALLOWED_REQUEST_HEADERS, EXPOSED_RESPONSE_HEADERS, PREFLIGHT_MAX_AGE_S, type CorsPolicy } from './http/cors.js';
 import type { RequestHandler } from './http/listener.js';
 import { problemReply, send, type Reply } from './http/respond.js';
 import { Router, splitTarget } from './http/route.js';
@@ -44,7 +45,10 @@ interface Routes {
   readonly allow: ReadonlyMap<RouteName, string>;
 }
 
-export function createHandler(app: App, apiKeys: ApiKeys, table: readonly RouteEntry[]): RequestHandler {
+const EXPOSED = EXPOSED_RESPONSE_HEADERS.join(', ');
+const PREFLIGHT_HEADERS = ALLOWED_REQUEST_HEADERS.join(', ');
+
+export function createHandler(app: App, apiKeys: ApiKeys, cors: CorsPolicy, table: readonly RouteEntry[]): RequestHandler {
   const offers = new Map<Endpoint, MediaOffer>();
   for (const entry of table) for (const endpoint of Object.values(entry.methods)) offers.set(endpoint, new MediaOffer(endpoint.produces));
   const allow = new Map(table.map((entry) => [entry.name, allowedMethods(entry).join(', ')]));
@@ -65,7 +69,18 @@ export function createHandler(app: App, apiKeys: ApiKeys, table: readonly RouteE
     // What the request reached, for /$metrics: a route name from the table, never the path itself.
     const trace: Trace = { route: 'none' };
     const answer = (reply: Reply): void => {
-      send(req, res, reply, app.clock, { requestId, echoRequestId, date: dates.at(app.clock.now()), cacheControl: noStore, forceCacheControl: app.policy.noCacheMode, vary });
+      const allowOrigin = cors.enabled ? cors.allowOrigin(fieldValue(req, 'origin')) : undefined;
+      send(req, res, reply, app.clock, {
+        requestId,
+        echoRequestId,
+        date: dates.at(app.clock.now()),
+        cacheControl: noStore,
+        forceCacheControl: app.policy.noCacheMode,
+        vary,
+        varyOrigin: cors.variesByOrigin,
+        allowOrigin,
+        exposeHeaders: EXPOSED,
+      });
       const method = req.method ?? 'GET';
       app.metrics.request(trace.route, routes.methods.includes(method) ? method : 'other', reply.status, app.clock.monotonic() - started);
     };
@@ -110,6 +125,12 @@ function dispatch(
   const match = routes.router.match(target.path);
   const entry = match.kind === 'route' ? routes.entries.get(match.name) : undefined;
   if (entry !== undefined) trace.route = entry.name;
+  // A CORS preflight never carries credentials (Fetch §4.8), so it is answered before authentication.
+  if (method === 'OPTIONS' && isPreflight(req)) {
+    if (entry === undefined) return problemReply(problem('not-found', `No resource is addressed by ${clip(target.path)}.`));
+    const allow = routes.allow.get(entry.name) as string;
+    return { status: 204, headers: { Allow: allow, 'Access-Control-Allow-Methods': allow, 'Access-Control-Allow-Headers': PREFLIGHT_HEADERS, 'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE_S) } };
+  }
   let principal = '';
   if (apiKeys.enabled && entry?.public !== true) {
     const auth = apiKeys.check(fieldLines(req, 'authorization'));
@@ -164,6 +185,11 @@ function checkHost(req: IncomingMessage): ReturnType<typeof problem> | undefined
   if (hosts.length > 1) return problem('bad-request', 'The request carries more than one Host header field (RFC 9112 §3.2).');
   if (!HOST.test(hosts[0] as string)) return problem('bad-request', 'The Host header field is not a valid host and port (RFC 9110 §7.2).');
   return undefined;
+}
+
+/** Fetch §3.2.2: a CORS-preflight request is OPTIONS with Origin and Access-Control-Request-Method. */
+function isPreflight(req: IncomingMessage): boolean {
+  return fieldValue(req, 'origin') !== undefined && fieldValue(req, 'access-control-request-method') !== undefined;
 }
 
 /** The Date field value, formatted once per second (it has one-second resolution, RFC 9110 §5.6.7). */

@@ -22,8 +22,15 @@
 //   outbox.timeoutMs: an integer 1–2147483647. webhooks.handlerTimeoutMs (not in CONTRACT §1: a
 //   handler that hangs must be timed out and retried, and the contract names no value): an integer
 //   1–2147483647, default 30000.
+// - collections.<name>.summary: 1–64 distinct field paths written as in $select (`name`, `price`,
+//   `dims/width`), each segment a field name; with a schema, each path's first segment is declared.
+// - cors.origins: 1–64 entries, each "*" or a serialized origin (RFC 6454 §6.2) as browsers send it in
+//   Origin: lower-case `http` or `https`, "://", host, optional port, nothing after. Absent means the
+//   CONTRACT §1 default, which depends on whether API keys are on (lib/http/cors.ts).
 // "__proto__" (like any name not listed) is reported as unknown, never merged: results are fresh
 // objects built from the known keys only, frozen like DEFAULT_CONFIG.
+
+import { isSerializedOrigin } from './http/cors.js';
 
 const MAX_TIMER_MS = 2_147_483_647;
 const MAX_DAYS = 36_500;
@@ -43,6 +50,8 @@ const HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 // A key segment shown bare in a dotted path; anything else is shown JSON-quoted so it stays readable.
 const PLAIN_KEY_SEGMENT = /^[A-Za-z0-9_$-]{1,128}$/;
 const FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'boolean', 'object', 'array'];
+const MAX_SUMMARY_FIELDS = 64;
+const MAX_CORS_ORIGINS = 64;
 
 /** Delay before attempt n+1: min(capMs, baseMs × factor^n), jittered by the caller (CONTRACT §7, §8). */
 export interface RetrySchedule {
@@ -52,7 +61,10 @@ export type FieldType = 'string' | 'number' | 'boolean' | 'object' | 'array';
 export interface CollectionConfig {
   readonly cacheControl?: string;
   readonly schema?: Readonly<Record<string, FieldType>>;
+  /** The fields a page lists when the request has no $select (paths as in $select, `a/b`). */
+  readonly summary?: readonly string[];
 }
+export interface CorsConfig { readonly origins?: readonly string[] }
 export interface PageSizeConfig { readonly default: number; readonly max: number }
 export interface WebhooksConfig {
   readonly path: string; readonly toleranceS: number; readonly requireTimestamp: boolean;
@@ -67,6 +79,7 @@ export interface Config {
   readonly collections: Readonly<Record<string, CollectionConfig>>;
   readonly webhooks: WebhooksConfig;
   readonly outbox: OutboxConfig;
+  readonly cors: CorsConfig;
 }
 export type ConfigResult =
   | { readonly ok: true; readonly config: Config }
@@ -84,6 +97,7 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     retry: { baseMs: 1000, factor: 2, capMs: 300_000, attempts: 8 },
   },
   outbox: { workers: 4, timeoutMs: 5000, retry: { baseMs: 1000, factor: 3, capMs: 21_600_000, attempts: 15 } },
+  cors: {},
 });
 
 type Problem = { readonly ok: false; readonly key: string; readonly message: string };
@@ -116,11 +130,15 @@ const RETRY = fields<RetrySchedule>(
 const SCHEMA = record(fieldName, fieldType);
 
 const COLLECTION = fields<CollectionConfig>(
-  { cacheControl: optional(cacheControl), schema: optional((value, key) => SCHEMA(value, key, {})) },
-  (collection, _source, key) =>
-    collection.schema?.id === undefined || collection.schema.id === 'string'
-      ? undefined
-      : fail(joinKey(joinKey(key, 'schema'), 'id'), 'must be "string" when declared: the stored id is always the path id'),
+  { cacheControl: optional(cacheControl), schema: optional((value, key) => SCHEMA(value, key, {})), summary: optional(list(MAX_SUMMARY_FIELDS, fieldPath)) },
+  (collection, _source, key) => {
+    if (collection.schema?.id !== undefined && collection.schema.id !== 'string') {
+      return fail(joinKey(joinKey(key, 'schema'), 'id'), 'must be "string" when declared: the stored id is always the path id');
+    }
+    const { schema, summary } = collection;
+    const undeclared = schema === undefined ? undefined : summary?.find((path) => !Object.hasOwn(schema, path.split('/')[0] as string));
+    return undeclared === undefined ? undefined : fail(joinKey(key, 'summary'), `names ${JSON.stringify(undeclared)}, which the collection's schema does not declare`);
+  },
 );
 
 const CONFIG = fields<Config>({
@@ -154,7 +172,13 @@ const CONFIG = fields<Config>({
     timeoutMs: integer(1, MAX_TIMER_MS),
     retry: RETRY,
   }),
+  cors: fields<CorsConfig>({ origins: optional(list(MAX_CORS_ORIGINS, corsOrigin)) }),
 });
+
+/** A collection's own configuration; a name such as "constructor" never reaches Object.prototype. */
+export function collectionConfig(config: Config, name: string): CollectionConfig | undefined {
+  return Object.hasOwn(config.collections, name) ? config.collections[name] : undefined;
+}
 
 /**
  * Validates a parsed JSON value (every key optional) and merges it over DEFAULT_CONFIG. An unknown
@@ -216,6 +240,28 @@ function record<T>(
 
 function optional<T>(reader: (value: unknown, key: string) => Checked<T>): Reader<T | undefined> {
   return (value, key, fallback) => (value === undefined ? { ok: true, value: fallback } : reader(value, key));
+}
+
+// A non-empty JSON array of distinct strings, each checked by `item`.
+function list(max: number, item: (value: string) => string | undefined): (value: unknown, key: string) => Checked<readonly string[]> {
+  return (value, key) => {
+    if (!Array.isArray(value) || value.length === 0 || value.length > max) return fail(key, `must be an array of 1-${max} strings, got ${describe(value)}`);
+    for (const [index, entry] of value.entries()) {
+      const invalid = typeof entry === 'string' ? item(entry) : `must be a string, got ${describe(entry)}`;
+      if (invalid !== undefined) return fail(`${key}[${index}]`, invalid);
+      if (value.indexOf(entry) !== index) return fail(`${key}[${index}]`, `repeats ${describe(entry)}`);
+    }
+    return { ok: true, value: Object.freeze([...(value as string[])]) };
+  };
+}
+
+function fieldPath(path: string): string | undefined {
+  return path.split('/').every((segment) => fieldName(segment) === undefined) ? undefined : `must be a field path such as "price" or "dims/width", got ${describe(path)}`;
+}
+
+function corsOrigin(origin: string): string | undefined {
+  if (origin === '*' || isSerializedOrigin(origin)) return undefined;
+  return `must be "*" or an origin as browsers send it (lower-case "http://host:port" or "https://host", no path), got ${describe(origin)}`;
 }
 
 function boolean(value: unknown, key: string, fallback: boolean): Checked<boolean> {

@@ -9,6 +9,7 @@ import { EXPOSITION_TYPE } from './metrics.js';
 import { getMetrics } from './resources/metrics.js';
 import { CSV_BODY, JSON_BODY, type BodyKind } from './http/body.js';
 import { JSON_TYPE } from './http/respond.js';
+import { HTML_TYPE } from './html/views.js';
 import type { RoutePattern } from './http/route.js';
 import type { Handler } from './resources/context.js';
 import { putBulk } from './resources/bulk.js';
@@ -47,37 +48,39 @@ export interface RouteEntry extends RoutePattern<RouteName> {
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 const JSON_ONLY = [JSON_TYPE];
-const JSON_OR_CSV = [JSON_TYPE, CSV_TYPE];
+/** What can be read in a browser too (CONTRACT §3); JSON stays the default, so JSON clients see no change. */
+const JSON_OR_HTML = [JSON_TYPE, HTML_TYPE];
+const JSON_CSV_OR_HTML = [JSON_TYPE, CSV_TYPE, HTML_TYPE];
 
 export function routeTable(config: Config): readonly RouteEntry[] {
   return [
-    { name: 'service', path: '/', methods: { GET: { produces: JSON_ONLY, handle: getServiceDocument } } },
+    { name: 'service', path: '/', methods: { GET: { produces: JSON_OR_HTML, handle: getServiceDocument } } },
     // Health probes carry no credentials (CONTRACT §1).
     { name: 'health', path: '/$health', public: true, methods: { GET: { produces: JSON_ONLY, handle: getHealth } } },
     // Answers JSON whatever Accept says: a provider that cannot be answered would only retry (RFC 9110 §12.5.1 lets a server disregard Accept).
     { name: 'webhook', path: config.webhooks.path, reserveBelow: true, public: true, methods: { POST: { produces: [], body: JSON_BODY, handle: receiveWebhook } } },
     { name: 'metrics', path: '/$metrics', methods: { GET: { produces: [EXPOSITION_TYPE], handle: getMetrics } } },
-    { name: 'inbox', path: '/$inbox', methods: { GET: { produces: JSON_ONLY, handle: getInbox } } },
-    { name: 'inbox-event', path: '/$inbox/{eventId}', methods: { GET: { produces: JSON_ONLY, handle: getInboxEvent } } },
+    { name: 'inbox', path: '/$inbox', methods: { GET: { produces: JSON_OR_HTML, handle: getInbox } } },
+    { name: 'inbox-event', path: '/$inbox/{eventId}', methods: { GET: { produces: JSON_OR_HTML, handle: getInboxEvent } } },
     { name: 'inbox-retry', path: '/$inbox/{eventId}/$retry', methods: { PUT: { produces: JSON_ONLY, handle: retryInboxEvent } } },
-    { name: 'subscriptions', path: '/$subscriptions', methods: { GET: { produces: JSON_ONLY, handle: getSubscriptions } } },
+    { name: 'subscriptions', path: '/$subscriptions', methods: { GET: { produces: JSON_OR_HTML, handle: getSubscriptions } } },
     {
       name: 'subscription',
       path: '/$subscriptions/{id}',
       methods: {
-        GET: { produces: JSON_ONLY, handle: getSubscription },
+        GET: { produces: JSON_OR_HTML, handle: getSubscription },
         PUT: { produces: JSON_ONLY, body: JSON_BODY, handle: putSubscription },
         DELETE: { produces: [], handle: deleteSubscription },
       },
     },
-    { name: 'outbox', path: '/$outbox', methods: { GET: { produces: JSON_ONLY, handle: getOutbox } } },
-    { name: 'delivery', path: '/$outbox/{deliveryId}', methods: { GET: { produces: JSON_ONLY, handle: getDelivery } } },
+    { name: 'outbox', path: '/$outbox', methods: { GET: { produces: JSON_OR_HTML, handle: getOutbox } } },
+    { name: 'delivery', path: '/$outbox/{deliveryId}', methods: { GET: { produces: JSON_OR_HTML, handle: getDelivery } } },
     { name: 'delivery-retry', path: '/$outbox/{deliveryId}/$retry', methods: { PUT: { produces: JSON_ONLY, handle: retryDelivery } } },
     {
       name: 'collection',
       path: '/{collection}',
       methods: {
-        GET: { produces: JSON_OR_CSV, handle: getCollection },
+        GET: { produces: JSON_CSV_OR_HTML, handle: getCollection },
         POST: { produces: JSON_ONLY, body: JSON_BODY, handle: postToCollection },
       },
     },
@@ -85,7 +88,7 @@ export function routeTable(config: Config): readonly RouteEntry[] {
       name: 'item',
       path: '/{collection}/{id}',
       methods: {
-        GET: { produces: JSON_ONLY, handle: getItem },
+        GET: { produces: JSON_OR_HTML, handle: getItem },
         PUT: { produces: JSON_ONLY, body: JSON_BODY, handle: putItem },
         DELETE: { produces: [], handle: deleteItem },
       },
@@ -96,7 +99,7 @@ export function routeTable(config: Config): readonly RouteEntry[] {
       name: 'query',
       path: '/{collection}/$queries/{name}',
       methods: {
-        GET: { produces: JSON_OR_CSV, handle: getQueryResults },
+        GET: { produces: JSON_CSV_OR_HTML, handle: getQueryResults },
         PUT: { produces: JSON_ONLY, body: JSON_BODY, handle: putQuery },
         DELETE: { produces: [], handle: deleteQuery },
       },

@@ -4,9 +4,10 @@
 // requests finish (up to the drain timeout), then closes the store so that every acknowledged write
 // is flushed and the data dir released.
 import { systemClock, systemRandom, type Clock, type Random } from './clock.js';
-import { parseConfig, type CollectionConfig, type Config } from './config.js';
+import { collectionConfig, parseConfig, type CollectionConfig, type Config } from './config.js';
 import { createHandler } from './app.js';
 import { ApiKeys } from './http/auth.js';
+import { corsPolicy } from './http/cors.js';
 import { httpListener } from './http/listener.js';
 import { Lifecycle, type Component } from './lifecycle.js';
 import { stderrLogger, type Logger } from './log.js';
@@ -92,6 +93,8 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const random = options.random ?? systemRandom;
   const log = options.log ?? stderrLogger(() => clock.now());
   const apiKeys = new ApiKeys(options.apiKeys ?? []);
+  const cors = corsPolicy(config.cors.origins, apiKeys.enabled);
+  if (!cors.ok) throw new TypeError(`start(): ${cors.message}`);
   const webhookSecrets = secretsOf(options.webhookSecrets);
   const handlers = handlersOf(options.webhookHandlers);
   const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_MS;
@@ -157,7 +160,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     lifecycle.add(readCaches(app.pages, app.indexes));
     lifecycle.add(app.inbox.runner);
     lifecycle.add(app.outbox);
-    http.use(createHandler(app, apiKeys, routeTable(config)));
+    http.use(createHandler(app, apiKeys, cors.policy, routeTable(config)));
     lifecycle.add(http);
     await lifecycle.start();
     return { url: http.url, store, webhooks: app.inbox, close: () => lifecycle.stop() };
@@ -255,10 +258,6 @@ async function pagingKeyOf(store: Store, writer: Writer, random: Random): Promis
   const result = await writer.write([{ kind: 'put', collection: KEY_SPACE, id: PAGING_KEY, doc: { key: key.toString('base64') }, expect: { absent: true } }]);
   if (!result.ok) throw new Error(`cannot store the paging key (${result.reason})`);
   return key;
-}
-
-function collectionConfig(config: Config, name: string): CollectionConfig | undefined {
-  return Object.hasOwn(config.collections, name) ? config.collections[name] : undefined;
 }
 
 function configOf(options: StartOptions): Config {

@@ -47,6 +47,7 @@ describe('DEFAULT_CONFIG', () => {
         retry: { baseMs: 1000, factor: 2, capMs: 300000, attempts: 8 },
       },
       outbox: { workers: 4, timeoutMs: 5000, retry: { baseMs: 1000, factor: 3, capMs: 21600000, attempts: 15 } },
+      cors: {},
     });
   });
 
@@ -90,11 +91,12 @@ describe('parseConfig', () => {
         maxBodyBytes: 2048,
         pageSize: { default: 10, max: 100 },
         collections: {
-          products: { cacheControl: 'public, max-age=86400', schema: { id: 'string', price: 'number', tags: 'array' } },
+          products: { cacheControl: 'public, max-age=86400', schema: { id: 'string', price: 'number', tags: 'array' }, summary: ['price'] },
           orders: {},
         },
         webhooks: { path: '/hooks/in', toleranceS: 60, requireTimestamp: true, dedupDays: 7, workers: 2, handlerTimeoutMs: 50, retry: { baseMs: 0, factor: 1, capMs: 0, attempts: 1 } },
         outbox: { workers: 1, timeoutMs: 100, retry: { baseMs: 1, factor: 1.5, capMs: 10, attempts: 2 } },
+        cors: { origins: ['http://localhost:5173'] },
       };
       assert.deepEqual(accepted(JSON.parse(JSON.stringify(input))), input);
     });
@@ -316,5 +318,31 @@ describe('parseConfig', () => {
         refused({ webhooks: { path } }, 'webhooks.path', /must be a path starting with "\/"/);
       });
     }
+  });
+
+  describe('collections.<name>.summary', () => {
+    it('should accept field paths as $select writes them', () => {
+      assert.deepEqual(accepted({ collections: { p: { summary: ['name', 'dims/width'] } } }).collections.p?.summary, ['name', 'dims/width']);
+    });
+
+    it('should refuse an empty list, a repeat, a bad path, and a field the schema does not declare', () => {
+      refused({ collections: { p: { summary: [] } } }, 'collections.p.summary', /array of 1-64 strings/);
+      refused({ collections: { p: { summary: ['a', 'a'] } } }, 'collections.p.summary[1]', /repeats/);
+      refused({ collections: { p: { summary: ['a b'] } } }, 'collections.p.summary[0]', /field path/);
+      refused({ collections: { p: { summary: ['a//b'] } } }, 'collections.p.summary[0]', /field path/);
+      refused({ collections: { p: { schema: { name: 'string' }, summary: ['name', 'price'] } } }, 'collections.p.summary', /"price", which the collection's schema does not declare/);
+    });
+  });
+
+  describe('cors.origins', () => {
+    it('should accept "*" and origins as browsers send them', () => {
+      assert.deepEqual(accepted({ cors: { origins: ['http://localhost:5173', 'https://app.example.org'] } }).cors.origins, ['http://localhost:5173', 'https://app.example.org']);
+      assert.deepEqual(accepted({ cors: { origins: ['*'] } }).cors.origins, ['*']);
+    });
+
+    it('should refuse anything a browser never sends as Origin', () => {
+      for (const origin of ['http://localhost:5173/', 'localhost', 'HTTPS://x.org', 'http://x.org/app']) refused({ cors: { origins: [origin] } }, 'cors.origins[0]', /origin as browsers send it/);
+      refused({ cors: { origins: 'http://x.org' } }, 'cors.origins', /array of 1-64 strings/);
+    });
   });
 });

@@ -46,6 +46,12 @@ export interface CommonFields {
   readonly forceCacheControl: boolean;
   /** The Vary of a reply that has none, if any. */
   readonly vary: string | undefined;
+  /** `Origin`, to be added to every Vary, when the CORS answer names one origin (lib/http/cors.ts). */
+  readonly varyOrigin: boolean;
+  /** The CORS fields of this response: Access-Control-Allow-Origin's value, when the origin is allowed. */
+  readonly allowOrigin: string | undefined;
+  /** Access-Control-Expose-Headers, sent with Access-Control-Allow-Origin. */
+  readonly exposeHeaders: string;
 }
 
 export function send(req: IncomingMessage, res: ServerResponse, reply: Reply, clock: Clock, common: CommonFields): void {
@@ -61,6 +67,10 @@ export function send(req: IncomingMessage, res: ServerResponse, reply: Reply, cl
       cacheControl = true;
     } else if (name === 'Vary') {
       vary = true;
+      if (common.varyOrigin) {
+        fields.push(name, `${reply.headers[name] as string}, Origin`);
+        continue;
+      }
     } else if (bodiless && name === 'Content-Type') {
       continue;
     }
@@ -69,7 +79,8 @@ export function send(req: IncomingMessage, res: ServerResponse, reply: Reply, cl
   if (common.echoRequestId || reply.status >= 400) fields.push('X-Request-Id', common.requestId);
   fields.push('Date', common.date);
   if (!cacheControl) fields.push('Cache-Control', common.cacheControl);
-  if (!vary && common.vary !== undefined) fields.push('Vary', common.vary);
+  if (!vary && (common.vary !== undefined || common.varyOrigin)) fields.push('Vary', common.vary === undefined ? 'Origin' : common.varyOrigin ? `${common.vary}, Origin` : common.vary);
+  if (common.allowOrigin !== undefined) fields.push('Access-Control-Allow-Origin', common.allowOrigin, 'Access-Control-Expose-Headers', common.exposeHeaders);
   if (reply.closeConnection === true) {
     fields.push('Connection', 'close');
     stageClose(req, clock);

@@ -29,6 +29,8 @@ export interface CollectionQuery {
   readonly conditions: readonly SimpleCondition[];
   readonly orderby: readonly OrderKey[];
   readonly select?: readonly (readonly string[])[];
+  /** `$select=*` (OData 4.01 Part 2 §5.1.3): whole items, even where a collection lists summaries by default. */
+  readonly wholeItems?: true;
   readonly top?: number;
   readonly count: boolean;
 }
@@ -93,7 +95,9 @@ function buildQuery(system: ReadonlyMap<string, string>, conditions: readonly Si
     query = { ...query, orderby: keys };
   }
   const select = system.get('$select');
-  if (select !== undefined) {
+  if (select?.trim() === '*') {
+    query = { ...query, wholeItems: true };
+  } else if (select !== undefined) {
     const paths = parseSelect(select);
     if (typeof paths === 'string') return fail('bad-request', paths, '$select');
     query = { ...query, select: paths };

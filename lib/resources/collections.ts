@@ -1,6 +1,7 @@
 // A collection: GET answers one page of the envelope (seed, "Collection envelope": never a bare
 // array; "Filtering and paging on GET /{collection}") and POST creates an item with a server-chosen
 // id, deduplicated by Idempotency-Key (seed row 6, CONTRACT §6).
+import { collectionConfig } from '../config.js';
 import { fieldLines } from '../http/fields.js';
 import { evaluatePreconditions, type Validators } from '../protocol/conditional.js';
 import { parseIdempotencyKey } from '../protocol/idempotency-key.js';
@@ -41,14 +42,15 @@ export async function getCollection(app: App, rq: RequestContext): Promise<Reply
     const start = { scope: collection, query: position.query, pageSize: position.pageSize };
     // A later page's size is the token's, whatever Prefer says: the token alone names it.
     const cacheKey = `${rq.media}\n${rq.query}`;
-    return pageReply(app, rq, { collection, plan: planned.plan, path, start, after: position.after, returned: position.returned, cacheKey, ...applied(size.preference, position.pageSize) });
+    return pageReply(app, rq, { collection, plan: planned.plan, path, itemLink: itemLinkOf(app, collection), start, after: position.after, returned: position.returned, cacheKey, ...applied(size.preference, position.pageSize) });
   }
-  const planned = planQuery(parsed.query, planContext(app, collection));
+  const query = withSummary(app, collection, parsed.query);
+  const planned = planQuery(query, planContext(app, collection));
   if (!planned.ok) return problemReply(planned.problem);
-  const start = { scope: collection, query: parsed.query, pageSize: size.pageSize };
-  const tooLong = linkProblem(app, path, start, parsed.query.orderby.length);
+  const start = { scope: collection, query, pageSize: size.pageSize };
+  const tooLong = linkProblem(app, path, start, query.orderby.length);
   if (tooLong !== undefined) return problemReply(tooLong);
-  return pageReply(app, rq, { collection, plan: planned.plan, path, start, returned: 0, cacheKey: firstPageKey, ...applied(size.preference, size.pageSize) });
+  return pageReply(app, rq, { collection, plan: planned.plan, path, itemLink: itemLinkOf(app, collection), start, returned: 0, cacheKey: firstPageKey, ...applied(size.preference, size.pageSize) });
 }
 
 /**
@@ -71,10 +73,26 @@ export function applied(preference: string | undefined, pageSize: number): { pre
 }
 
 export function planContext(app: App, collection: string): PlanContext {
-  return {
-    known: (path) => app.fields.has(collection, path),
-    itemLink: (id) => link(app, itemPath(collection, id)),
-  };
+  // A configured summary names properties as a schema does, whether or not an item has them yet.
+  const summary = collectionConfig(app.config, collection)?.summary;
+  const known = summary === undefined ? (path: readonly string[]) => app.fields.has(collection, path) : (path: readonly string[]) => summary.includes(path.join('/')) || app.fields.has(collection, path);
+  return { known, itemLink: itemLinkOf(app, collection) };
+}
+
+/**
+ * CONTRACT §5: a collection configured with `summary` lists those fields plus `@id` unless the
+ * request's `$select` asks otherwise (`$select=*` for whole items); seed, Collections rule 4:
+ * "Summaries plus a select link to the detail are preferred over full records."
+ */
+export function withSummary(app: App, collection: string, query: CollectionQuery): CollectionQuery {
+  const summary = collectionConfig(app.config, collection)?.summary;
+  if (summary === undefined || query.select !== undefined || query.wholeItems === true) return query;
+  return { ...query, select: summary.map((path) => path.split('/')) };
+}
+
+/** The link to an item of a user collection: a summary's `@id`, an HTML row's Select. */
+export function itemLinkOf(app: App, collection: string): (id: string) => string {
+  return (id) => link(app, itemPath(collection, id));
 }
 
 export async function postToCollection(app: App, rq: RequestContext): Promise<Reply> {
@@ -149,7 +167,7 @@ async function collectionValidators(app: App, collection: string): Promise<Valid
   const planned = planQuery(query, { ...planContext(app, collection), known: () => true });
   if (!planned.ok) throw new TypeError('collectionValidators: the empty query must plan');
   const start = { scope: collection, query, pageSize: app.config.pageSize.default };
-  const built = await buildPage(app, { collection, plan: planned.plan, path: `/${collection}`, start, returned: 0 }, JSON_TYPE);
+  const built = await buildPage(app, { collection, plan: planned.plan, path: `/${collection}`, itemLink: itemLinkOf(app, collection), start, returned: 0 }, JSON_TYPE);
   // A query without a filter does no filter work, so it cannot pass the budget.
   if (!built.ok) throw new TypeError('collectionValidators: an unfiltered page was refused');
   const lastModified = app.store.lastModified(collection);

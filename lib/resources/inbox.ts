@@ -15,7 +15,7 @@ export function getInbox(app: App, rq: RequestContext): Promise<Reply> {
 
 export function getInboxEvent(app: App, rq: RequestContext): Reply {
   const id = rq.params.get('eventId');
-  return listedItemReply(app, rq, app.store.get(INBOX_SPACE, id), `No received event has the id ${shown(id)}.`);
+  return listedItemReply(app, rq, INBOX, app.store.get(INBOX_SPACE, id), `No received event has the id ${shown(id)}.`);
 }
 
 /** PUT /$inbox/{eventId}/$retry: 202, the event queued again; 409 once it was processed; 404. */

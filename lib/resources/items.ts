@@ -12,7 +12,7 @@ import type { JsonObject } from '../json.js';
 import type { Mutation, StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { itemPath, link, preconditionFields, readJsonObject, unavailableReply, verdictProblem } from './common.js';
-import { readReply, storedReply } from './replies.js';
+import { itemReadReply, storedReply } from './replies.js';
 
 /** How often a write re-evaluates its preconditions after losing a race before giving up with 503. */
 const MAX_WRITE_ATTEMPTS = 5;
@@ -24,11 +24,7 @@ export function getItem(app: App, rq: RequestContext): Reply {
   const record = app.store.get(collection, id);
   // RFC 9110 §13.2.1: preconditions are ignored when the answer without them would not be 2xx or 412.
   if (record === undefined) return problemReply(problem('not-found', `There is no resource at ${itemPath(collection, id)}.`));
-  return readReply(app, rq, app.representations.itemJson(record), {
-    cacheControl: readCacheControl(app.policy, collection),
-    negotiated: ['Accept'],
-    lastModified: record.modifiedAt,
-  });
+  return itemReadReply(app, rq, record, { path: itemPath(collection, id), listPath: `/${collection}`, cacheControl: readCacheControl(app.policy, collection) });
 }
 
 export function putItem(app: App, rq: RequestContext): Promise<Reply> {

@@ -12,7 +12,7 @@ import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { applied, pageSizeOf } from './collections.js';
 import { invalidTokenProblem, linkProblem, pageReply } from './pages.js';
-import { readReply } from './replies.js';
+import { itemReadReply } from './replies.js';
 
 export interface Listing {
   /** The store space. */
@@ -30,7 +30,7 @@ export async function listingReply(app: App, rq: RequestContext, listing: Listin
   const size = pageSizeOf(app, rq);
   const context: PlanContext = {
     known: (property) => property.length === 1 && fields.has(property[0] as string),
-    itemLink: (id) => link(app, `${path}/${encodeURIComponent(id)}`),
+    itemLink: (id) => link(app, listedPath(listing, id)),
   };
   if (parsed.skiptoken !== undefined) {
     const position = verifyToken(app.pagingKey, parsed.skiptoken, space);
@@ -38,24 +38,29 @@ export async function listingReply(app: App, rq: RequestContext, listing: Listin
     const planned = planQuery(position.query, context);
     if (!planned.ok) return problemReply(planned.problem);
     const start = { scope: space, query: position.query, pageSize: position.pageSize };
-    return pageReply(app, rq, { collection: space, plan: planned.plan, path, start, after: position.after, returned: position.returned, ...applied(size.preference, position.pageSize) });
+    return pageReply(app, rq, { collection: space, plan: planned.plan, path, itemLink: context.itemLink, start, after: position.after, returned: position.returned, ...applied(size.preference, position.pageSize) });
   }
   const planned = planQuery(parsed.query, context);
   if (!planned.ok) return problemReply(planned.problem);
   const start = { scope: space, query: parsed.query, pageSize: size.pageSize };
   const tooLong = linkProblem(app, path, start, parsed.query.orderby.length);
   if (tooLong !== undefined) return problemReply(tooLong);
-  return pageReply(app, rq, { collection: space, plan: planned.plan, path, start, returned: 0, ...applied(size.preference, size.pageSize) });
+  return pageReply(app, rq, { collection: space, plan: planned.plan, path, itemLink: context.itemLink, start, returned: 0, ...applied(size.preference, size.pageSize) });
 }
 
-/** GET of one item of a listing: its JSON with ETag and Last-Modified, 304 on revalidation, or 404. */
-export function listedItemReply(app: App, rq: RequestContext, record: StoredRecord | undefined, missing: string): Reply {
+/** GET of one item of a listing: its JSON (or its HTML page) with ETag and Last-Modified, 304 on revalidation, or 404. */
+export function listedItemReply(app: App, rq: RequestContext, listing: Listing, record: StoredRecord | undefined, missing: string): Reply {
   if (record === undefined) return problemReply(problem('not-found', missing));
-  return readReply(app, rq, app.representations.itemJson(record), { cacheControl: readCacheControl(app.policy), negotiated: ['Accept'], lastModified: record.modifiedAt });
+  return itemReadReply(app, rq, record, { path: listedPath(listing, record.id), listPath: listing.path, cacheControl: readCacheControl(app.policy) });
 }
 
 /** The answer to an action on an item ($retry): the item as it now is, where it lives, never cached. */
 export function actionReply(app: App, status: number, record: StoredRecord, listing: Listing): Reply {
   const representation = app.representations.itemJson(record);
-  return jsonReply(status, representation.bytes, { 'Cache-Control': noStoreCacheControl(app.policy), 'Content-Location': link(app, `${listing.path}/${encodeURIComponent(record.id)}`) });
+  return jsonReply(status, representation.bytes, { 'Cache-Control': noStoreCacheControl(app.policy), 'Content-Location': link(app, listedPath(listing, record.id)) });
+}
+
+/** Where an item of a listing lives: its id percent-encoded, since an event id may hold any character. */
+function listedPath(listing: Listing, id: string): string {
+  return `${listing.path}/${encodeURIComponent(id)}`;
 }

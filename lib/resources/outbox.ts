@@ -18,7 +18,7 @@ export function getOutbox(app: App, rq: RequestContext): Promise<Reply> {
 
 export function getDelivery(app: App, rq: RequestContext): Reply {
   const id = rq.params.get('deliveryId');
-  return listedItemReply(app, rq, app.store.get(OUTBOX_SPACE, id), `No delivery has the id ${shown(id)}.`);
+  return listedItemReply(app, rq, OUTBOX, app.store.get(OUTBOX_SPACE, id), `No delivery has the id ${shown(id)}.`);
 }
 
 /** PUT /$outbox/{deliveryId}/$retry: 202, queued again (a dead one from its first attempt); 409 once delivered. */

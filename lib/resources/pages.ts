@@ -1,5 +1,6 @@
 // One page of a collection or query resource as a response (seed, "Collection envelope";
-// CONTRACT §5): `{ "@count"?, "value": [...], "@nextLink"? }` in JSON, or the same items as CSV;
+// CONTRACT §5): `{ "@count"?, "value": [...], "@nextLink"? }` in JSON, or the same items as CSV or
+// as an HTML table whose rows select their detail (lib/resources/html.ts);
 // `@nextLink` only when a next page exists (the key is absent, never null), also sent as
 // `Link: <...>; rel="next"` (RFC 8288); a strong ETag of the bytes and 304 on revalidation;
 // `Vary: Accept, Prefer` because both choose the bytes (RFC 7240 §2); `Preference-Applied` when a
@@ -25,6 +26,8 @@ import { represent, type Representation } from '../writes/representation.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { readReply } from './replies.js';
+import { HTML_CONTENT_TYPE, HTML_TYPE } from '../html/views.js';
+import { listHtml } from './html.js';
 
 /** RFC 4180 §3 registers text/csv with `charset` and `header` parameters. */
 export const CSV_TYPE = 'text/csv';
@@ -43,6 +46,10 @@ export interface PageSource {
   readonly plan: QueryPlan;
   /** The path links continue at (`/products` or `/products/$queries/cheap`). */
   readonly path: string;
+  /** The link to an item's detail: an HTML row's Select. */
+  readonly itemLink: (id: string) => string;
+  /** Where an HTML page's List leads, when somewhere other than `path` (a query resource's collection). */
+  readonly listPath?: string;
   /** What every token of the walk carries besides the position. */
   readonly start: Omit<PagePosition, 'after' | 'returned'>;
   readonly after?: readonly SortValue[];
@@ -110,6 +117,18 @@ export async function buildPage(app: App, source: PageSource, media: string): Pr
     next === undefined ? undefined : link(app, `${source.path}?$skiptoken=${signToken(app.pagingKey, { ...source.start, after: next, returned: source.returned + kept.records.length })}`);
   const linked = nextLink === undefined ? {} : { nextLink };
   if (media === CSV_TYPE) return { ok: true, page: { representation: represent(csvOf(kept.records.map(plan.project))), contentType: CSV_CONTENT_TYPE, ...linked } };
+  if (media === HTML_TYPE) {
+    const rows = kept.records.map((record) => ({ doc: plan.project(record), select: source.itemLink(record.id) }));
+    const representation = listHtml(app, {
+      title: source.path,
+      rows,
+      cacheControl: readCacheControl(app.policy, collection),
+      ...(page.count === undefined ? {} : { count: page.count }),
+      ...(nextLink === undefined ? {} : { next: nextLink }),
+      ...(source.listPath === undefined ? {} : { list: link(app, source.listPath) }),
+    });
+    return { ok: true, page: { representation, contentType: HTML_CONTENT_TYPE, ...linked } };
+  }
   return { ok: true, page: { representation: envelope(kept.json, page.count, nextLink), contentType: JSON_TYPE, ...linked } };
 }
 

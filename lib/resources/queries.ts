@@ -24,7 +24,7 @@ import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { conditionalDelete, conditionalPut } from './items.js';
 import { invalidTokenProblem, linkProblem, pageReply } from './pages.js';
-import { applied, pageSizeOf, planContext } from './collections.js';
+import { applied, itemLinkOf, pageSizeOf, planContext, withSummary } from './collections.js';
 import { readReply, storedReply } from './replies.js';
 
 export const QUERY_SPACE = '$queries';
@@ -48,13 +48,13 @@ export async function getQueryResults(app: App, rq: RequestContext): Promise<Rep
   if (!options.ok) return problemReply(options.problem);
   const record = app.store.get(QUERY_SPACE, queryId(collection, name));
   if (record === undefined) return notFound(collection, name);
-  const query = queryOf(record.doc);
+  const query = withSummary(app, collection, queryOf(record.doc));
   const planned = planQuery(query, { ...planContext(app, collection), known: () => true });
   if (!planned.ok) return problemReply(planned.problem);
   const path = `/${collection}/$queries/${name}`;
   const scope = `${collection}/$queries/${name}`;
   const size = pageSizeOf(app, rq);
-  const source = { collection, plan: planned.plan, path, lastModified: record.modifiedAt };
+  const source = { collection, plan: planned.plan, path, itemLink: itemLinkOf(app, collection), listPath: `/${collection}`, lastModified: record.modifiedAt };
   if (options.skiptoken !== undefined) {
     const position = verifyToken(app.pagingKey, options.skiptoken, scope);
     if (position?.definition === undefined) return problemReply(invalidTokenProblem());

@@ -1,7 +1,8 @@
 // The two answers every resource handler ends with, written once:
 // - a conditional read: RFC 9110 §13.2.2 evaluation of the request's preconditions against the
 //   representation about to be sent, then a 400/412 problem, a 304 carrying the fields the 200 would
-//   have carried (RFC 9110 §15.4.5), or the 200 itself;
+//   have carried (RFC 9110 §15.4.5), or the 200 itself; one item is read as its JSON or, when the
+//   client asked for text/html, as its page (lib/resources/html.ts);
 // - the answer to a successful PUT (CONTRACT §4): the stored representation, its ETag, where it lives
 //   (Content-Location, RFC 9110 §8.7) and, on 201, the Location of the new resource.
 import { evaluatePreconditions } from '../protocol/conditional.js';
@@ -12,6 +13,8 @@ import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { preconditionFields, verdictProblem } from './common.js';
 import type { Representation } from '../writes/representation.js';
+import { HTML_CONTENT_TYPE, HTML_SECURITY_POLICY, HTML_TYPE } from '../html/views.js';
+import { itemHtml } from './html.js';
 
 export interface ReadOptions {
   readonly cacheControl: string;
@@ -36,8 +39,24 @@ export function readReply(app: App, rq: RequestContext, representation: Represen
   const vary = varyOf(app.policy, options.negotiated);
   if (vary !== undefined) headers['Vary'] = vary;
   if (options.fields !== undefined) Object.assign(headers, options.fields);
+  if (options.contentType === HTML_CONTENT_TYPE) headers['Content-Security-Policy'] = HTML_SECURITY_POLICY;
   if (verdict.kind === 'not-modified') return { status: 304, headers };
   return { status: 200, headers, body: representation.bytes };
+}
+
+export interface ItemRead {
+  /** The item's own path, the page's title. */
+  readonly path: string;
+  /** Where the page's List link leads. */
+  readonly listPath: string;
+  readonly cacheControl: string;
+}
+
+/** GET of one stored item: its JSON, or its HTML page when that is what was negotiated. */
+export function itemReadReply(app: App, rq: RequestContext, record: StoredRecord, read: ItemRead): Reply {
+  const options = { cacheControl: read.cacheControl, negotiated: ['Accept'], lastModified: record.modifiedAt };
+  if (rq.media !== HTML_TYPE) return readReply(app, rq, app.representations.itemJson(record), options);
+  return readReply(app, rq, itemHtml(app, record, read.path, read.listPath, read.cacheControl), { ...options, contentType: HTML_CONTENT_TYPE });
 }
 
 export function storedReply(app: App, status: 200 | 201, record: StoredRecord, location: string, contentLocation: string): Reply {

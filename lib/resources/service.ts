@@ -8,13 +8,25 @@ import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { represent } from '../writes/representation.js';
 import { readReply } from './replies.js';
+import { HTML_CONTENT_TYPE, HTML_TYPE } from '../html/views.js';
+import { listHtml } from './html.js';
+
+/** The read-only listings of the server's own records (CONTRACT §2), linked from the HTML home page. */
+const SYSTEM_LISTINGS = ['$inbox', '$outbox', '$subscriptions'];
 
 export function getServiceDocument(app: App, rq: RequestContext): Reply {
   // User collections only: `$` spaces are the server's own bookkeeping. Configured collections are
   // listed even while empty, so a client can discover where to write.
   const names = new Set([...app.store.collections().filter(isCollectionName), ...Object.keys(app.config.collections)]);
   const value = [...names].sort().map((name) => ({ name, url: link(app, `/${name}`) }));
-  return readReply(app, rq, represent(JSON.stringify({ value })), { cacheControl: readCacheControl(app.policy), negotiated: ['Accept'] });
+  const cacheControl = readCacheControl(app.policy);
+  if (rq.media === HTML_TYPE) {
+    // The server's own listings too, so a person can find received and sent events from Home.
+    const listings = SYSTEM_LISTINGS.map((name) => ({ name, url: link(app, `/${name}`) }));
+    const rows = [...value, ...listings].map((doc) => ({ doc, select: doc.url }));
+    return readReply(app, rq, listHtml(app, { title: 'resapi', rows, cacheControl, home: false }), { cacheControl, negotiated: ['Accept'], contentType: HTML_CONTENT_TYPE });
+  }
+  return readReply(app, rq, represent(JSON.stringify({ value })), { cacheControl, negotiated: ['Accept'] });
 }
 
 export function getHealth(app: App, rq: RequestContext): Reply {

@@ -22,7 +22,7 @@ export function getSubscriptions(app: App, rq: RequestContext): Promise<Reply> {
 
 export function getSubscription(app: App, rq: RequestContext): Reply {
   const id = rq.params.get('id');
-  return listedItemReply(app, rq, app.store.get(SUBSCRIPTION_SPACE, id), `There is no subscription ${shown(id)}.`);
+  return listedItemReply(app, rq, SUBSCRIPTIONS, app.store.get(SUBSCRIPTION_SPACE, id), `There is no subscription ${shown(id)}.`);
 }
 
 export function putSubscription(app: App, rq: RequestContext): Promise<Reply> {

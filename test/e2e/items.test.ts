@@ -92,10 +92,12 @@ describe('GET /{collection}/{id}', () => {
     assert.equal(res.headers['cache-control'], 'public, max-age=86400');
   });
 
-  it('should answer 406 when Accept allows no JSON, and JSON for */* and q-values', async () => {
-    assert.equal((await request(server.url, '/products/p-100', { headers: { Accept: 'text/html' } })).status, 406);
-    assert.equal((await request(server.url, '/products/p-100', { headers: { Accept: 'application/json;q=0' } })).status, 406);
-    assert.equal((await request(server.url, '/products/p-100', { headers: { Accept: 'text/html, */*;q=0.1' } })).status, 200);
+  it('should answer 406 when Accept allows neither JSON nor HTML, and JSON for */* and q-values', async () => {
+    assert.equal((await request(server.url, '/products/p-100', { headers: { Accept: 'text/csv' } })).status, 406);
+    assert.equal((await request(server.url, '/products/p-100', { headers: { Accept: 'application/json;q=0, text/html;q=0' } })).status, 406);
+    const preferred = await request(server.url, '/products/p-100', { headers: { Accept: 'text/csv, */*;q=0.1' } });
+    assert.equal(preferred.status, 200);
+    assert.equal(preferred.headers['content-type'], 'application/json', 'JSON is the default among what */* allows');
     assert.equal((await request(server.url, '/products/p-100', { headers: { Accept: 'application/*' } })).status, 200);
   });
 });

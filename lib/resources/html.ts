@@ -1,0 +1,43 @@
+// The HTML representations of resources (CONTRACT §3 `text/html`; views in lib/html/views.ts). An
+// HTML page is a representation of its own: its ETag is derived from its bytes, so it differs from
+// the JSON one (CONTRACT §3), and the page shows the JSON representation's ETag, which is the one a
+// client sends back in If-Match, together with the Cache-Control the resource is served with.
+import { itemPage, listPage, type Fact, type ListRow, type Navigation } from '../html/views.js';
+import type { StoredRecord } from '../store/types.js';
+import { represent, type Representation } from '../writes/representation.js';
+import type { App } from './context.js';
+import { link } from './common.js';
+
+/** The page of one item: its JSON, the JSON's ETag and Last-Modified, and the read Cache-Control. */
+export function itemHtml(app: App, record: StoredRecord, path: string, listPath: string, cacheControl: string): Representation {
+  const json = app.representations.itemJson(record);
+  const facts: Fact[] = [
+    { name: 'ETag (application/json)', value: json.etag },
+    { name: 'Last-Modified', value: json.lastModified ?? '' },
+    { name: 'Cache-Control', value: cacheControl },
+  ];
+  return represent(itemPage({ title: path, nav: { home: link(app, '/'), list: link(app, listPath) }, doc: record.doc, facts }));
+}
+
+export interface ListHtml {
+  readonly title: string;
+  readonly rows: readonly ListRow[];
+  readonly count?: number;
+  readonly next?: string;
+  /** Where List leads (a query resource's collection), when it is not this page's own path. */
+  readonly list?: string;
+  readonly cacheControl: string;
+  /** False on the service document, which is Home itself. */
+  readonly home?: false;
+}
+
+/** A page of items (or of collections, for the service document) with Select links. */
+export function listHtml(app: App, view: ListHtml): Representation {
+  const nav: Navigation = {
+    ...(view.home === false ? {} : { home: link(app, '/') }),
+    ...(view.list === undefined ? {} : { list: view.list }),
+    ...(view.next === undefined ? {} : { next: view.next }),
+  };
+  const facts: Fact[] = [{ name: 'Cache-Control', value: view.cacheControl }];
+  return represent(listPage({ title: view.title, nav, rows: view.rows, ...(view.count === undefined ? {} : { count: view.count }), facts }));
+}
