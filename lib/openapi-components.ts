@@ -220,8 +220,8 @@ export function headers(): JsonObject {
   return all;
 }
 
-/** Fields a problem of the status carries besides X-Request-Id and Cache-Control. */
-const PROBLEM_FIELDS: Readonly<Record<number, readonly string[]>> = { 401: ['WWW-Authenticate'], 405: ['Allow'], 406: ['Vary'], 409: ['Retry-After'], 503: ['Retry-After'] };
+/** Fields a problem of the status carries besides X-Request-Id, Cache-Control and Vary (Authorization, with API keys). */
+const PROBLEM_FIELDS: Readonly<Record<number, readonly string[]>> = { 401: ['WWW-Authenticate'], 405: ['Allow'], 409: ['Retry-After'], 503: ['Retry-After'] };
 
 /** One response per problem status; its description names each problem type that has the status. */
 export function problemResponses(): JsonObject {
@@ -232,7 +232,7 @@ export function problemResponses(): JsonObject {
   }
   const all: Record<string, JsonValue> = {};
   for (const [status, types] of byStatus) {
-    const fields: Record<string, JsonValue> = { 'X-Request-Id': ref('headers', 'X-Request-Id'), 'Cache-Control': ref('headers', 'Cache-Control') };
+    const fields: Record<string, JsonValue> = { 'X-Request-Id': ref('headers', 'X-Request-Id'), 'Cache-Control': ref('headers', 'Cache-Control'), Vary: ref('headers', 'Vary') };
     for (const name of PROBLEM_FIELDS[status] ?? []) fields[name] = ref('headers', name);
     all[problemResponseKey(status)] = {
       description: types.map((type) => `${PROBLEM_TYPES[type].title} (${PROBLEM_TYPE_PREFIX}${type})`).join('; '),

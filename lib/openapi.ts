@@ -97,7 +97,7 @@ function operation(config: Config, entry: RouteEntry, endpoint: Endpoint, method
   }
   const responses: Record<string, JsonValue> = {};
   for (const status of operationStatuses(config, entry, endpoint, options)) {
-    responses[String(status)] = status >= 400 ? ref('responses', problemResponseKey(status)) : success(endpoint, method, status, collection);
+    responses[String(status)] = status >= 400 ? ref('responses', problemResponseKey(status)) : success(endpoint, method, status, collection, options);
   }
   op['responses'] = responses;
   if (options.apiKeys && entry.public === true) op['security'] = [];
@@ -105,10 +105,8 @@ function operation(config: Config, entry: RouteEntry, endpoint: Endpoint, method
 }
 
 /** A 1xx-3xx answer: its header fields and, unless it has none (HEAD, 204, 304), its content per offered media type. */
-function success(endpoint: Endpoint, method: string, status: number, collection: string | undefined): JsonObject {
-  const fields = endpoint.doc.responses[status] ?? [];
-  const response: Record<string, JsonValue> = { description: REASONS[status] ?? String(status) };
-  if (fields.length > 0) response['headers'] = Object.fromEntries(fields.map((name) => [name, ref('headers', name)]));
+function success(endpoint: Endpoint, method: string, status: number, collection: string | undefined, options: OpenApiOptions): JsonObject {
+  const response: Record<string, JsonValue> = { description: REASONS[status] ?? String(status), headers: fieldsOf(endpoint.doc.responses[status] ?? [], options) };
   const returns = endpoint.doc.returns;
   if (method === 'HEAD' || status === 204 || status === 304 || returns === undefined) return response;
   // A route that ignores Accept (the webhook receiver) still answers JSON.
@@ -121,12 +119,21 @@ function success(endpoint: Endpoint, method: string, status: number, collection:
 
 /** OPTIONS (RFC 9110 §9.3.7): 204 with Allow, answered by the pipeline for every route. */
 function optionsOperation(entry: RouteEntry, options: OpenApiOptions, id: string, allow: readonly string[]): JsonObject {
-  const responses: Record<string, JsonValue> = { '204': { description: `No Content; Allow: ${allow.join(', ')}`, headers: { Allow: ref('headers', 'Allow') } } };
+  const responses: Record<string, JsonValue> = { '204': { description: `No Content; Allow: ${allow.join(', ')}`, headers: fieldsOf(['Allow'], options) } };
   const statuses = options.apiKeys && entry.public !== true ? [400, 401, 413, 500] : [400, 413, 500];
   for (const status of statuses) responses[String(status)] = ref('responses', problemResponseKey(status));
   const op: Record<string, JsonValue> = { operationId: id, summary: 'The methods this path takes', responses };
   if (options.apiKeys && entry.public === true) op['security'] = [];
   return op;
+}
+
+/**
+ * Header objects for the fields of an answer, and those lib/app.ts gives every answer that has none
+ * of its own: Cache-Control (CONTRACT §4), and Vary: Authorization when API keys are on.
+ */
+function fieldsOf(declared: readonly string[], options: OpenApiOptions): JsonObject {
+  const names = new Set([...declared, 'Cache-Control', ...(options.apiKeys ? ['Vary'] : [])]);
+  return Object.fromEntries([...names].map((name) => [name, ref('headers', name)]));
 }
 
 /** JSON content by its schema (a collection's typed item where there is one); any other media type is text. */
