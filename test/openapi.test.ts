@@ -22,6 +22,13 @@ const CONFIG = configOf({
 });
 const OPTIONS = { version: '9.9.9', serverUrl: 'http://127.0.0.1:1234', apiKeys: false };
 
+function operationIds(document: JsonObject): string[] {
+  const paths = objectAt(document['paths'], 'paths');
+  return Object.keys(paths).flatMap((path) =>
+    methodsOf(pathItem(document, path)).map((method) => String(objectAt(pathItem(document, path)[method.toLowerCase()], method)['operationId'])),
+  );
+}
+
 function entryOf(table: readonly RouteEntry[], name: RouteName): RouteEntry {
   const entry = table.find((candidate) => candidate.name === name);
   assert.ok(entry !== undefined, name);
@@ -75,6 +82,12 @@ describe('openApiDocument', () => {
     for (const entry of table) assert.deepEqual(methodsOf(pathItem(document, entry.path)).sort(), allowedMethods(entry).sort(), entry.path);
     assert.deepEqual(methodsOf(pathItem(document, '/in/hooks')), ['POST', 'OPTIONS']);
     assert.ok(!Object.hasOwn(objectAt(document['paths'], 'paths'), '/webhooks'));
+  });
+
+  it('should give every operation an operationId of its own (OpenAPI 3.1 §4.8.10.1: unique)', () => {
+    const ids = operationIds(document);
+    assert.ok(ids.length > 50, `${ids.length} operations`);
+    assert.equal(new Set(ids).size, ids.length);
   });
 
   it('should resolve every $ref inside the document', () => {
