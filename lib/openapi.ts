@@ -41,7 +41,7 @@ export function openApiDocument(config: Config, table: readonly RouteEntry[], op
   for (const entry of table) paths[entry.path] = pathItem(config, entry, options, undefined);
   // Concrete paths for collections with a declared schema, so their items are typed.
   for (const [name, collection] of Object.entries(config.collections)) {
-    // A collection named like the first segment of the webhook path is unreachable: the literal route wins.
+    // A collection whose path is the webhook path is unreachable there (the literal route wins): leave it out.
     if (collection.schema === undefined || Object.hasOwn(paths, `/${name}`)) continue;
     for (const entry of table.filter((candidate) => candidate.path.startsWith('/{collection}'))) {
       paths[entry.path.replace('{collection}', name)] = pathItem(config, entry, options, name);
