@@ -3,8 +3,9 @@
 // percent-encoding), and never "." or "..", which RFC 3986 §5.2.4 dot-segment removal would eat.
 // A segment that starts with "$" is a system segment and is never a collection or id.
 
-const COLLECTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
-const RESOURCE_ID = /^[A-Za-z0-9._~-]{1,128}$/;
+// Exported for GET /$openapi, which states them as the path parameters' patterns.
+export const COLLECTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+export const RESOURCE_ID = /^[A-Za-z0-9._~-]{1,128}$/;
 
 export function isCollectionName(name: string): boolean {
   return COLLECTION_NAME.test(name);

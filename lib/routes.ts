@@ -2,8 +2,10 @@
 // the media types its response can take, the request content it reads, and the handler that runs.
 // Everything a route must answer before its handler runs is derived from this table by lib/app.ts,
 // for every route alike: Allow and 405 (RFC 9110 §15.5.6), OPTIONS (§9.3.7), HEAD wherever GET
-// (§9.3.2), 406 (§15.5.7), 413 (§15.5.14) and 415 (§15.5.16). Adding a route is one entry here plus
-// its handler.
+// (§9.3.2), 406 (§15.5.7), 413 (§15.5.14) and 415 (§15.5.16). Each endpoint also says, in `doc`,
+// what its handler itself answers and reads; GET /$openapi (lib/openapi.ts) describes the server from
+// that and from the pipeline's own statuses, so no route is described anywhere else. Adding a route is
+// one entry here plus its handler.
 import type { Config } from './config.js';
 import { EXPOSITION_TYPE } from './metrics.js';
 import { getMetrics } from './resources/metrics.js';
@@ -18,6 +20,7 @@ import { deleteItem, getItem, putItem, undoDelete } from './resources/items.js';
 import { CSV_TYPE } from './resources/pages.js';
 import { deleteQuery, getQueryDefinition, getQueryResults, putQuery } from './resources/queries.js';
 import { getHealth, getServiceDocument } from './resources/service.js';
+import { getOpenApi } from './resources/openapi.js';
 import { getInbox, getInboxEvent, retryInboxEvent } from './resources/inbox.js';
 import { receiveWebhook } from './resources/receiver.js';
 import { getDelivery, getOutbox, retryDelivery } from './resources/outbox.js';
@@ -32,10 +35,39 @@ export interface Endpoint {
   /** The request content it reads; absent when it reads none. */
   readonly body?: BodyKind;
   readonly handle: Handler;
+  /** What the handler answers and reads, for its OpenAPI description; the pipeline's statuses are added there. */
+  readonly doc: EndpointDoc;
+}
+
+/** Response header fields a success may carry (a problem's fields belong to its status: Allow, Retry-After, ...). */
+export type ResponseField =
+  | 'ETag' | 'Last-Modified' | 'Cache-Control' | 'Vary' | 'Location' | 'Content-Location' | 'Link'
+  | 'Preference-Applied' | 'Idempotent-Replayed';
+
+/** Request header fields and query options a handler reads; `field=value` stands for the simple query string (CONTRACT §5). */
+export type RequestInput =
+  | 'If-Match' | 'If-None-Match' | 'If-Modified-Since' | 'If-Unmodified-Since' | 'Idempotency-Key' | 'Prefer'
+  | 'X-Signature' | 'X-Timestamp'
+  | '$filter' | '$select' | '$orderby' | '$top' | '$count' | '$skiptoken' | 'field=value';
+
+/** The shapes bodies take, named as lib/openapi.ts names its schema components. */
+export type SchemaName =
+  | 'Item' | 'QueryDefinition' | 'ServiceDocument' | 'Health' | 'InboxEvent' | 'Delivery' | 'Subscription' | 'SubscriptionInput'
+  | 'BulkReport' | 'WebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument';
+
+export interface EndpointDoc {
+  readonly summary: string;
+  /** Every status the handler itself can answer, with the header fields that answer carries. */
+  readonly responses: Readonly<Record<number, readonly ResponseField[]>>;
+  readonly reads?: readonly RequestInput[];
+  /** The content of a success: one thing, or a page of the collection envelope (CONTRACT §5). */
+  readonly returns?: SchemaName | { readonly pageOf: SchemaName };
+  /** The request content it reads. */
+  readonly accepts?: SchemaName;
 }
 
 export type RouteName =
-  | 'service' | 'health' | 'metrics' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query' | 'query-definition'
+  | 'service' | 'health' | 'metrics' | 'openapi' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query' | 'query-definition'
   | 'inbox' | 'inbox-event' | 'inbox-retry' | 'subscriptions' | 'subscription' | 'outbox' | 'delivery' | 'delivery-retry';
 
 export interface RouteEntry extends RoutePattern<RouteName> {
@@ -52,59 +84,199 @@ const JSON_ONLY = [JSON_TYPE];
 const JSON_OR_HTML = [JSON_TYPE, HTML_TYPE];
 const JSON_CSV_OR_HTML = [JSON_TYPE, CSV_TYPE, HTML_TYPE];
 
+// What the shared answers carry (lib/resources/replies.ts, pages.ts, listing.ts), written once.
+/** readReply: a representation and its validators (CONTRACT §4). */
+const READ: readonly ResponseField[] = ['ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
+/** A collection page: the read fields, the next link (RFC 8288) and the page size applied (RFC 7240 §3). */
+const PAGE: readonly ResponseField[] = [...READ, 'Link', 'Preference-Applied'];
+/** storedReply: the stored representation after a write (CONTRACT §4). */
+const STORED: readonly ResponseField[] = ['ETag', 'Last-Modified', 'Content-Location', 'Cache-Control', 'Vary'];
+const NO_STORE: readonly ResponseField[] = ['Cache-Control'];
+/** RFC 9110 §13.2.2: a read evaluates every precondition; 304 on a match, 412 on a failed If-Match or If-Unmodified-Since. */
+const CONDITIONAL_READ = { 200: READ, 304: READ, 412: [] };
+const PAGE_READ = { 200: PAGE, 304: PAGE, 412: [] };
+const READ_CONDITIONS: readonly RequestInput[] = ['If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since'];
+/** A write's preconditions (If-Modified-Since applies to GET and HEAD only, RFC 9110 §13.1.3). */
+const WRITE_CONDITIONS: readonly RequestInput[] = ['If-Match', 'If-None-Match', 'If-Unmodified-Since'];
+/** conditionalPut: 201 creates, 200 replaces, 412 on a failed precondition, 428 without one, 503 when the store fails. */
+const CONDITIONAL_PUT = { 200: STORED, 201: [...STORED, 'Location'] as const, 412: [], 428: [], 503: [] };
+const CONDITIONAL_DELETE = { 204: [], 412: [], 503: [] };
+/** The options of a listing (CONTRACT §5), and what chooses its page size. */
+const LISTING: readonly RequestInput[] = ['$filter', '$select', '$orderby', '$top', '$count', '$skiptoken', 'field=value', 'Prefer', ...READ_CONDITIONS];
+/** A $retry action: 202 with the item queued again, 404, 409 once it succeeded, 503 when the store fails. */
+const RETRY = { 202: ['Cache-Control', 'Content-Location'] as const, 404: [], 409: [], 503: [] };
+
 export function routeTable(config: Config): readonly RouteEntry[] {
   return [
-    { name: 'service', path: '/', methods: { GET: { produces: JSON_OR_HTML, handle: getServiceDocument } } },
+    {
+      name: 'service',
+      path: '/',
+      methods: { GET: { produces: JSON_OR_HTML, handle: getServiceDocument, doc: { summary: 'The service document: every collection and its URL', responses: CONDITIONAL_READ, reads: READ_CONDITIONS, returns: 'ServiceDocument' } } },
+    },
     // Health probes carry no credentials (CONTRACT §1).
-    { name: 'health', path: '/$health', public: true, methods: { GET: { produces: JSON_ONLY, handle: getHealth } } },
+    {
+      name: 'health',
+      path: '/$health',
+      public: true,
+      methods: { GET: { produces: JSON_ONLY, handle: getHealth, doc: { summary: 'Whether the store can write', responses: { 200: NO_STORE, 503: [] }, returns: 'Health' } } },
+    },
     // Answers JSON whatever Accept says: a provider that cannot be answered would only retry (RFC 9110 §12.5.1 lets a server disregard Accept).
-    { name: 'webhook', path: config.webhooks.path, reserveBelow: true, public: true, methods: { POST: { produces: [], body: JSON_BODY, handle: receiveWebhook } } },
-    { name: 'metrics', path: '/$metrics', methods: { GET: { produces: [EXPOSITION_TYPE], handle: getMetrics } } },
-    { name: 'inbox', path: '/$inbox', methods: { GET: { produces: JSON_OR_HTML, handle: getInbox } } },
-    { name: 'inbox-event', path: '/$inbox/{eventId}', methods: { GET: { produces: JSON_OR_HTML, handle: getInboxEvent } } },
-    { name: 'inbox-retry', path: '/$inbox/{eventId}/$retry', methods: { PUT: { produces: JSON_ONLY, handle: retryInboxEvent } } },
-    { name: 'subscriptions', path: '/$subscriptions', methods: { GET: { produces: JSON_OR_HTML, handle: getSubscriptions } } },
+    {
+      name: 'webhook',
+      path: config.webhooks.path,
+      reserveBelow: true,
+      public: true,
+      methods: {
+        POST: {
+          produces: [],
+          body: JSON_BODY,
+          handle: receiveWebhook,
+          doc: {
+            summary: 'Receive a signed webhook event (at-least-once; deduplicated by its id)',
+            responses: { 200: NO_STORE, 401: [], 503: [] },
+            reads: ['X-Signature', 'X-Timestamp'],
+            accepts: 'WebhookEvent',
+            returns: 'WebhookReceipt',
+          },
+        },
+      },
+    },
+    {
+      name: 'metrics',
+      path: '/$metrics',
+      methods: { GET: { produces: [EXPOSITION_TYPE], handle: getMetrics, doc: { summary: 'Metrics in the Prometheus text format 0.0.4', responses: { 200: NO_STORE }, returns: 'Text' } } },
+    },
+    {
+      name: 'openapi',
+      path: '/$openapi',
+      methods: { GET: { produces: JSON_ONLY, handle: getOpenApi, doc: { summary: 'This description (OpenAPI 3.1)', responses: CONDITIONAL_READ, reads: READ_CONDITIONS, returns: 'OpenApiDocument' } } },
+    },
+    {
+      name: 'inbox',
+      path: '/$inbox',
+      methods: { GET: { produces: JSON_OR_HTML, handle: getInbox, doc: { summary: 'Received webhook events', responses: PAGE_READ, reads: LISTING, returns: { pageOf: 'InboxEvent' } } } },
+    },
+    {
+      name: 'inbox-event',
+      path: '/$inbox/{eventId}',
+      methods: { GET: { produces: JSON_OR_HTML, handle: getInboxEvent, doc: { summary: 'One received event', responses: { ...CONDITIONAL_READ, 404: [] }, reads: READ_CONDITIONS, returns: 'InboxEvent' } } },
+    },
+    {
+      name: 'inbox-retry',
+      path: '/$inbox/{eventId}/$retry',
+      methods: { PUT: { produces: JSON_ONLY, handle: retryInboxEvent, doc: { summary: 'Queue a received event for processing again', responses: RETRY, returns: 'InboxEvent' } } },
+    },
+    {
+      name: 'subscriptions',
+      path: '/$subscriptions',
+      methods: { GET: { produces: JSON_OR_HTML, handle: getSubscriptions, doc: { summary: 'Webhook subscriptions', responses: PAGE_READ, reads: LISTING, returns: { pageOf: 'Subscription' } } } },
+    },
     {
       name: 'subscription',
       path: '/$subscriptions/{id}',
       methods: {
-        GET: { produces: JSON_OR_HTML, handle: getSubscription },
-        PUT: { produces: JSON_ONLY, body: JSON_BODY, handle: putSubscription },
-        DELETE: { produces: [], handle: deleteSubscription },
+        GET: { produces: JSON_OR_HTML, handle: getSubscription, doc: { summary: 'One subscription', responses: { ...CONDITIONAL_READ, 404: [] }, reads: READ_CONDITIONS, returns: 'Subscription' } },
+        PUT: {
+          produces: JSON_ONLY,
+          body: JSON_BODY,
+          handle: putSubscription,
+          doc: { summary: 'Create (If-None-Match: *) or replace (If-Match) a subscription', responses: CONDITIONAL_PUT, reads: WRITE_CONDITIONS, accepts: 'SubscriptionInput', returns: 'Subscription' },
+        },
+        DELETE: { produces: [], handle: deleteSubscription, doc: { summary: 'Delete a subscription (idempotent)', responses: CONDITIONAL_DELETE, reads: WRITE_CONDITIONS } },
       },
     },
-    { name: 'outbox', path: '/$outbox', methods: { GET: { produces: JSON_OR_HTML, handle: getOutbox } } },
-    { name: 'delivery', path: '/$outbox/{deliveryId}', methods: { GET: { produces: JSON_OR_HTML, handle: getDelivery } } },
-    { name: 'delivery-retry', path: '/$outbox/{deliveryId}/$retry', methods: { PUT: { produces: JSON_ONLY, handle: retryDelivery } } },
+    {
+      name: 'outbox',
+      path: '/$outbox',
+      methods: { GET: { produces: JSON_OR_HTML, handle: getOutbox, doc: { summary: 'Webhook deliveries', responses: PAGE_READ, reads: LISTING, returns: { pageOf: 'Delivery' } } } },
+    },
+    {
+      name: 'delivery',
+      path: '/$outbox/{deliveryId}',
+      methods: { GET: { produces: JSON_OR_HTML, handle: getDelivery, doc: { summary: 'One delivery', responses: { ...CONDITIONAL_READ, 404: [] }, reads: READ_CONDITIONS, returns: 'Delivery' } } },
+    },
+    {
+      name: 'delivery-retry',
+      path: '/$outbox/{deliveryId}/$retry',
+      methods: { PUT: { produces: JSON_ONLY, handle: retryDelivery, doc: { summary: 'Queue a delivery again', responses: RETRY, returns: 'Delivery' } } },
+    },
     {
       name: 'collection',
       path: '/{collection}',
       methods: {
-        GET: { produces: JSON_CSV_OR_HTML, handle: getCollection },
-        POST: { produces: JSON_ONLY, body: JSON_BODY, handle: postToCollection },
+        GET: { produces: JSON_CSV_OR_HTML, handle: getCollection, doc: { summary: 'One page of the collection', responses: PAGE_READ, reads: LISTING, returns: { pageOf: 'Item' } } },
+        POST: {
+          produces: JSON_ONLY,
+          body: JSON_BODY,
+          handle: postToCollection,
+          doc: {
+            summary: 'Create an item with a server-chosen id; an Idempotency-Key makes a retry safe',
+            // 201 (or a stored 400/422) replayed with Idempotent-Replayed; 409 while the first request with the key runs.
+            responses: { 201: [...STORED, 'Location', 'Idempotent-Replayed'], 409: [], 412: [], 422: [], 503: [] },
+            reads: ['Idempotency-Key', ...WRITE_CONDITIONS],
+            accepts: 'Item',
+            returns: 'Item',
+          },
+        },
       },
     },
     {
       name: 'item',
       path: '/{collection}/{id}',
       methods: {
-        GET: { produces: JSON_OR_HTML, handle: getItem },
-        PUT: { produces: JSON_ONLY, body: JSON_BODY, handle: putItem },
-        DELETE: { produces: [], handle: deleteItem },
+        GET: { produces: JSON_OR_HTML, handle: getItem, doc: { summary: 'One item', responses: { ...CONDITIONAL_READ, 404: [] }, reads: READ_CONDITIONS, returns: 'Item' } },
+        PUT: {
+          produces: JSON_ONLY,
+          body: JSON_BODY,
+          handle: putItem,
+          doc: { summary: 'Create (If-None-Match: *) or replace (If-Match) an item', responses: CONDITIONAL_PUT, reads: WRITE_CONDITIONS, accepts: 'Item', returns: 'Item' },
+        },
+        DELETE: { produces: [], handle: deleteItem, doc: { summary: 'Delete an item, kept as a tombstone for the undo (idempotent)', responses: CONDITIONAL_DELETE, reads: WRITE_CONDITIONS } },
       },
     },
-    { name: 'undo', path: '/{collection}/{id}/$undoDelete', methods: { PUT: { produces: JSON_ONLY, handle: undoDelete } } },
-    { name: 'bulk', path: '/{collection}/$bulk', methods: { PUT: { produces: JSON_ONLY, body: CSV_BODY, handle: putBulk } } },
+    {
+      name: 'undo',
+      path: '/{collection}/{id}/$undoDelete',
+      methods: { PUT: { produces: JSON_ONLY, handle: undoDelete, doc: { summary: 'Restore a deleted item', responses: { 200: STORED, 404: [], 409: [], 503: [] }, returns: 'Item' } } },
+    },
+    {
+      name: 'bulk',
+      path: '/{collection}/$bulk',
+      methods: {
+        PUT: {
+          produces: JSON_ONLY,
+          body: CSV_BODY,
+          handle: putBulk,
+          doc: { summary: 'Apply current/new value pairs from a CSV file, each row only where the current value still holds', responses: { 200: NO_STORE, 503: [] }, accepts: 'Text', returns: 'BulkReport' },
+        },
+      },
+    },
     {
       name: 'query',
       path: '/{collection}/$queries/{name}',
       methods: {
-        GET: { produces: JSON_CSV_OR_HTML, handle: getQueryResults },
-        PUT: { produces: JSON_ONLY, body: JSON_BODY, handle: putQuery },
-        DELETE: { produces: [], handle: deleteQuery },
+        GET: {
+          produces: JSON_CSV_OR_HTML,
+          handle: getQueryResults,
+          // A query resource takes no options but the $skiptoken of its own @nextLink.
+          doc: { summary: 'Run the stored query: one page of its results', responses: { ...PAGE_READ, 404: [] }, reads: ['$skiptoken', 'Prefer', ...READ_CONDITIONS], returns: { pageOf: 'Item' } },
+        },
+        PUT: {
+          produces: JSON_ONLY,
+          body: JSON_BODY,
+          handle: putQuery,
+          doc: { summary: 'Store a query resource (validated now)', responses: CONDITIONAL_PUT, reads: WRITE_CONDITIONS, accepts: 'QueryDefinition', returns: 'QueryDefinition' },
+        },
+        DELETE: { produces: [], handle: deleteQuery, doc: { summary: 'Delete a query resource (idempotent)', responses: CONDITIONAL_DELETE, reads: WRITE_CONDITIONS } },
       },
     },
-    { name: 'query-definition', path: '/{collection}/$queries/{name}/$definition', methods: { GET: { produces: JSON_ONLY, handle: getQueryDefinition } } },
+    {
+      name: 'query-definition',
+      path: '/{collection}/$queries/{name}/$definition',
+      methods: {
+        GET: { produces: JSON_ONLY, handle: getQueryDefinition, doc: { summary: 'The stored definition of a query resource', responses: { ...CONDITIONAL_READ, 404: [] }, reads: READ_CONDITIONS, returns: 'QueryDefinition' } },
+      },
+    },
   ];
 }
 

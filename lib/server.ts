@@ -14,12 +14,14 @@ import { stderrLogger, type Logger } from './log.js';
 import { FieldIndex } from './query/fields.js';
 import type { App } from './resources/context.js';
 import { routeTable } from './routes.js';
+import { openApiDocument } from './openapi.js';
+import { packageVersion } from './version.js';
 import { SerialQueues } from './serial.js';
 import { checkSeed, loadSeed, readSeed, seedSkipReason, type SeedData } from './seed.js';
 import { dataDirExists, openFileStore } from './store/file.js';
 import { MemoryStore } from './store/memory.js';
 import type { Store, StoreObserver } from './store/types.js';
-import { RepresentationCache } from './writes/representation.js';
+import { represent, RepresentationCache } from './writes/representation.js';
 import { changeProblem, Writer } from './writes/writer.js';
 import { FIELDS_SPACE, missingRegistrations } from './writes/fields.js';
 import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inbox.js';
@@ -132,6 +134,10 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       if (!registered.ok) throw new Error(`cannot record the fields of existing collections (${registered.reason})`);
     }
     const fields = new FieldIndex((name) => collectionConfigOf(name)?.schema, (name) => store.get(FIELDS_SPACE, name)?.doc);
+    const table = routeTable(config);
+    const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '');
+    // Links are relative without --base-url, so the description names the address the server listens on.
+    const description = openApiDocument(config, table, { version: await packageVersion(), serverUrl: baseUrl === '' ? http.url : baseUrl, apiKeys: apiKeys.enabled });
     const app: App = {
       store,
       writer,
@@ -144,7 +150,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       log,
       clock,
       random,
-      baseUrl: (options.baseUrl ?? '').replace(/\/+$/, ''),
+      baseUrl,
       keysInFlight: new Set(),
       pagingKey,
       fields,
@@ -152,7 +158,8 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       webhookSecrets,
       inbox: new Inbox({ store, writer, clock, random, config: config.webhooks, log, drainTimeoutMs }),
       outbox: new Outbox({ store, writer, clock, random, config: config.outbox, log, drainTimeoutMs, userAgent: USER_AGENT }),
-      self: () => ({ host: new URL(http.url).hostname.replace(/^\[|\]$/g, ''), port: Number(new URL(http.url).port), baseUrl: (options.baseUrl ?? '').replace(/\/+$/, '') }),
+      openapi: represent(JSON.stringify(description)),
+      self: () => ({ host: new URL(http.url).hostname.replace(/^\[|\]$/g, ''), port: Number(new URL(http.url).port), baseUrl }),
     };
     for (const [kind, handler] of handlers) app.inbox.on(kind, handler);
     // Said once here, never per request: an anonymous sender must not be able to flood the log.
@@ -160,7 +167,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     lifecycle.add(readCaches(app.pages, app.indexes));
     lifecycle.add(app.inbox.runner);
     lifecycle.add(app.outbox);
-    http.use(createHandler(app, apiKeys, cors.policy, routeTable(config)));
+    http.use(createHandler(app, apiKeys, cors.policy, table));
     lifecycle.add(http);
     await lifecycle.start();
     return { url: http.url, store, webhooks: app.inbox, close: () => lifecycle.stop() };

@@ -2,6 +2,7 @@
 // line on stdout (tests and scripts wait for it), logs to stderr, and on SIGTERM/SIGINT stops
 // accepting, drains in-flight requests (up to 10 s), flushes the store and exits 0.
 import { readFile } from 'node:fs/promises';
+import { packageVersion } from '../version.js';
 import { parseConfig } from '../config.js';
 import { start, type StartOptions } from '../server.js';
 import { parseArgs, splitList, USAGE, type ServeArgs } from './args.js';
@@ -20,7 +21,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (parsed.command === 'version') {
-    process.stdout.write(`${await version()}\n`);
+    process.stdout.write(`${await packageVersion()}\n`);
     return 0;
   }
   if (parsed.command === 'sign') return sign(parsed.secretEnv);
@@ -89,9 +90,4 @@ async function readConfigFile(path: string): Promise<Record<string, unknown> | u
     return undefined;
   }
   return value as Record<string, unknown>;
-}
-
-async function version(): Promise<string> {
-  const manifest: unknown = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8'));
-  return typeof manifest === 'object' && manifest !== null && 'version' in manifest ? String(manifest.version) : 'unknown';
 }

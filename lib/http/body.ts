@@ -81,10 +81,12 @@ export function readBody(req: IncomingMessage, limit: number, options: { readonl
 export interface BodyKind {
   readonly accepts: (type: MediaType) => boolean;
   readonly name: string;
+  /** The media type a description (GET /$openapi) names for it. */
+  readonly media: string;
 }
 
-export const JSON_BODY: BodyKind = { accepts: isJsonMediaType, name: 'application/json (or a +json media type)' };
-export const CSV_BODY: BodyKind = { accepts: isCsvMediaType, name: 'text/csv (RFC 4180)' };
+export const JSON_BODY: BodyKind = { accepts: isJsonMediaType, name: 'application/json (or a +json media type)', media: 'application/json' };
+export const CSV_BODY: BodyKind = { accepts: isCsvMediaType, name: 'text/csv (RFC 4180)', media: 'text/csv' };
 
 /**
  * The checks on a request's content that do not depend on state (CONTRACT §4): 413 for a declared

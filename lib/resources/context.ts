@@ -16,7 +16,7 @@ import type { Inbox } from '../webhooks/inbox.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import type { SelfAddress } from '../webhooks/subscriptions.js';
 import type { Store } from '../store/types.js';
-import type { RepresentationCache } from '../writes/representation.js';
+import type { Representation, RepresentationCache } from '../writes/representation.js';
 import type { Writer } from '../writes/writer.js';
 
 export interface App {
@@ -51,6 +51,8 @@ export interface App {
   readonly inbox: Inbox;
   /** Deliveries of the webhook sender and the workers that send them. */
   readonly outbox: Outbox;
+  /** GET /$openapi's JSON: it depends only on the configuration, so it is made once per server (lib/openapi.ts). */
+  readonly openapi: Representation;
   /** Where this server listens, so a subscription cannot point back at it. */
   readonly self: () => SelfAddress;
 }

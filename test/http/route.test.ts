@@ -180,6 +180,8 @@ describe('matchRoute', () => {
     assert.deepEqual(route('/$other'), { kind: 'unknown' });
     assert.deepEqual(route('/$metrics'), { kind: 'metrics' }, 'a system route');
     assert.deepEqual(route('/$metrics/x'), { kind: 'unknown' });
+    assert.deepEqual(route('/$openapi'), { kind: 'openapi' }, 'a system route');
+    assert.deepEqual(route('/$openapi/x'), { kind: 'unknown' });
     assert.deepEqual(route('/products/$queries'), { kind: 'unknown' });
     assert.deepEqual(route('/products/$bulk/x'), { kind: 'unknown' });
     assert.deepEqual(route('/products/$other'), { kind: 'unknown' });
@@ -239,7 +241,7 @@ describe('matchRoute', () => {
 describe('allowedMethods', () => {
   const entries = new Map(tableFor(WEBHOOK).map((entry) => [entry.name, entry]));
   const methodsOf = (name: RouteName): string[] => allowedMethods(entries.get(name) as RouteEntry);
-  const names: readonly RouteName[] = ['service', 'health', 'webhook', 'collection', 'item', 'undo', 'bulk', 'query', 'query-definition'];
+  const names: readonly RouteName[] = ['service', 'health', 'metrics', 'openapi', 'webhook', 'collection', 'item', 'undo', 'bulk', 'query', 'query-definition'];
 
   it('should list HEAD wherever it lists GET (CONTRACT §2)', () => {
     for (const name of names) {
