@@ -88,10 +88,11 @@ function diffLines(before: readonly string[], after: readonly string[]): DiffLin
     if (i < before.length && j < after.length && before[i] === after[j]) {
       out.push({ mark: ' ', text: before[i++] as string });
       j++;
-    } else if (j < after.length && (i === before.length || (common[i * columns + j + 1] as number) >= (common[(i + 1) * columns + j] as number))) {
-      out.push({ mark: '+', text: after[j++] as string });
-    } else {
+    } else if (i < before.length && (j === after.length || (common[(i + 1) * columns + j] as number) >= (common[i * columns + j + 1] as number))) {
+      // On a tie the README's line comes first, as in a unified diff.
       out.push({ mark: '-', text: before[i++] as string });
+    } else {
+      out.push({ mark: '+', text: after[j++] as string });
     }
   }
   return out;
