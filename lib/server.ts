@@ -28,7 +28,7 @@ import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inb
 import { eventMutations } from './webhooks/events.js';
 import { Outbox } from './webhooks/outbox.js';
 import { PageCache } from './resources/page-cache.js';
-import { ServerMetrics } from './resources/metrics.js';
+import { ServerMetrics } from './server-metrics.js';
 import { EqualityIndexes } from './query/equality-index.js';
 
 /** Options of start() that are not part of the config file. */

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import type { EqualityIndexes } from '../query/equality-index.js';
 import type { FieldIndex } from '../query/fields.js';
 import type { SerialQueues } from '../serial.js';
-import type { ServerMetrics } from './metrics.js';
+import type { ServerMetrics } from '../server-metrics.js';
 import type { PageCache } from './page-cache.js';
 import type { Inbox } from '../webhooks/inbox.js';
 import type { Outbox } from '../webhooks/outbox.js';

@@ -10,7 +10,7 @@
 // grows it. System spaces are never cached: their records expire without a commit.
 import { isCollectionName } from '../names.js';
 import type { Store } from '../store/types.js';
-import type { BuiltPage } from './pages.js';
+import type { Representation } from '../writes/representation.js';
 
 export interface PageCacheLimits {
   readonly entries: number;
@@ -22,6 +22,13 @@ export const DEFAULT_PAGE_CACHE_LIMITS: PageCacheLimits = { entries: 512, bytes:
 interface Cached {
   readonly collection: string;
   readonly page: BuiltPage;
+}
+
+/** A page as bytes, before any precondition: what GET answers, and what POST's If-Match compares with. */
+export interface BuiltPage {
+  readonly representation: Representation;
+  readonly contentType: string;
+  readonly nextLink?: string;
 }
 
 export class PageCache {

@@ -26,6 +26,7 @@ import { represent, type Representation } from '../writes/representation.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { readReply } from './replies.js';
+import type { BuiltPage } from './page-cache.js';
 import { HTML_CONTENT_TYPE, HTML_TYPE } from '../html/views.js';
 import { listHtml } from './html.js';
 
@@ -60,13 +61,6 @@ export interface PageSource {
   readonly lastModified?: number;
   /** What names this page among the collection's pages in the page cache, when it may be kept there. */
   readonly cacheKey?: string;
-}
-
-/** A page as bytes, before any precondition: what GET answers, and what POST's If-Match compares with. */
-export interface BuiltPage {
-  readonly representation: Representation;
-  readonly contentType: string;
-  readonly nextLink?: string;
 }
 
 export async function pageReply(app: App, rq: RequestContext, source: PageSource): Promise<Reply> {

@@ -2,8 +2,7 @@
 // never when a commit landed while it was built, never for a system space, and within its limits.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { PageCache } from '../../lib/resources/page-cache.js';
-import type { BuiltPage } from '../../lib/resources/pages.js';
+import { PageCache, type BuiltPage } from '../../lib/resources/page-cache.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import { represent } from '../../lib/writes/representation.js';
 

@@ -1,0 +1,30 @@
+// What the server counts as it works, for GET /$metrics (lib/resources/metrics.ts; README,
+// Performance): requests by route, method and status, their latency by route (route names come
+// from the route table, never from a path), and each group commit's fdatasync time, size in writes
+// and bytes, which the store reports as the StoreObserver it is given.
+import { Counter, Histogram, type Labels } from './metrics.js';
+import type { StoreObserver } from './store/types.js';
+
+const LATENCY_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const SYNC_SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+const GROUP_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+/** The counters and histograms a server fills as it works; the rest is read at each scrape. */
+export class ServerMetrics implements StoreObserver {
+  readonly requests = new Counter('resapi_http_requests_total', 'Requests answered, by route, method and status.');
+  readonly latency = new Histogram('resapi_http_request_duration_seconds', 'Time from a request reaching its route to its answer handed to the socket, by route.', LATENCY_SECONDS);
+  readonly sync = new Histogram('resapi_store_sync_duration_seconds', 'Time to write and fdatasync one group commit of the journal.', SYNC_SECONDS);
+  readonly groups = new Histogram('resapi_store_group_batches', 'Atomic writes per group commit: how many shared one fdatasync.', GROUP_BATCHES);
+  readonly groupBytes = new Counter('resapi_store_written_bytes_total', 'Bytes appended to the journal.');
+
+  request(route: string, method: string, status: number, ms: number): void {
+    const labels: Labels = { route, method, status: String(status) };
+    this.requests.add(labels);
+    this.latency.observe({ route }, ms / 1000);
+  }
+
+  groupCommitted(batches: number, bytes: number, syncMs: number): void {
+    this.sync.observe({}, syncMs / 1000);
+    this.groups.observe({}, batches);
+    this.groupBytes.add({}, bytes);
+  }
+}
