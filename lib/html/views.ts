@@ -5,9 +5,11 @@
 // Navigation follows the seed's Collection envelope rule 3: "A list may offer the navigation actions
 // List, First, Previous, Next, Last, Select, Exit, Home. A page includes only the links that apply.
 // The first page has no previous link." resapi's pages offer Home, List (from an item to its
-// collection), First (on a later page), Next (when `@nextLink` exists) and Select (from a row to its
-// detail: rule 4 of Collections, "Summaries plus a select link to the detail"); Previous and Last
-// are never offered, because keyset paging walks forward only (README, Collections).
+// collection), Next (when `@nextLink` exists) and Select (from a row to its detail: rule 4 of
+// Collections, "Summaries plus a select link to the detail"). Previous and Last are never offered,
+// because keyset paging walks forward only (README, Collections); nor is First, because a later
+// page's address holds its query only inside the signed token, and the server builds no link it
+// does not sign.
 import type { JsonObject, JsonValue } from '../json.js';
 import { anchor, escapeHtml } from './markup.js';
 
@@ -25,7 +27,6 @@ const CELL_CHARACTERS = 120;
 export interface Navigation {
   readonly home?: string;
   readonly list?: string;
-  readonly first?: string;
   readonly next?: string;
 }
 
@@ -76,7 +77,6 @@ function layout(title: string, nav: Navigation, facts: readonly Fact[], main: st
   const links = [
     nav.home === undefined ? '' : anchor('home', nav.home, 'Home'),
     nav.list === undefined ? '' : anchor('collection', nav.list, 'List'),
-    nav.first === undefined ? '' : anchor('first', nav.first, 'First'),
     nav.next === undefined ? '' : anchor('next', nav.next, 'Next'),
   ].filter((link) => link !== '');
   const shown = facts.map((fact) => `<dt>${escapeHtml(fact.name)}</dt><dd>${escapeHtml(fact.value)}</dd>`).join('');
