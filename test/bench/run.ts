@@ -3,7 +3,7 @@
 // recovery (1M records: time and memory), filter (the compiled $filter against an interpreter),
 // deliveries (the webhook sender's rate). Figures are printed as they come, then as Markdown tables
 // for the README, and saved to data/bench/results.json (ignored by git).
-//   BENCH_SIZES=10000,1000000  BENCH_SECONDS=5  BENCH_WARMUP=1  BENCH_CONNECTIONS=32  BENCH_ONLY=get-item,put
+//   BENCH_SIZES=10000,1000000  BENCH_SECONDS=3  BENCH_ROUNDS=3  BENCH_WARMUP=1  BENCH_CONNECTIONS=32  BENCH_ONLY=get-item,put
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,8 @@ if (wanted('performance')) {
   performance = await benchSuite(report, {
     sizes: numbers(process.env['BENCH_SIZES'], [10_000, 1_000_000]),
     connections: numbers(process.env['BENCH_CONNECTIONS'], [32])[0] as number,
-    seconds: numbers(process.env['BENCH_SECONDS'], [5])[0] as number,
+    seconds: numbers(process.env['BENCH_SECONDS'], [3])[0] as number,
+    rounds: numbers(process.env['BENCH_ROUNDS'], [3])[0] as number,
     warmupSeconds: numbers(process.env['BENCH_WARMUP'], [1])[0] as number,
     only: (process.env['BENCH_ONLY'] ?? '').split(',').filter((key) => key !== ''),
   });
