@@ -1,4 +1,4 @@
-// Benchmark (README, Benchmarks): the cost of `$filter` over 100k and 1M items, for a
+// Benchmark (README, Performance): the cost of `$filter` over 100k and 1M items, for a
 // selective and a broad filter, first page and full walk; and the compiled predicate against the
 // plain AST interpreter over the same rows. Not a test: figures are printed, never asserted.
 import { compileFilter, interpretFilter } from '../../lib/filter/index.js';

@@ -1,4 +1,4 @@
-// Benchmark (README, Benchmarks): time to recover 100k and 1M records of about
+// Benchmark (README, Performance): time to recover 100k and 1M records of about
 // 200 bytes, and the resident memory of a process holding 1M records. The store is written through
 // FileStore commits (so snapshots and journal rotation happen as in production), closed, then
 // opened by a fresh child process that reports how long the open took and its RSS.
