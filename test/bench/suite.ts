@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { load, sendRaw, type LoadResult } from './load.js';
+import { load, rawRequest, sendRaw, type LoadResult } from './load.js';
 import type { Report } from './measure.js';
 import { SCENARIOS, WEBHOOK_SECRET, type Scenario } from './scenarios.js';
 import { seedStore, spawnBare, spawnReceiver, spawnResapi, type Child } from './servers.js';
@@ -35,6 +35,15 @@ export interface ScenarioResult {
   readonly ratio: number;
   readonly target?: number;
   readonly vs10k?: number;
+  /** For writes: the mean fdatasync of a group commit in the reported round, and the writes each one carried (from /$metrics). */
+  readonly fsync?: { readonly ms: number; readonly perGroup: number };
+}
+
+/** The group-commit totals /$metrics reports (README, Performance). */
+interface SyncTotals {
+  readonly seconds: number;
+  readonly groups: number;
+  readonly batches: number;
 }
 
 const SETTLE_SECONDS = 10;
@@ -66,6 +75,7 @@ export async function benchSuite(report: Report, options: SuiteOptions): Promise
           'vs bare': withBase.ratio.toFixed(2),
           target: withBase.target === undefined ? '' : `≥ ${withBase.target}`,
           'vs 10k': withBase.vs10k === undefined ? '' : withBase.vs10k.toFixed(2),
+          'fsync ms × writes': withBase.fsync === undefined ? '' : `${withBase.fsync.ms.toFixed(2)} × ${withBase.fsync.perGroup.toFixed(1)}`,
           failed: withBase.resapi.failures,
         });
       }
@@ -95,19 +105,32 @@ async function measure(scenario: Scenario, resapi: Child, receiver: URL, size: n
   const sample = await sendRaw(resapi.url, first[0] as Buffer);
   const bareServer = await spawnBare(sample.status, sample.body, sample.headers.get('content-type') ?? 'application/json');
   const loadOptions = { connections: options.connections, seconds: options.seconds, warmupSeconds: options.warmupSeconds, scratch };
-  const rounds: { bare: LoadResult; resapi: LoadResult; ratio: number }[] = [];
+  const rounds: { bare: LoadResult; resapi: LoadResult; ratio: number; fsync?: { ms: number; perGroup: number } }[] = [];
   try {
     for (let round = 0; round < options.rounds; round++) {
       const requests = round === 0 ? first : await scenario.requests({ url: resapi.url, size, receiver, round });
       const bare = await load({ ...loadOptions, url: bareServer.url, requests: requests.map((request) => retarget(request, resapi.url, bareServer.url)) });
+      const before = await syncTotals(resapi.url);
       const measured = await load({ ...loadOptions, url: resapi.url, requests });
-      rounds.push({ bare, resapi: measured, ratio: measured.perSecond / bare.perSecond });
+      const after = await syncTotals(resapi.url);
+      const groups = after.groups - before.groups;
+      // A write's throughput is bound by the disk's fdatasync, which drifts apart from the CPU: the column shows it.
+      const fsync = groups === 0 ? {} : { fsync: { ms: (1000 * (after.seconds - before.seconds)) / groups, perGroup: (after.batches - before.batches) / groups } };
+      rounds.push({ bare, resapi: measured, ratio: measured.perSecond / bare.perSecond, ...fsync });
     }
   } finally {
     await bareServer.stop();
   }
   const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)] as (typeof rounds)[number];
   return { scenario: scenario.key, label: scenario.label, items: size, ...median, ...(scenario.target === undefined ? {} : { target: scenario.target }) };
+}
+
+/** Reads the store's group-commit totals from /$metrics. */
+async function syncTotals(url: URL): Promise<SyncTotals> {
+  const answer = await sendRaw(url, rawRequest('GET', url, '/$metrics'));
+  const text = answer.body.toString('utf8');
+  const sample = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { seconds: sample('resapi_store_sync_duration_seconds_sum'), groups: sample('resapi_store_sync_duration_seconds_count'), batches: sample('resapi_store_group_batches_sum') };
 }
 
 /** The same request with the other server's Host. */
