@@ -1,6 +1,6 @@
 // The request pipeline: request id → Host (RFC 9112 §3.2) → 501 for a method no route has → route →
-// CORS preflight (lib/http/cors.ts) → authentication → 400/404 → OPTIONS → 405 → 406 → 413/415 → 100 Continue → the route's handler →
-// the one `send`. Every check before the handler is derived from the route table (lib/routes.ts) and
+// CORS preflight (lib/http/cors.ts) → authentication → 400/404 → OPTIONS → 405 → 406 → 413/415 →
+// 100 Continue → the route's handler → the one `send`. Every check before the handler is derived from the route table (lib/routes.ts) and
 // none depends on stored state (CONTRACT §4: 401, 404, 405, 406, 413, 415 come first); handlers then
 // evaluate preconditions before reading any body. A client that waits for 100 Continue is invited to
 // send its body only once those checks pass, so a 413 never follows a 100 (RFC 9110 §10.1.1).
@@ -60,7 +60,7 @@ export function createHandler(app: App, apiKeys: ApiKeys, cors: CorsPolicy, tabl
   const dates = new DateHeader();
   // What a reply without its own Cache-Control or Vary gets (CONTRACT §4: errors and writes are no-store; Vary: Authorization when credentialed).
   const noStore = noStoreCacheControl(app.policy);
-  const vary = varyOf(app.policy, []);
+  const vary = varyOf(app.policy, cors.variesByOrigin ? ['Origin'] : []);
   return (req, res, expectsContinue) => {
     const supplied = fieldLines(req, 'x-request-id');
     const echoRequestId = supplied?.length === 1 && REQUEST_ID.test(supplied[0] as string);

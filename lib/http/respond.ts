@@ -44,9 +44,9 @@ export interface CommonFields {
   /** The Cache-Control of a reply that has none; with `forceCacheControl`, of every reply. */
   readonly cacheControl: string;
   readonly forceCacheControl: boolean;
-  /** The Vary of a reply that has none, if any. */
+  /** The Vary of a reply that has none, if any (with `Origin` already in it when `varyOrigin`). */
   readonly vary: string | undefined;
-  /** `Origin`, to be added to every Vary, when the CORS answer names one origin (lib/http/cors.ts). */
+  /** `Origin`, to be added to a reply's own Vary, when the CORS answer names one origin (lib/http/cors.ts). */
   readonly varyOrigin: boolean;
   /** The CORS fields of this response: Access-Control-Allow-Origin's value, when the origin is allowed. */
   readonly allowOrigin: string | undefined;
@@ -79,7 +79,7 @@ export function send(req: IncomingMessage, res: ServerResponse, reply: Reply, cl
   if (common.echoRequestId || reply.status >= 400) fields.push('X-Request-Id', common.requestId);
   fields.push('Date', common.date);
   if (!cacheControl) fields.push('Cache-Control', common.cacheControl);
-  if (!vary && (common.vary !== undefined || common.varyOrigin)) fields.push('Vary', common.vary === undefined ? 'Origin' : common.varyOrigin ? `${common.vary}, Origin` : common.vary);
+  if (!vary && common.vary !== undefined) fields.push('Vary', common.vary);
   if (common.allowOrigin !== undefined) fields.push('Access-Control-Allow-Origin', common.allowOrigin, 'Access-Control-Expose-Headers', common.exposeHeaders);
   if (reply.closeConnection === true) {
     fields.push('Connection', 'close');
