@@ -2,11 +2,11 @@
 // §3 body cap and representations).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { binaryForFile } from '../support/binary.js';
 import { JSON_HEADERS, problemOf, request } from '../support/http.js';
+import { peakRss, streamBody, type StreamResult } from '../support/streams.js';
 
 const MIB = 1024 * 1024;
 const server = binaryForFile(['--memory']);
@@ -130,53 +130,13 @@ describe('the body cap', () => {
   });
 });
 
-/** Peak resident set size of a process, from Linux /proc (VmHWM). */
-function peakRss(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match?.[1] ?? 0) * 1024;
-}
-
-interface UploadResult {
-  status: number;
-  connection: string | undefined;
-  problemStatus: number | undefined;
-  sent: number;
-}
 
 /** Sends `total` bytes as the body of a PUT (declared or chunked) and resolves with the response. */
-function streamUpload(path: string, total: number, declared: boolean): Promise<UploadResult> {
-  return new Promise((resolve, reject) => {
-    const url = new URL(server.url);
-    const headers: Record<string, string | number> = { ...JSON_HEADERS, 'If-None-Match': '*' };
-    if (declared) headers['Content-Length'] = total;
-    const req = httpRequest({ host: url.hostname, port: url.port, path, method: 'PUT', headers, agent: false });
-    const chunk = Buffer.alloc(64 * 1024, 0x20);
-    let sent = 0;
-    let done = false;
-    const pump = (): void => {
-      while (!done && sent < total) {
-        sent += chunk.length;
-        if (!req.write(chunk)) {
-          req.once('drain', pump);
-          return;
-        }
-      }
-      if (!done) req.end();
-    };
-    req.on('response', (res) => {
-      let body = '';
-      res.on('data', (data: Buffer) => (body += data.toString()));
-      res.on('end', () => {
-        done = true;
-        const problemStatus = body === '' ? undefined : (JSON.parse(body) as { status: number }).status;
-        resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, problemStatus, sent });
-        req.destroy();
-      });
-    });
-    // After the response the server may close while we still write; only an error before it counts.
-    req.on('error', (error) => {
-      if (!done) reject(error);
-    });
-    pump();
-  });
+function streamUpload(path: string, total: number, declared: boolean): Promise<StreamResult> {
+  const url = new URL(server.url);
+  const headers: Record<string, string | number> = { ...JSON_HEADERS, 'If-None-Match': '*' };
+  if (declared) headers['Content-Length'] = total;
+  const req = httpRequest({ host: url.hostname, port: url.port, path, method: 'PUT', headers, agent: false });
+  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  return streamBody(req, { chunk, chunks: Math.ceil(total / chunk.length) });
 }

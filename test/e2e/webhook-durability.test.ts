@@ -25,6 +25,8 @@ import { webhookSignature } from '../../lib/protocol/signature.js';
 import { BIN, REPO, runBinary, startBinary, type RunningServer } from '../support/binary.js';
 import { request } from '../support/http.js';
 import { mulberry32 } from '../support/random.js';
+import { peakRss, streamBody, type StreamResult } from '../support/streams.js';
+import { deliver, inboxItems, signedDelivery, type Answer, type Delivery, type InboxItem } from '../support/webhooks.js';
 
 const MIB = 1024 * 1024;
 const SECRET = 'durability-test-secret';
@@ -58,26 +60,8 @@ after(() => {
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
 
-interface Delivery {
-  readonly id: string;
-  readonly body: string;
-  readonly signature: string;
-}
-
-interface Answer {
-  readonly status: number;
-  readonly text: string;
-}
-
-interface InboxItem {
-  readonly id: string;
-  readonly status: string;
-  readonly attempts: number;
-}
-
 function delivery(id: string): Delivery {
-  const body = JSON.stringify({ id, event: 'order.created', data: { total: 12.5, currency: 'EUR' } });
-  return { id, body, signature: webhookSignature(body, SECRET) };
+  return signedDelivery(id, 'order.created', { total: 12.5, currency: 'EUR' }, SECRET);
 }
 
 /**
@@ -122,7 +106,7 @@ describe('POST /webhooks under kill -9', () => {
 
       const restarted = await startServer(args);
       await waitUntilAllProcessed(restarted.url, context);
-      const items = (await inbox(restarted.url)).filter((item) => item.id.startsWith(prefix));
+      const items = (await inboxItems(restarted.url)).filter((item) => item.id.startsWith(prefix));
       const byId = new Map(items.map((item) => [item.id, item]));
       const sent = new Set(events.map((event) => event.id));
       assert.deepEqual(
@@ -321,20 +305,6 @@ async function waitUntilAllProcessed(base: string, context: string): Promise<voi
   assert.fail(`after ${MAX_POLLS} polls of /$inbox, ${left.length} events are still not processed, e.g. ${JSON.stringify(left.slice(0, 3))} ${context}`);
 }
 
-/** Every item of /$inbox, page after page. */
-async function inbox(base: string): Promise<InboxItem[]> {
-  const items: InboxItem[] = [];
-  let path: string | undefined = '/$inbox';
-  while (path !== undefined) {
-    const res = await request(base, path, { headers: { Prefer: 'maxpagesize=1000' } });
-    assert.equal(res.status, 200, res.text);
-    const page = res.json() as { value: InboxItem[]; '@nextLink'?: string };
-    items.push(...page.value);
-    const next = page['@nextLink'];
-    path = next === undefined ? undefined : ((url) => url.pathname + url.search)(new URL(next, base));
-  }
-  return items;
-}
 
 /** How many times the handler completed, by event id, from its fsynced log. */
 function handlerRuns(log: string): Map<string, number> {
@@ -348,42 +318,14 @@ function handlerRuns(log: string): Map<string, number> {
   return runs;
 }
 
-/** One signed delivery over a keep-alive agent. */
-function deliver(agent: Agent, base: string, event: Delivery): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const url = new URL('/webhooks', base);
-    const headers = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(event.body), 'X-Signature': event.signature };
-    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', reject);
-      res.on('aborted', () => reject(new Error('response aborted')));
-    });
-    req.on('error', reject);
-    req.end(event.body);
-  });
-}
 
-/** Peak resident set size of a process, from Linux /proc (VmHWM). */
-function peakRss(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match?.[1] ?? 0) * 1024;
-}
-
-interface FloodResult {
-  readonly status: number;
-  readonly connection: string | undefined;
-  readonly problemStatus: number | undefined;
-  readonly sent: number;
-}
 
 /**
  * Sends a well-formed, correctly signed event of `total` bytes, chunked (no Content-Length, so only
  * the running count can stop it), and resolves with the answer. Were the cap not enforced, this
  * event would be accepted: "nothing recorded" is then a real check.
  */
-function floodWebhooks(server: RunningServer, id: string, total: number): Promise<FloodResult> {
+function floodWebhooks(server: RunningServer, id: string, total: number): Promise<StreamResult> {
   const head = Buffer.from(`{"id":${JSON.stringify(id)},"event":"flood.test","pad":"`);
   const tail = Buffer.from('"}');
   const chunk = Buffer.alloc(64 * 1024, 0x78);
@@ -391,42 +333,8 @@ function floodWebhooks(server: RunningServer, id: string, total: number): Promis
   const hmac = createHmac('sha256', SECRET).update(head);
   for (let n = 0; n < chunks; n++) hmac.update(chunk);
   const signature = hmac.update(tail).digest('hex');
-  return new Promise((resolve, reject) => {
-    const url = new URL(server.url);
-    const headers = { 'Content-Type': 'application/json', 'X-Signature': signature };
-    const req = httpRequest({ host: url.hostname, port: url.port, path: '/webhooks', method: 'POST', headers, agent: false });
-    let sent = 0;
-    let written = 0;
-    let done = false;
-    const pump = (): void => {
-      if (sent === 0) {
-        req.write(head);
-        sent = head.length;
-      }
-      while (!done && written < chunks) {
-        written++;
-        sent += chunk.length;
-        if (!req.write(chunk)) {
-          req.once('drain', pump);
-          return;
-        }
-      }
-      if (!done) req.end(tail);
-    };
-    req.on('response', (res) => {
-      let body = '';
-      res.on('data', (data: Buffer) => (body += data.toString()));
-      res.on('end', () => {
-        done = true;
-        const problemStatus = body === '' ? undefined : (JSON.parse(body) as { status: number }).status;
-        resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, problemStatus, sent });
-        req.destroy();
-      });
-    });
-    // After the response the server may close while we still write; only an error before it counts.
-    req.on('error', (error) => {
-      if (!done) reject(error);
-    });
-    pump();
-  });
+  const url = new URL(server.url);
+  const headers = { 'Content-Type': 'application/json', 'X-Signature': signature };
+  const req = httpRequest({ host: url.hostname, port: url.port, path: '/webhooks', method: 'POST', headers, agent: false });
+  return streamBody(req, { head, chunk, chunks, tail });
 }

@@ -18,9 +18,8 @@ import { setTimeout as pause } from 'node:timers/promises';
 import { start, type ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
 import { silentLogger } from '../../lib/log.js';
-import { webhookSignature } from '../../lib/protocol/signature.js';
-import { request } from '../support/http.js';
 import { mulberry32 } from '../support/random.js';
+import { deliver, inboxItems, signedDelivery, type Answer, type Delivery, type InboxItem } from '../support/webhooks.js';
 
 const SECRET = 'races-test-secret';
 const PAIRS = 25;
@@ -30,20 +29,8 @@ const SENDERS = 100;
 const MAX_POLLS = 1500;
 const POLL_MS = 20;
 
-interface Answer {
-  readonly status: number;
-  readonly text: string;
-}
-
-interface Delivery {
-  readonly id: string;
-  readonly body: string;
-  readonly signature: string;
-}
-
 function delivery(id: string): Delivery {
-  const body = JSON.stringify({ id, event: 'race.test', data: { note: 'the same event, delivered again' } });
-  return { id, body, signature: webhookSignature(body, SECRET) };
+  return signedDelivery(id, 'race.test', { note: 'the same event, delivered again' }, SECRET);
 }
 
 for (const storeKind of ['memory', 'data dir'] as const) {
@@ -136,12 +123,6 @@ for (const storeKind of ['memory', 'data dir'] as const) {
   });
 }
 
-interface InboxItem {
-  readonly id: string;
-  readonly status: string;
-  readonly attempts: number;
-}
-
 /**
  * Waits until the inbox holds `expected` items that `mine` picks and every one of them is processed;
  * returns them. Polls the observable state a bounded number of times, then fails saying what is left.
@@ -149,7 +130,7 @@ interface InboxItem {
 async function waitForProcessed(base: string, expected: number, mine: (id: string) => boolean): Promise<InboxItem[]> {
   let items: InboxItem[] = [];
   for (let poll = 0; poll < MAX_POLLS; poll++) {
-    items = (await inbox(base)).filter((item) => mine(item.id));
+    items = (await inboxItems(base)).filter((item) => mine(item.id));
     if (items.length === expected && items.every((item) => item.status === 'processed')) return items;
     await pause(POLL_MS);
   }
@@ -157,36 +138,7 @@ async function waitForProcessed(base: string, expected: number, mine: (id: strin
   assert.fail(`after ${MAX_POLLS} polls the inbox holds ${items.length} of ${expected} events, ${waiting.length} not processed: ${JSON.stringify(waiting.slice(0, 3))}`);
 }
 
-/** Every item of /$inbox, page after page. */
-async function inbox(base: string): Promise<InboxItem[]> {
-  const items: InboxItem[] = [];
-  let path: string | undefined = '/$inbox';
-  while (path !== undefined) {
-    const res = await request(base, path, { headers: { Prefer: 'maxpagesize=1000' } });
-    assert.equal(res.status, 200, res.text);
-    const page = res.json() as { value: InboxItem[]; '@nextLink'?: string };
-    items.push(...page.value);
-    const next = page['@nextLink'];
-    path = next === undefined ? undefined : ((url) => url.pathname + url.search)(new URL(next, base));
-  }
-  return items;
-}
 
-/** One signed delivery over the keep-alive agent. */
-function deliver(agent: Agent, base: string, event: Delivery): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const url = new URL('/webhooks', base);
-    const headers = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(event.body), 'X-Signature': event.signature };
-    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(event.body);
-  });
-}
 
 /**
  * Starts a delivery whose body arrives in two parts and resolves once the receiver is reading it

@@ -1,0 +1,61 @@
+// Webhook deliveries for end-to-end tests (CONTRACT §7): a signed event, one POST of it over a
+// keep-alive agent, and every item of /$inbox read page after page.
+import assert from 'node:assert/strict';
+import { type Agent, request as httpRequest } from 'node:http';
+import { webhookSignature } from '../../lib/protocol/signature.js';
+import { request } from './http.js';
+
+export interface Delivery {
+  readonly id: string;
+  readonly body: string;
+  readonly signature: string;
+}
+
+export interface Answer {
+  readonly status: number;
+  readonly text: string;
+}
+
+export interface InboxItem {
+  readonly id: string;
+  readonly status: string;
+  readonly attempts: number;
+}
+
+/** An event with `id` and the given kind and data, signed with `secret`. */
+export function signedDelivery(id: string, event: string, data: unknown, secret: string): Delivery {
+  const body = JSON.stringify({ id, event, data });
+  return { id, body, signature: webhookSignature(body, secret) };
+}
+
+/** One signed delivery over a keep-alive agent. */
+export function deliver(agent: Agent, base: string, event: Delivery): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const url = new URL('/webhooks', base);
+    const headers = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(event.body), 'X-Signature': event.signature };
+    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+      res.on('aborted', () => reject(new Error('response aborted')));
+    });
+    req.on('error', reject);
+    req.end(event.body);
+  });
+}
+
+/** Every item of /$inbox, page after page. */
+export async function inboxItems(base: string): Promise<InboxItem[]> {
+  const items: InboxItem[] = [];
+  let path: string | undefined = '/$inbox';
+  while (path !== undefined) {
+    const res = await request(base, path, { headers: { Prefer: 'maxpagesize=1000' } });
+    assert.equal(res.status, 200, res.text);
+    const page = res.json() as { value: InboxItem[]; '@nextLink'?: string };
+    items.push(...page.value);
+    const next = page['@nextLink'];
+    path = next === undefined ? undefined : ((url) => url.pathname + url.search)(new URL(next, base));
+  }
+  return items;
+}
