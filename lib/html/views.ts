@@ -21,6 +21,11 @@ export const HTML_CONTENT_TYPE = 'text/html; charset=utf-8';
  */
 export const HTML_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'";
 
+/**
+ * An item's JSON is indented only up to this size: indentation grows with depth, so a 1 MiB document
+ * nested 256 deep would indent to hundreds of MiB; above it the page shows the compact JSON as sent.
+ */
+const PRETTY_JSON_CHARACTERS = 16 * 1024;
 /** A table cell shows at most this much of a nested value. */
 const CELL_CHARACTERS = 120;
 
@@ -58,7 +63,9 @@ export interface ListView {
 }
 
 export function itemPage(view: ItemView): string {
-  const body = `<h2>JSON</h2>\n<pre id="json">${escapeHtml(JSON.stringify(view.doc, null, 2))}</pre>`;
+  const compact = JSON.stringify(view.doc);
+  const shown = compact.length <= PRETTY_JSON_CHARACTERS ? JSON.stringify(view.doc, null, 2) : compact;
+  const body = `<h2>JSON</h2>\n<pre id="json">${escapeHtml(shown)}</pre>`;
   return layout(view.title, view.nav, view.facts, body);
 }
 
@@ -116,5 +123,5 @@ const STYLE = [
   'nav a{margin-right:1rem}',
   'dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}dt{font-weight:600}dd{margin:0;font-family:monospace}',
   'table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}',
-  'pre{background:#f5f5f5;padding:1rem;overflow:auto}',
+  'pre{background:#f5f5f5;padding:1rem;overflow:auto;white-space:pre-wrap;overflow-wrap:anywhere}',
 ].join('');

@@ -39,6 +39,15 @@ describe('itemPage', () => {
     assert.ok(!page.includes('rel="prev"'));
   });
 
+  it('should show a large document compactly, so a deep one cannot grow the page by its indentation', () => {
+    let deep: unknown = Array.from({ length: 10_000 }, () => 0);
+    for (let level = 0; level < 200; level++) deep = [deep];
+    const large = itemPage({ title: '/t/deep', nav: {}, doc: { id: 'deep', deep: deep as number[] }, facts: [] });
+    const json = JSON.stringify({ id: 'deep', deep });
+    assert.ok(large.includes(`<pre id="json">${json.replace(/"/g, '&quot;')}</pre>`));
+    assert.ok(large.length < json.length * 2);
+  });
+
   it('should show the facts it is given', () => {
     assert.ok(page.includes('<dt>ETag</dt><dd>&quot;abc&quot;</dd>'));
   });
