@@ -1,8 +1,8 @@
 // The request pipeline: request id → Host (RFC 9112 §3.2) → 501 for a method no route has → route →
-// CORS preflight (lib/http/cors.ts) → authentication → 400/404 → OPTIONS → 405 → 406 → 413/415 →
-// 100 Continue → the route's handler → the one `send`. Every check before the handler is derived from the route table (lib/routes.ts) and
-// none depends on stored state (CONTRACT §4: 401, 404, 405, 406, 413, 415 come first); handlers then
-// evaluate preconditions before reading any body. A client that waits for 100 Continue is invited to
+// authentication (not asked of a CORS preflight, lib/http/cors.ts) → 400/404 → OPTIONS → 405 → 406 →
+// 413/415 → 100 Continue → the route's handler → the one `send`. Every check before the handler is
+// derived from the route table (lib/routes.ts) and none depends on stored state (CONTRACT §4: 401,
+// 404, 405, 406, 413, 415 come first); handlers then evaluate preconditions before reading any body. A client that waits for 100 Continue is invited to
 // send its body only once those checks pass, so a 413 never follows a 100 (RFC 9110 §10.1.1).
 // Unexpected exceptions become a 500 whose detail is fixed text; the exception itself goes to the log
 // under the request id (seed, Errors rule 2).
@@ -125,14 +125,10 @@ function dispatch(
   const match = routes.router.match(target.path);
   const entry = match.kind === 'route' ? routes.entries.get(match.name) : undefined;
   if (entry !== undefined) trace.route = entry.name;
-  // A CORS preflight never carries credentials (Fetch §4.8), so it is answered before authentication.
-  if (method === 'OPTIONS' && isPreflight(req)) {
-    if (entry === undefined) return problemReply(problem('not-found', `No resource is addressed by ${clip(target.path)}.`));
-    const allow = routes.allow.get(entry.name) as string;
-    return { status: 204, headers: { Allow: allow, 'Access-Control-Allow-Methods': allow, 'Access-Control-Allow-Headers': PREFLIGHT_HEADERS, 'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE_S) } };
-  }
+  // A CORS preflight never carries credentials (Fetch §4.8), so it is answered without asking for them.
+  const preflight = method === 'OPTIONS' && isPreflight(req);
   let principal = '';
-  if (apiKeys.enabled && entry?.public !== true) {
+  if (apiKeys.enabled && entry?.public !== true && !preflight) {
     const auth = apiKeys.check(fieldLines(req, 'authorization'));
     if (!auth.ok) return problemReply(problem('unauthorized', auth.detail, { headers: { 'WWW-Authenticate': 'Bearer' } }));
     principal = auth.principal;
@@ -140,6 +136,9 @@ function dispatch(
   if (match.kind === 'invalid') return problemReply(problem('invalid-name', match.detail));
   if (match.kind === 'unknown' || entry === undefined) return problemReply(problem('not-found', `No resource is addressed by ${clip(target.path)}.`));
   const allow = routes.allow.get(entry.name) as string;
+  if (preflight) {
+    return { status: 204, headers: { Allow: allow, 'Access-Control-Allow-Methods': allow, 'Access-Control-Allow-Headers': PREFLIGHT_HEADERS, 'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE_S) } };
+  }
   // RFC 9110 §9.3.7: OPTIONS describes the communication options of the target.
   if (method === 'OPTIONS') return { status: 204, headers: { Allow: allow } };
   const endpoint = endpointFor(entry, method);
