@@ -2,16 +2,26 @@
 // snapshot, and the directory fsynced; then the old journals are deleted. The file is a sequence of the same
 // checksummed frames as the journal (codec.ts):
 //
-//   {"type":"header","format":1,"seq":S,"at":T,"lastModified":[[collection, ms], ...]}
-//   {"type":"chunk","collection":C,"records":[[id, version, modifiedAt, doc, expiresAt?, dueAt?], ...],
-//    "tombstones":[[id, version, deletedAt, retainUntil, doc, restoredVersion?], ...]}   (repeated)
+//   {"type":"header","format":2,"seq":S,"at":T,"lastModified":[[collection, ms], ...]}
+//   {"type":"records","collection":C,"versions":[...],"modifiedAt":[...],"idLengths":[...],
+//    "docLengths":[...],"expiresAt":[...]?,"dueAt":[...]?}\n<id><doc><id><doc>...            (repeated)
+//   {"type":"tombstones","collection":C,"rows":[[id, version, deletedAt, retainUntil, doc, restoredVersion?], ...]}
 //   {"type":"end","records":N,"tombstones":M}
 //
-// An absent expiresAt is written as null when a dueAt follows it. Rows are tuples, not objects, because recovery time is dominated by JSON.parse and a million rows
-// of repeated key names would add ~40 MB to parse. A chunk holds rows of one collection up to about
-// 1 MiB, so the collection name is parsed once per chunk and shared by its rows. The end frame makes
-// a short snapshot detectable; a snapshot is only renamed into place whole, so any damage in it is
-// corruption (never a torn tail) and recovery refuses to start.
+// A records frame is one line of JSON, a newline, then each record's id (raw text) and document (JSON
+// text) one after another, as long as the `idLengths` and `docLengths` entries say (in UTF-16 code
+// units of the decoded payload: JavaScript string length). Recovery parses only the line and keeps each
+// document as a slice of the payload's text until something reads it (state.ts, RecordVersion):
+// building a million document objects at start was most of what opening a 1M-record store cost. The
+// line's columns are arrays of numbers rather than one array per record, which parses faster and
+// leaves less for the collector; expiresAt and dueAt columns (null where a record has none) appear
+// only when some record has one.
+// Format 1, still read, had {"type":"chunk"} frames: a tuple per record with its document inline, and
+// the tombstone rows.
+// A frame holds one collection's records (or tombstones) up to about 1 MiB, so the collection name is
+// parsed once per frame and shared. The end frame makes a short snapshot detectable; a snapshot is only
+// renamed into place whole, so any damage in it is corruption (never a torn tail) and recovery refuses
+// to start.
 // The capture is a list of references to immutable record objects taken at one seq (in the state's
 // insertion order, the cheapest walk), so it can be written chunk by chunk while new commits go on
 // (to the next journal).
@@ -19,17 +29,18 @@ import { join } from 'node:path';
 import type { JsonObject } from '../json.js';
 import { isJsonObject } from '../json.js';
 import type { Crc32c } from './codec.js';
-import { encodeFrame, isCount, parsePayload, scanFrames } from './codec.js';
+import { decodePayload, encodeFrame, isCount, parseJsonText, parsePayload, scanFrames } from './codec.js';
 import type { FileIO } from './fs-io.js';
 import { describeError, hasCode, writeFully } from './fs-io.js';
 import { removeJournalsBefore } from './journal.js';
-import { makeRecord, type StoreState } from './state.js';
+import { documentText, makeLoadedRecord, makeRecord, type StoreState } from './state.js';
 import type { StoredRecord, Tombstone } from './types.js';
 import type { Logger } from '../log.js';
 import type { Random } from '../clock.js';
 
 export const SNAPSHOT_FILE = 'snapshot.dat';
 const CHUNK_BYTES = 1 << 20;
+const FORMAT = 2;
 
 /** The live state at one seq, as references to immutable objects. */
 export interface SnapshotCapture {
@@ -74,9 +85,10 @@ async function writeSnapshot(
     offset += frame.length;
   };
   try {
-    await emit(JSON.stringify({ type: 'header', format: 1, seq: capture.seq, at: capture.at, lastModified: capture.lastModified }));
-    await writeRows(capture.records, recordRow, 'records', emit);
-    await writeRows(capture.tombstones, tombstoneRow, 'tombstones', emit);
+    await emit(JSON.stringify({ type: 'header', format: FORMAT, seq: capture.seq, at: capture.at, lastModified: capture.lastModified }));
+    const recordChunks = chunks(capture.records, (record) => ({ record, document: documentText(record) }), (entry) => entry.record.id.length + entry.document.length + RECORD_COLUMNS_BYTES);
+    for (const { collection, entries } of recordChunks) await emit(recordsFrame(collection, entries));
+    for (const { collection, entries } of chunks(capture.tombstones, tombstoneRow, (row) => row.length)) await emit(tombstonesFrame(collection, entries));
     await emit(JSON.stringify({ type: 'end', records: capture.records.length, tombstones: capture.tombstones.length }));
     await handle.sync();
   } catch (error) {
@@ -125,45 +137,64 @@ export async function checkpointSnapshot(
   return 'written';
 }
 
-async function writeRows<T extends { readonly collection: string }>(
+/**
+ * Splits items into runs of one collection of about CHUNK_BYTES each, after `prepare` turns each into
+ * what its frame needs (`size` measures that).
+ */
+function* chunks<T extends { readonly collection: string }, P>(
   items: readonly T[],
-  row: (item: T) => string,
-  field: 'records' | 'tombstones',
-  emit: (json: string) => Promise<void>,
-): Promise<void> {
+  prepare: (item: T) => P,
+  size: (prepared: P) => number,
+): Generator<{ readonly collection: string; readonly entries: readonly P[] }> {
   let collection: string | undefined;
-  let rows: string[] = [];
+  let entries: P[] = [];
   let bytes = 0;
-  const flush = async (): Promise<void> => {
-    if (collection === undefined || rows.length === 0) return;
-    const other = field === 'records' ? 'tombstones' : 'records';
-    await emit(`{"type":"chunk","collection":${JSON.stringify(collection)},"${field}":[${rows.join(',')}],"${other}":[]}`);
-    rows = [];
-    bytes = 0;
-  };
   for (const item of items) {
-    if (item.collection !== collection || bytes >= CHUNK_BYTES) {
-      await flush();
-      collection = item.collection;
+    if (collection !== undefined && (item.collection !== collection || bytes >= CHUNK_BYTES)) {
+      yield { collection, entries };
+      entries = [];
+      bytes = 0;
     }
-    const text = row(item);
-    rows.push(text);
-    bytes += text.length;
+    collection = item.collection;
+    const prepared = prepare(item);
+    entries.push(prepared);
+    bytes += size(prepared);
   }
-  await flush();
+  if (collection !== undefined) yield { collection, entries };
 }
 
-function recordRow(record: StoredRecord): string {
-  const row: unknown[] = [record.id, record.version, record.modifiedAt, record.doc];
-  if (record.expiresAt !== undefined || record.dueAt !== undefined) row.push(record.expiresAt ?? null);
-  if (record.dueAt !== undefined) row.push(record.dueAt);
-  return JSON.stringify(row);
+interface RecordEntry {
+  readonly record: StoredRecord;
+  readonly document: string;
+}
+
+/** Room for a record's columns beside its document, for sizing chunks. */
+const RECORD_COLUMNS_BYTES = 48;
+
+/** A records frame: its columns as one line of JSON, a newline, then each record's id and document. */
+function recordsFrame(collection: string, entries: readonly RecordEntry[]): string {
+  const records = entries.map((entry) => entry.record);
+  const columns: { [name: string]: unknown } = {
+    type: 'records',
+    collection,
+    versions: records.map((record) => record.version),
+    modifiedAt: records.map((record) => record.modifiedAt),
+    idLengths: records.map((record) => record.id.length),
+    docLengths: entries.map((entry) => entry.document.length),
+  };
+  if (records.some((record) => record.expiresAt !== undefined)) columns.expiresAt = records.map((record) => record.expiresAt ?? null);
+  if (records.some((record) => record.dueAt !== undefined)) columns.dueAt = records.map((record) => record.dueAt ?? null);
+  return `${JSON.stringify(columns)}\n${entries.map((entry) => entry.record.id + entry.document).join('')}`;
 }
 
 function tombstoneRow(tombstone: Tombstone): string {
   const row: unknown[] = [tombstone.id, tombstone.version, tombstone.deletedAt, tombstone.retainUntil, tombstone.doc];
   if (tombstone.restoredVersion !== undefined) row.push(tombstone.restoredVersion);
   return JSON.stringify(row);
+}
+
+function tombstonesFrame(collection: string, rows: readonly string[]): string {
+  return `{"type":"tombstones","collection":${JSON.stringify(collection)},"rows":[${rows.join(',')}]}`;
 }
 
 export type LoadResult = { readonly ok: true; readonly seq: number } | { readonly ok: false; readonly message: string };
@@ -177,29 +208,41 @@ export async function loadSnapshot(
   progress: (done: number, total: number) => void,
 ): Promise<LoadResult> {
   const handle = await io.open(path, 'read');
-  const counts = { records: 0, tombstones: 0 };
+  const counts: Counts = { records: 0, tombstones: 0 };
   let seq: number | undefined;
+  let format: number | undefined;
   let ended = false;
   try {
     const size = await handle.size();
     const end = await scanFrames(crc, handle, size, (payload) => {
-      const frame = parsePayload(payload);
-      if (!isJsonObject(frame) || ended) return 'unexpected frame';
       if (seq === undefined) {
-        if (frame.type !== 'header' || frame.format !== 1 || !isCount(frame.seq) || !Array.isArray(frame.lastModified)) return 'bad header';
-        seq = frame.seq;
+        const frame = parsePayload(payload);
+        if (!isJsonObject(frame) || frame.type !== 'header' || (frame.format !== 1 && frame.format !== FORMAT)) return 'bad header';
+        if (!isCount(frame.seq) || !Array.isArray(frame.lastModified)) return 'bad header';
         for (const pair of frame.lastModified) {
           if (!Array.isArray(pair) || typeof pair[0] !== 'string' || typeof pair[1] !== 'number') return 'bad header';
           state.setLastModified(pair[0], pair[1]);
         }
+        seq = frame.seq;
+        format = frame.format;
         state.advanceSeq(seq);
         return undefined;
       }
-      if (frame.type === 'end') {
+      if (ended) return 'unexpected frame';
+      const text = decodePayload(payload);
+      // Only a records frame has a newline: JSON.stringify writes none, so it ends the frame's JSON.
+      const split = text.indexOf('\n');
+      const frame = parseJsonText(split === -1 ? text : text.slice(0, split));
+      if (!isJsonObject(frame)) return 'unexpected frame';
+      const kind = split === -1 ? frame.type : `${String(frame.type)} with documents`;
+      if (kind === 'end') {
         ended = true;
         return frame.records === counts.records && frame.tombstones === counts.tombstones ? undefined : 'row counts do not match';
       }
-      return frame.type === 'chunk' ? loadChunk(state, frame, counts) : 'unknown frame type';
+      if (format === 1) return kind === 'chunk' ? loadFormat1Chunk(state, frame, counts) : 'unknown frame type';
+      if (kind === 'records with documents') return loadRecords(state, frame, text, split + 1, counts);
+      if (kind === 'tombstones') return loadTombstones(state, frame.collection, frame.rows, counts);
+      return 'unknown frame type';
     }, (done) => progress(done, size));
     if (end.kind !== 'end') return { ok: false, message: corrupt(path, end.offset, end.reason) };
     if (seq === undefined || !ended) return { ok: false, message: corrupt(path, end.offset, 'snapshot is incomplete') };
@@ -209,24 +252,64 @@ export async function loadSnapshot(
   }
 }
 
+interface Counts {
+  records: number;
+  tombstones: number;
+}
+
 function corrupt(path: string, offset: number, reason: string): string {
   return `refusing to start: snapshot ${path} is corrupt at offset ${offset} (${reason}). Nothing was changed; restore the data dir from a backup`;
 }
 
-function loadChunk(state: StoreState, frame: JsonObject, counts: { records: number; tombstones: number }): string | undefined {
+/** Format 2: a records frame's columns; each id and document is a slice of the text after the line. */
+function loadRecords(state: StoreState, frame: JsonObject, text: string, start: number, counts: Counts): string | undefined {
+  const { collection, versions, modifiedAt, idLengths, docLengths, expiresAt, dueAt } = frame;
+  if (typeof collection !== 'string' || !Array.isArray(versions)) return 'bad records frame';
+  const column = (value: unknown): value is unknown[] => Array.isArray(value) && value.length === versions.length;
+  if (!column(modifiedAt) || !column(idLengths) || !column(docLengths)) return 'bad records frame';
+  if ((expiresAt !== undefined && !column(expiresAt)) || (dueAt !== undefined && !column(dueAt))) return 'bad records frame';
+  let offset = start;
+  for (let index = 0; index < versions.length; index++) {
+    const version: unknown = versions[index];
+    const modified: unknown = modifiedAt[index];
+    const idLength: unknown = idLengths[index];
+    const docLength: unknown = docLengths[index];
+    const expires = expiresAt === undefined ? null : expiresAt[index];
+    const due = dueAt === undefined ? null : dueAt[index];
+    if (!isCount(version) || typeof modified !== 'number' || !isCount(idLength) || !isCount(docLength)) return 'bad record row';
+    if ((expires !== null && typeof expires !== 'number') || (due !== null && typeof due !== 'number')) return 'bad record row';
+    // Sliced ids, unlike JSON string values, are not interned: a third of the time of parsing them.
+    const docStart = offset + idLength;
+    const end = docStart + docLength;
+    // The frame's checksum held, so this only catches a writer defect; the rest is checked when read.
+    if (docLength < 2 || end > text.length || text.charCodeAt(docStart) !== 0x7b || text.charCodeAt(end - 1) !== 0x7d) return 'bad record document';
+    const record = makeLoadedRecord(collection, text.slice(offset, docStart), version, modified, text, docStart, end, expires ?? undefined, due ?? undefined);
+    state.load({ record });
+    counts.records++;
+    offset = end;
+  }
+  return offset === text.length ? undefined : 'record text left over';
+}
+
+/** Format 1: a chunk of record rows with their documents inline, and tombstone rows. */
+function loadFormat1Chunk(state: StoreState, frame: JsonObject, counts: Counts): string | undefined {
   const { collection, records, tombstones } = frame;
-  if (typeof collection !== 'string' || !Array.isArray(records) || !Array.isArray(tombstones)) return 'bad chunk';
+  if (typeof collection !== 'string' || !Array.isArray(records)) return 'bad chunk';
   for (const row of records) {
     if (!Array.isArray(row) || row.length < 4 || row.length > 6) return 'bad record row';
     const [id, version, modifiedAt, doc, expiresAt, dueAt] = row;
     if (typeof id !== 'string' || !isCount(version) || typeof modifiedAt !== 'number' || !isJsonObject(doc)) return 'bad record row';
     if (expiresAt !== undefined && expiresAt !== null && typeof expiresAt !== 'number') return 'bad record row';
     if (dueAt !== undefined && typeof dueAt !== 'number') return 'bad record row';
-    // Built by StoreState's own constructor, so every record shares one object shape.
     state.load({ record: makeRecord(collection, id, version, modifiedAt, doc, expiresAt ?? undefined, dueAt) });
     counts.records++;
   }
-  for (const row of tombstones) {
+  return loadTombstones(state, collection, tombstones, counts);
+}
+
+function loadTombstones(state: StoreState, collection: unknown, rows: unknown, counts: Counts): string | undefined {
+  if (typeof collection !== 'string' || !Array.isArray(rows)) return 'bad tombstones';
+  for (const row of rows) {
     if (!Array.isArray(row) || row.length < 5 || row.length > 6) return 'bad tombstone row';
     const [id, version, deletedAt, retainUntil, doc, restoredVersion] = row;
     if (typeof id !== 'string' || !isCount(version) || typeof deletedAt !== 'number' || typeof retainUntil !== 'number' || !isJsonObject(doc)) {

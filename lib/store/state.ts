@@ -4,6 +4,7 @@
 // apply logic here means both stores cannot disagree about what a batch does (one interface, one
 // conformance suite: test/store/conformance.ts).
 import type { JsonObject } from '../json.js';
+import { isJsonObject } from '../json.js';
 import type {
   Applied,
   Batch,
@@ -345,6 +346,62 @@ export class StoreState {
   }
 }
 
+/**
+ * One version of a record. A record loaded from a snapshot keeps its document as the JSON text it
+ * was written as until something reads `doc`: building a million document objects (JSON.parse and the
+ * collector's copying of them) was most of what opening a 1M-record store cost, and most of those
+ * documents are never read before they are replaced. The first read parses and drops the text.
+ */
+class RecordVersion implements StoredRecord {
+  readonly collection: string;
+  readonly id: string;
+  readonly version: number;
+  readonly modifiedAt: number;
+  readonly expiresAt: number | undefined;
+  readonly dueAt: number | undefined;
+  #parsed: JsonObject | undefined;
+  /** While unparsed: the text holding the document from `#start` to `#end` (no string made per record). */
+  #source: string | undefined;
+  readonly #start: number;
+  readonly #end: number;
+
+  constructor(collection: string, id: string, version: number, modifiedAt: number, expiresAt: number | undefined, dueAt: number | undefined, parsed: JsonObject | undefined, source: string | undefined, start: number, end: number) {
+    this.collection = collection;
+    this.id = id;
+    this.version = version;
+    this.modifiedAt = modifiedAt;
+    this.expiresAt = expiresAt;
+    this.dueAt = dueAt;
+    this.#parsed = parsed;
+    this.#source = source;
+    this.#start = start;
+    this.#end = end;
+  }
+
+  get doc(): JsonObject {
+    if (this.#parsed === undefined) {
+      const value: unknown = JSON.parse(this.docText());
+      // The snapshot loader checked the braces and the frame's checksum held, so this is a defect.
+      if (!isJsonObject(value)) throw new Error(`stored document of ${this.collection}/${this.id} is not a JSON object`);
+      this.#parsed = value;
+      this.#source = undefined;
+    }
+    return this.#parsed;
+  }
+
+  /** The document as JSON text: the loaded text as is while it has not been parsed. */
+  docText(): string {
+    return this.#source === undefined ? JSON.stringify(this.#parsed) : this.#source.slice(this.#start, this.#end);
+  }
+
+  /** The fields a reader sees, `doc` included (it is an accessor, which JSON.stringify would skip). */
+  toJSON(): JsonObject {
+    const { collection, id, version, modifiedAt, doc, expiresAt, dueAt } = this;
+    return { collection, id, version, modifiedAt, doc, ...(expiresAt === undefined ? {} : { expiresAt }), ...(dueAt === undefined ? {} : { dueAt }) };
+  }
+}
+
+/** A record version with its document. */
 export function makeRecord(
   collection: string,
   id: string,
@@ -354,10 +411,30 @@ export function makeRecord(
   expiresAt: number | undefined,
   dueAt: number | undefined,
 ): StoredRecord {
-  const record: { -readonly [K in keyof StoredRecord]: StoredRecord[K] } = { collection, id, version, modifiedAt, doc };
-  if (expiresAt !== undefined) record.expiresAt = expiresAt;
-  if (dueAt !== undefined) record.dueAt = dueAt;
-  return record;
+  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, doc, undefined, 0, 0);
+}
+
+/**
+ * A record version loaded from a snapshot: its document is the JSON text in `source` from `start` to
+ * `end`, parsed on first read (the whole frame's text stays alive until every record of it is read).
+ */
+export function makeLoadedRecord(
+  collection: string,
+  id: string,
+  version: number,
+  modifiedAt: number,
+  source: string,
+  start: number,
+  end: number,
+  expiresAt: number | undefined,
+  dueAt: number | undefined,
+): StoredRecord {
+  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, undefined, source, start, end);
+}
+
+/** A record's document as JSON text, without parsing one that was loaded as text and not read since. */
+export function documentText(record: StoredRecord): string {
+  return record instanceof RecordVersion ? record.docText() : JSON.stringify(record.doc);
 }
 
 /** The document with `set` merged over its top-level fields and `unset` removed; never edits `doc`. */

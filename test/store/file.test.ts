@@ -11,6 +11,7 @@ import { openFileStore } from '../../lib/store/file.js';
 import type { CommitResult, Mutation, Store } from '../../lib/store/types.js';
 import { storeConformance } from './conformance.js';
 import { clockAt } from '../support/clock.js';
+import { readable } from '../support/store.js';
 
 const T0 = 1_700_000_000_000;
 
@@ -41,7 +42,7 @@ async function journalBytes(dir: string): Promise<number> {
 function observe(store: Store, collections: readonly string[]): unknown {
   return collections.map((name) => ({
     name,
-    records: store.scan(name),
+    records: store.scan(name).map(readable),
     count: store.count(name),
     lastModified: store.lastModified(name),
   }));

@@ -1,0 +1,174 @@
+// Snapshots (lib/store/snapshot.ts): every field of every record and tombstone comes back from a
+// snapshot, including documents that are still the text they were loaded as when the next snapshot is
+// written; a format-1 snapshot (documents inline) still opens; and a records frame whose lengths do
+// not add up refuses the start, even though its checksum holds.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { JsonObject } from '../../lib/json.js';
+import { Crc32c, encodeFrame } from '../../lib/store/codec.js';
+import type { FileStore, OpenResult } from '../../lib/store/file.js';
+import { openFileStore } from '../../lib/store/file.js';
+import type { Mutation, Store } from '../../lib/store/types.js';
+import { clockAt } from '../support/clock.js';
+import { readable } from '../support/store.js';
+
+const T0 = 1_700_000_000_000;
+const FAR = T0 + 86_400_000;
+
+async function withDir(run: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'resapi-snapshot-'));
+  try {
+    await run(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+interface Opened {
+  readonly store: FileStore;
+  /** Resolves once the store logs that a snapshot was written (the event, not a wait). */
+  readonly snapshotWritten: Promise<void>;
+}
+
+async function open(dir: string, snapshotThresholdBytes = 64 << 20): Promise<Opened> {
+  let written: () => void = () => {};
+  const snapshotWritten = new Promise<void>((resolve) => {
+    written = resolve;
+  });
+  const opened = await openFileStore({
+    dir,
+    clock: clockAt(() => T0),
+    snapshotThresholdBytes,
+    progress: () => {},
+    log: (_level, message) => {
+      if (message === 'snapshot written') written();
+    },
+  });
+  assert.ok(opened.ok, opened.ok ? '' : opened.message);
+  return { store: opened.store, snapshotWritten };
+}
+
+async function openResult(dir: string): Promise<OpenResult> {
+  return openFileStore({ dir, clock: clockAt(() => T0), progress: () => {}, log: () => {} });
+}
+
+async function commitOk(store: Store, ...mutations: Mutation[]): Promise<void> {
+  const result = await store.commit({ mutations });
+  assert.ok(result.ok, JSON.stringify(result));
+}
+
+/** Every record (plain fields, `doc` read) and tombstone of `collections`. */
+function view(store: Store, collections: readonly string[]): unknown {
+  return collections.map((name) => ({
+    name,
+    records: store.scan(name).map(readable),
+    tombstones: ['gone', 'back'].map((id) => store.getTombstone(name, id)),
+    lastModified: store.lastModified(name),
+  }));
+}
+
+const COLLECTIONS = ['items', '$inbox', '$tmp'];
+
+/** Documents and ids whose text a decoder or a length count could get wrong. */
+const WRITES: Mutation[] = [
+  { kind: 'put', collection: 'items', id: 'ascii', doc: { name: 'plain', n: 1, nested: { list: [1, { x: null }], empty: {} } } },
+  { kind: 'put', collection: 'items', id: 'ключ', doc: { text: 'café ☕ 😀', separators: '\u2028\u2029', lone: '\ud800', quote: '"}{' } },
+  { kind: 'put', collection: 'items', id: 'line\nbreak {"id"}', doc: { id: 'line\nbreak {"id"}' } },
+  { kind: 'put', collection: 'items', id: '__proto__', doc: JSON.parse('{"__proto__":{"polluted":true},"n":2}') as JsonObject },
+  { kind: 'put', collection: 'items', id: 'gone', doc: { n: 3 } },
+  { kind: 'put', collection: 'items', id: 'back', doc: { n: 4 } },
+  { kind: 'put', collection: '$inbox', id: 'due', doc: { status: 'accepted' }, dueAt: T0 + 5 },
+  { kind: 'put', collection: '$inbox', id: 'plain', doc: { status: 'processed' } },
+  { kind: 'put', collection: '$tmp', id: 'expiring', doc: { n: 5 }, expiresAt: FAR },
+  { kind: 'put', collection: '$tmp', id: 'both', doc: { n: 6 }, expiresAt: FAR, dueAt: T0 + 7 },
+];
+
+describe('snapshots', () => {
+  it('should bring back every field, and write documents not read since the last start unchanged', () =>
+    withDir(async (dir) => {
+      const first = await open(dir);
+      for (const mutation of WRITES) await commitOk(first.store, mutation);
+      await commitOk(first.store, { kind: 'delete', collection: 'items', id: 'gone', retainUntil: FAR });
+      await commitOk(first.store, { kind: 'delete', collection: 'items', id: 'back', retainUntil: FAR });
+      await commitOk(first.store, { kind: 'restore', collection: 'items', id: 'back' });
+      const expected = view(first.store, COLLECTIONS);
+      await first.store.close();
+
+      // Reopened over the threshold: recovery replays the journal, then snapshots it.
+      const second = await open(dir, 1);
+      await second.snapshotWritten;
+      await second.store.close();
+      assert.deepEqual((await readdir(dir)).filter((name) => name.startsWith('journal-')).length, 1);
+
+      // Loaded from the snapshot alone, documents unread: the next snapshot writes them from their text.
+      const third = await open(dir, 1);
+      await commitOk(third.store, { kind: 'put', collection: 'other', id: 'trigger', doc: {} });
+      await third.snapshotWritten;
+      await third.store.close();
+
+      const fourth = await open(dir);
+      assert.deepEqual(view(fourth.store, COLLECTIONS), expected);
+      const proto = fourth.store.get('items', '__proto__')?.doc;
+      assert.equal(Object.getPrototypeOf(proto), Object.prototype);
+      assert.deepEqual(Object.getOwnPropertyDescriptor(proto, '__proto__')?.value, { polluted: true });
+      assert.deepEqual(fourth.store.due('$inbox', T0 + 10, 10).map((record) => record.id), ['due']);
+      assert.equal(fourth.store.nextDue('$tmp'), T0 + 7);
+      assert.deepEqual(JSON.parse(JSON.stringify(fourth.store.get('$tmp', 'both'))), {
+        collection: '$tmp', id: 'both', version: 10, modifiedAt: T0, doc: { n: 6 }, expiresAt: FAR, dueAt: T0 + 7,
+      });
+      await fourth.store.close();
+    }));
+
+  it('should open a format-1 snapshot, whose rows carry their documents inline', () =>
+    withDir(async (dir) => {
+      const crc = new Crc32c();
+      const frames = [
+        { type: 'header', format: 1, seq: 9, at: T0, lastModified: [['items', T0 - 1]] },
+        {
+          type: 'chunk',
+          collection: 'items',
+          records: [['a', 3, T0 - 3, { name: 'café' }], ['b', 4, T0 - 2, { n: 1 }, null, T0 + 1], ['c', 5, T0 - 1, { n: 2 }, FAR]],
+          tombstones: [['gone', 6, T0 - 1, FAR, { n: 0 }]],
+        },
+        { type: 'end', records: 3, tombstones: 1 },
+      ];
+      await writeFile(join(dir, 'snapshot.dat'), Buffer.concat(frames.map((frame) => encodeFrame(crc, JSON.stringify(frame)))));
+      const { store } = await open(dir);
+      assert.deepEqual(store.scan('items').map(readable), [
+        { collection: 'items', id: 'a', version: 3, modifiedAt: T0 - 3, doc: { name: 'café' } },
+        { collection: 'items', id: 'b', version: 4, modifiedAt: T0 - 2, doc: { n: 1 }, dueAt: T0 + 1 },
+        { collection: 'items', id: 'c', version: 5, modifiedAt: T0 - 1, doc: { n: 2 }, expiresAt: FAR },
+      ]);
+      assert.deepEqual(store.getTombstone('items', 'gone')?.doc, { n: 0 });
+      await commitOk(store, { kind: 'put', collection: 'items', id: 'd', doc: {} });
+      assert.equal(store.get('items', 'd')?.version, 10, 'the sequence goes on after the snapshot');
+      await store.close();
+    }));
+
+  describe('a records frame that does not add up refuses the start', () => {
+    const header = { type: 'header', format: 2, seq: 2, at: T0, lastModified: [] };
+    const columns = { type: 'records', collection: 'items', versions: [1, 2], modifiedAt: [T0, T0], idLengths: [1, 1] };
+    const cases: ReadonlyArray<readonly [string, string, RegExp]> = [
+      ['a document longer than the text', `${JSON.stringify({ ...columns, docLengths: [2, 9] })}\na{}b{}`, /bad record document/],
+      ['text left after the last document', `${JSON.stringify({ ...columns, docLengths: [2, 2] })}\na{}b{}c`, /record text left over/],
+      ['a document that is not an object', `${JSON.stringify({ ...columns, docLengths: [2, 2] })}\na{}b[]`, /bad record document/],
+      ['a column shorter than the others', `${JSON.stringify({ ...columns, docLengths: [2] })}\na{}b{}`, /bad records frame/],
+      ['a records frame without its documents', JSON.stringify({ ...columns, docLengths: [2, 2] }), /unknown frame type/],
+    ];
+    for (const [name, records, reason] of cases) {
+      it(`should refuse ${name}`, () =>
+        withDir(async (dir) => {
+          const crc = new Crc32c();
+          const payloads = [JSON.stringify(header), records, JSON.stringify({ type: 'end', records: 2, tombstones: 0 })];
+          await writeFile(join(dir, 'snapshot.dat'), Buffer.concat(payloads.map((payload) => encodeFrame(crc, payload))));
+          const opened = await openResult(dir);
+          assert.equal(!opened.ok && opened.kind, 'corrupt');
+          assert.match(!opened.ok ? opened.message : '', /snapshot\.dat is corrupt at offset \d+ \(/);
+          assert.match(!opened.ok ? opened.message : '', reason);
+        }));
+    }
+  });
+});
