@@ -60,11 +60,14 @@ async function commitOk(store: Store, ...mutations: Mutation[]): Promise<void> {
   assert.ok(result.ok, JSON.stringify(result));
 }
 
-/** Every record (plain fields, `doc` read) and tombstone of `collections`. */
+/**
+ * Every record (plain fields, `doc` read, and its JSON text: key order makes the representation's
+ * bytes and so its ETag) and tombstone of `collections`.
+ */
 function view(store: Store, collections: readonly string[]): unknown {
   return collections.map((name) => ({
     name,
-    records: store.scan(name).map(readable),
+    records: store.scan(name).map((record) => ({ ...readable(record), text: JSON.stringify(record.doc) })),
     tombstones: ['gone', 'back'].map((id) => store.getTombstone(name, id)),
     lastModified: store.lastModified(name),
   }));
@@ -75,6 +78,7 @@ const COLLECTIONS = ['items', '$inbox', '$tmp'];
 /** Documents and ids whose text a decoder or a length count could get wrong. */
 const WRITES: Mutation[] = [
   { kind: 'put', collection: 'items', id: 'ascii', doc: { name: 'plain', n: 1, nested: { list: [1, { x: null }], empty: {} } } },
+  { kind: 'put', collection: 'items', id: 'order', doc: { b: 1, a: 2, '10': 3, '2': 4, big: 1e21, small: 5e-324, neg: -0.5 } },
   { kind: 'put', collection: 'items', id: 'ключ', doc: { text: 'café ☕ 😀', separators: '\u2028\u2029', lone: '\ud800', quote: '"}{' } },
   { kind: 'put', collection: 'items', id: 'line\nbreak {"id"}', doc: { id: 'line\nbreak {"id"}' } },
   { kind: 'put', collection: 'items', id: '__proto__', doc: JSON.parse('{"__proto__":{"polluted":true},"n":2}') as JsonObject },
@@ -117,7 +121,7 @@ describe('snapshots', () => {
       assert.deepEqual(fourth.store.due('$inbox', T0 + 10, 10).map((record) => record.id), ['due']);
       assert.equal(fourth.store.nextDue('$tmp'), T0 + 7);
       assert.deepEqual(JSON.parse(JSON.stringify(fourth.store.get('$tmp', 'both'))), {
-        collection: '$tmp', id: 'both', version: 10, modifiedAt: T0, doc: { n: 6 }, expiresAt: FAR, dueAt: T0 + 7,
+        collection: '$tmp', id: 'both', version: 11, modifiedAt: T0, doc: { n: 6 }, expiresAt: FAR, dueAt: T0 + 7,
       });
       await fourth.store.close();
     }));
