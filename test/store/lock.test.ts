@@ -4,23 +4,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { OpenResult } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
+import { withTempDir } from '../support/temp-dir.js';
 
 const CHILD = fileURLToPath(new URL('./crash-child.js', import.meta.url));
-
-async function withDir(run: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'resapi-lock-'));
-  try {
-    await run(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 function open(dir: string, warnings: string[] = []): Promise<OpenResult> {
   return openFileStore({ dir, log: (level, message) => void (level === 'info' || warnings.push(message)), progress: () => {} });
@@ -56,7 +48,7 @@ async function deadPid(): Promise<number> {
 
 describe('FileStore data-dir lock', () => {
   it('should refuse a second open in the same process, naming the holder pid, until close', () =>
-    withDir(async (dir) => {
+    withTempDir('lock', async (dir) => {
       const first = await open(dir);
       assert.ok(first.ok);
       const second = await open(dir);
@@ -70,7 +62,7 @@ describe('FileStore data-dir lock', () => {
     }));
 
   it('should make a second process exit 1 with a clear message, and take over once the holder is killed', () =>
-    withDir(async (dir) => {
+    withTempDir('lock', async (dir) => {
       const holder = await hold(dir);
       assert.ok(holder.ready, holder.stderr);
       try {
@@ -92,7 +84,7 @@ describe('FileStore data-dir lock', () => {
     }));
 
   it('should take over a stale lock exactly once when several opens race for it', () =>
-    withDir(async (dir) => {
+    withTempDir('lock', async (dir) => {
       await writeFile(join(dir, 'lock'), JSON.stringify({ pid: await deadPid(), startedAt: 1, host: hostname(), token: 'stale' }));
       const results = await Promise.all(Array.from({ length: 6 }, () => open(dir)));
       const winners = results.filter((result) => result.ok);
@@ -102,7 +94,7 @@ describe('FileStore data-dir lock', () => {
     }));
 
   it('should get past a takeover abandoned by a starter that died', () =>
-    withDir(async (dir) => {
+    withTempDir('lock', async (dir) => {
       const dead = await deadPid();
       await writeFile(join(dir, 'lock'), JSON.stringify({ pid: dead, startedAt: 1, host: hostname(), token: 'stale' }));
       await writeFile(join(dir, 'lock.takeover-stale'), JSON.stringify({ pid: dead, startedAt: 2, host: hostname(), token: 'starter' }));
@@ -113,7 +105,7 @@ describe('FileStore data-dir lock', () => {
     }));
 
   it('should treat its own pid from an earlier process life as stale', () =>
-    withDir(async (dir) => {
+    withTempDir('lock', async (dir) => {
       await writeFile(join(dir, 'lock'), JSON.stringify({ pid: process.pid, startedAt: performance.timeOrigin - 60_000, host: hostname(), token: 'old' }));
       const opened = await open(dir);
       assert.ok(opened.ok, opened.ok ? '' : opened.message);
@@ -121,7 +113,7 @@ describe('FileStore data-dir lock', () => {
     }));
 
   it('should refuse, not guess, when the lock is unreadable or held on another host', () =>
-    withDir(async (dir) => {
+    withTempDir('lock', async (dir) => {
       await writeFile(join(dir, 'lock'), 'garbage');
       const garbage = await open(dir);
       assert.match(!garbage.ok && garbage.kind === 'locked' ? garbage.message : '', /unreadable/);

@@ -4,12 +4,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm, truncate, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileStore, FileStoreOptions, OpenResult } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
 import { FRAME_HEADER_BYTES } from '../../lib/store/codec.js';
+import { withTempDir } from '../support/temp-dir.js';
 
 const JOURNAL = 'journal-0000000000000001.log';
 
@@ -17,15 +17,6 @@ interface Logged {
   readonly level: string;
   readonly message: string;
   readonly fields: Readonly<Record<string, unknown>>;
-}
-
-async function withDir(run: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'resapi-recovery-'));
-  try {
-    await run(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
 }
 
 async function open(dir: string, logged: Logged[] = [], extra: Partial<FileStoreOptions> = {}): Promise<OpenResult> {
@@ -63,7 +54,7 @@ function frameOffsets(bytes: Buffer): number[] {
 
 describe('FileStore recovery', () => {
   it('should drop a torn last record cut at any byte offset, and log it', () =>
-    withDir(async (dir) => {
+    withTempDir('recovery', async (dir) => {
       await writeBatches(dir, 4);
       const whole = await readFile(join(dir, JOURNAL));
       const offsets = frameOffsets(whole);
@@ -86,7 +77,7 @@ describe('FileStore recovery', () => {
     }));
 
   it('should drop a torn last group whose later frames reached the disk before an earlier one', () =>
-    withDir(async (dir) => {
+    withTempDir('recovery', async (dir) => {
       await writeBatches(dir, 2);
       const store = await openOk(dir);
       const results = await Promise.all([5, 6, 7].map((n) => store.commit({ mutations: [{ kind: 'put', collection: 'items', id: `g${n}`, doc: { n } }] })));
@@ -102,7 +93,7 @@ describe('FileStore recovery', () => {
     }));
 
   it('should refuse to start on a damaged record in the middle, naming file and offset', () =>
-    withDir(async (dir) => {
+    withTempDir('recovery', async (dir) => {
       await writeBatches(dir, 5);
       const path = join(dir, JOURNAL);
       const offsets = frameOffsets(await readFile(path));
@@ -124,7 +115,7 @@ describe('FileStore recovery', () => {
     }));
 
   it('should refuse to start on a damaged or truncated snapshot', () =>
-    withDir(async (dir) => {
+    withTempDir('recovery', async (dir) => {
       await writeBatches(dir, 40, { snapshotThresholdBytes: 1024 });
       const path = join(dir, 'snapshot.dat');
       const bytes = await readFile(path);
@@ -140,7 +131,7 @@ describe('FileStore recovery', () => {
     }));
 
   it('should refuse to start when a journal is missing between the snapshot and the next one', () =>
-    withDir(async (dir) => {
+    withTempDir('recovery', async (dir) => {
       await writeBatches(dir, 40, { snapshotThresholdBytes: 1024 });
       await rm(join(dir, 'snapshot.dat'));
       const opened = await open(dir);
@@ -149,7 +140,7 @@ describe('FileStore recovery', () => {
     }));
 
   it('should remove leftover temp files and say so', () =>
-    withDir(async (dir) => {
+    withTempDir('recovery', async (dir) => {
       await writeBatches(dir, 2);
       const leftovers = ['snapshot.dat.tmp-123-abcdef', 'probe.tmp-9-00', `lock.tmp-${await deadPid()}-ff`];
       for (const name of leftovers) await writeFile(join(dir, name), 'partial');
@@ -163,7 +154,7 @@ describe('FileStore recovery', () => {
     }));
 
   it('should report progress while recovering a large journal', () =>
-    withDir(async (dir) => {
+    withTempDir('recovery', async (dir) => {
       const store = await openOk(dir);
       const pad = 'x'.repeat(1 << 20);
       for (let n = 0; n < 10; n++) assert.ok((await store.commit({ mutations: [{ kind: 'put', collection: 'big', id: `b${n}`, doc: { pad } }] })).ok);

@@ -4,8 +4,7 @@
 // not add up refuses the start, even though its checksum holds.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject } from '../../lib/json.js';
 import { Crc32c, encodeFrame } from '../../lib/store/codec.js';
@@ -14,18 +13,10 @@ import { openFileStore } from '../../lib/store/file.js';
 import type { Mutation, Store } from '../../lib/store/types.js';
 import { clockAt } from '../support/clock.js';
 import { readable } from '../support/store.js';
+import { withTempDir } from '../support/temp-dir.js';
 
 const T0 = 1_700_000_000_000;
 const FAR = T0 + 86_400_000;
-
-async function withDir(run: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'resapi-snapshot-'));
-  try {
-    await run(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 interface Opened {
   readonly store: FileStore;
@@ -92,7 +83,7 @@ const WRITES: Mutation[] = [
 
 describe('snapshots', () => {
   it('should bring back every field, and write documents not read since the last start unchanged', () =>
-    withDir(async (dir) => {
+    withTempDir('snapshot', async (dir) => {
       const first = await open(dir);
       for (const mutation of WRITES) await commitOk(first.store, mutation);
       await commitOk(first.store, { kind: 'delete', collection: 'items', id: 'gone', retainUntil: FAR });
@@ -127,7 +118,7 @@ describe('snapshots', () => {
     }));
 
   it('should open a format-1 snapshot, whose rows carry their documents inline', () =>
-    withDir(async (dir) => {
+    withTempDir('snapshot', async (dir) => {
       const crc = new Crc32c();
       const frames = [
         { type: 'header', format: 1, seq: 9, at: T0, lastModified: [['items', T0 - 1]] },
@@ -164,7 +155,7 @@ describe('snapshots', () => {
     ];
     for (const [name, records, reason] of cases) {
       it(`should refuse ${name}`, () =>
-        withDir(async (dir) => {
+        withTempDir('snapshot', async (dir) => {
           const crc = new Crc32c();
           const payloads = [JSON.stringify(header), records, JSON.stringify({ type: 'end', records: 2, tombstones: 0 })];
           await writeFile(join(dir, 'snapshot.dat'), Buffer.concat(payloads.map((payload) => encodeFrame(crc, payload))));
