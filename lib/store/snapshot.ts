@@ -234,14 +234,14 @@ export async function loadSnapshot(
       const split = text.indexOf('\n');
       const frame = parseJsonText(split === -1 ? text : text.slice(0, split));
       if (!isJsonObject(frame)) return 'unexpected frame';
-      const kind = split === -1 ? frame.type : `${String(frame.type)} with documents`;
-      if (kind === 'end') {
+      const withText = split !== -1;
+      if (frame.type === 'end' && !withText) {
         ended = true;
         return frame.records === counts.records && frame.tombstones === counts.tombstones ? undefined : 'row counts do not match';
       }
-      if (format === 1) return kind === 'chunk' ? loadFormat1Chunk(state, frame, counts) : 'unknown frame type';
-      if (kind === 'records with documents') return loadRecords(state, frame, text, split + 1, counts);
-      if (kind === 'tombstones') return loadTombstones(state, frame.collection, frame.rows, counts);
+      if (format === 1) return frame.type === 'chunk' && !withText ? loadFormat1Chunk(state, frame, counts) : 'unknown frame type';
+      if (frame.type === 'records' && withText) return loadRecords(state, frame, text, split + 1, counts);
+      if (frame.type === 'tombstones' && !withText) return loadTombstones(state, frame.collection, frame.rows, counts);
       return 'unknown frame type';
     }, (done) => progress(done, size));
     if (end.kind !== 'end') return { ok: false, message: corrupt(path, end.offset, end.reason) };
