@@ -45,11 +45,11 @@ after(() => {
 });
 
 describe('the packed package', () => {
-  it('should hold the compiled library, its declarations, bin/ and the README, and nothing else', () => {
-    for (const needed of ['package.json', 'README.md', 'bin/resapi.js', 'build/lib/index.js', 'build/lib/index.d.ts', 'build/lib/client/index.js', 'build/lib/client/index.d.ts', 'build/lib/cli/main.js']) {
+  it('should hold the compiled library, its declarations, bin/, the README and the conventions, and nothing else', () => {
+    for (const needed of ['package.json', 'README.md', 'CONVENTIONS.md', 'bin/resapi.js', 'build/lib/index.js', 'build/lib/index.d.ts', 'build/lib/client/index.js', 'build/lib/client/index.d.ts', 'build/lib/cli/main.js']) {
       assert.ok(packed.includes(needed), `${needed} is not in the package`);
     }
-    const stray = packed.filter((path) => !['package.json', 'README.md', 'bin/resapi.js'].includes(path) && !/^build\/lib\/.+\.(js|d\.ts)$/.test(path));
+    const stray = packed.filter((path) => !['package.json', 'README.md', 'CONVENTIONS.md', 'bin/resapi.js'].includes(path) && !/^build\/lib\/.+\.(js|d\.ts)$/.test(path));
     assert.deepEqual(stray, []);
   });
 
