@@ -1,98 +1,24 @@
-// A collection: GET answers one page of the envelope (seed, "Collection envelope": never a bare
-// array; "Filtering and paging on GET /{collection}") and POST creates an item with a server-chosen
-// id, deduplicated by Idempotency-Key (seed row 6, CONTRACT §6).
-import { collectionConfig } from '../config.js';
+// A collection: GET answers one page of the envelope, never a bare array (CONVENTIONS.md#collection-envelope),
+// through the one paging flow, and POST creates an item with a server-chosen id, deduplicated by
+// Idempotency-Key (CONVENTIONS.md#post-creates, #idempotency-keys).
 import { fieldLines } from '../http/fields.js';
-import { evaluatePreconditions, type Validators } from '../protocol/conditional.js';
+import { evaluatePreconditions } from '../protocol/conditional.js';
 import { parseIdempotencyKey } from '../protocol/idempotency-key.js';
-import { parsePrefer } from '../protocol/prefer.js';
 import { problem } from '../protocol/problem.js';
-import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
+import { problemReply, type Reply } from '../http/respond.js';
 import { newId } from '../ids.js';
 import type { JsonObject } from '../json.js';
-import { parseQueryString, type CollectionQuery } from '../query/options.js';
-import { planQuery, type PlanContext } from '../query/plan.js';
-import { verifyToken } from '../query/token.js';
 import type { StoredRecord } from '../store/types.js';
 import { IDEMPOTENCY_SPACE, type RememberedOutcome } from '../writes/writer.js';
 import type { App, RequestContext } from './context.js';
-import { itemPath, link, preconditionFields, readJsonObject, unavailableReply, verdictProblem } from './common.js';
+import { preconditionFields, readJsonObject, unavailableReply, verdictProblem } from './common.js';
+import { collectionWalk } from './collection-walk.js';
 import { fingerprintOf, fingerprintOfRecord, isStorable, outcomeOf, recordId, replayOf } from './idempotency.js';
 import { writeReply } from './items.js';
-import { buildPage, invalidTokenProblem, linkProblem, pageAnswer, pageReply } from './pages.js';
+import { pagedReply, pageValidators } from './paging.js';
 
-export async function getCollection(app: App, rq: RequestContext): Promise<Reply> {
-  const collection = rq.params.get('collection');
-  const size = pageSizeOf(app, rq);
-  const path = `/${collection}`;
-  // The page cache first: an identical request since the collection last changed was valid, and its page is built.
-  const firstPageKey = `${rq.media}\n${size.pageSize}\n${rq.query}`;
-  const cached = app.pages.get(collection, firstPageKey);
-  if (cached !== undefined) return pageAnswer(app, rq, { collection, ...applied(size.preference, size.pageSize) }, cached);
-  const parsed = parseQueryString(rq.query);
-  if (!parsed.ok) return problemReply(parsed.problem);
-  if (parsed.skiptoken !== undefined) {
-    // CONTRACT §5: the token carries the whole query and the page size, so later pages keep them.
-    const position = verifyToken(app.pagingKey, parsed.skiptoken, collection);
-    if (position?.query === undefined) return problemReply(invalidTokenProblem());
-    // A query the server signed was valid when the walk began; it is never checked again, so a
-    // property that no item has any more cannot end a walk halfway (CONTRACT §5).
-    const planned = planQuery(position.query, { ...planContext(app, collection), known: () => true });
-    if (!planned.ok) return problemReply(planned.problem);
-    const start = { scope: collection, query: position.query, pageSize: position.pageSize };
-    // A later page's size is the token's, whatever Prefer says: the token alone names it.
-    const cacheKey = `${rq.media}\n${rq.query}`;
-    return pageReply(app, rq, { collection, plan: planned.plan, path, itemLink: itemLinkOf(app, collection), start, after: position.after, returned: position.returned, cacheKey, ...applied(size.preference, position.pageSize) });
-  }
-  const query = withSummary(app, collection, parsed.query);
-  const planned = planQuery(query, planContext(app, collection));
-  if (!planned.ok) return problemReply(planned.problem);
-  const start = { scope: collection, query, pageSize: size.pageSize };
-  const tooLong = linkProblem(app, path, start, query.orderby.length);
-  if (tooLong !== undefined) return problemReply(tooLong);
-  return pageReply(app, rq, { collection, plan: planned.plan, path, itemLink: itemLinkOf(app, collection), start, returned: 0, cacheKey: firstPageKey, ...applied(size.preference, size.pageSize) });
-}
-
-/**
- * Prefer: maxpagesize=N (RFC 7240; OData odata.maxpagesize), clamped to 1..pageSize.max; `preference`
- * is the token the client spelled it with, for Preference-Applied.
- */
-export function pageSizeOf(app: App, rq: RequestContext): { pageSize: number; preference?: string } {
-  const preferences = parsePrefer(fieldLines(rq.req, 'prefer'));
-  const { default: fallback, max } = app.config.pageSize;
-  if (preferences.maxPageSize === undefined) return { pageSize: fallback };
-  return { pageSize: Math.min(Math.max(preferences.maxPageSize, 1), max), preference: preferences.maxPageSizeToken ?? 'maxpagesize' };
-}
-
-/**
- * RFC 7240 §3: Preference-Applied names the preference honoured and the value used. On a later page
- * the size comes from the token, so a client that sends its preference again learns the size in force.
- */
-export function applied(preference: string | undefined, pageSize: number): { preferenceApplied?: string } {
-  return preference === undefined ? {} : { preferenceApplied: `${preference}=${pageSize}` };
-}
-
-export function planContext(app: App, collection: string): PlanContext {
-  // A configured summary names properties as a schema does, whether or not an item has them yet.
-  const summary = collectionConfig(app.config, collection)?.summary;
-  const known = summary === undefined ? (path: readonly string[]) => app.fields.has(collection, path) : (path: readonly string[]) => summary.includes(path.join('/')) || app.fields.has(collection, path);
-  return { known, itemLink: itemLinkOf(app, collection) };
-}
-
-/**
- * CONTRACT §5: a collection configured with `summary` lists those fields plus `@id` unless the
- * request's `$select` asks otherwise (`$select=*` for whole items); seed, Collections rule 4:
- * "Summaries plus a select link to the detail are preferred over full records."
- */
-export function withSummary(app: App, collection: string, query: CollectionQuery): CollectionQuery {
-  const summary = collectionConfig(app.config, collection)?.summary;
-  if (summary === undefined || query.select !== undefined || query.wholeItems === true) return query;
-  return { ...query, select: summary.map((path) => path.split('/')) };
-}
-
-/** The link to an item of a user collection: a summary's `@id`, an HTML row's Select. */
-export function itemLinkOf(app: App, collection: string): (id: string) => string {
-  return (id) => link(app, itemPath(collection, id));
+export function getCollection(app: App, rq: RequestContext): Promise<Reply> {
+  return pagedReply(app, rq, collectionWalk(app, rq.params.get('collection')));
 }
 
 export async function postToCollection(app: App, rq: RequestContext): Promise<Reply> {
@@ -151,27 +77,17 @@ async function create(app: App, rq: RequestContext, collection: string, keyId: s
 
 /**
  * RFC 9110 §13.1.1-2: a POST's preconditions are about its target, the collection, whose selected
- * representation is what a plain GET of it answers (the first page as JSON). Only computed when the
- * request carries a precondition.
+ * representation is what a plain GET of it answers (CONVENTIONS.md#post-preconditions): the paging
+ * flow's first page as JSON. Only computed when the request carries a precondition.
  */
 async function postPreconditionProblem(app: App, rq: RequestContext, collection: string): Promise<Reply | undefined> {
   const fields = preconditionFields(rq.req);
   if (fields.ifMatch === undefined && fields.ifNoneMatch === undefined && fields.ifUnmodifiedSince === undefined) return undefined;
-  const verdict = evaluatePreconditions('POST', fields, await collectionValidators(app, collection), { now: app.clock.now() });
+  const verdict = evaluatePreconditions('POST', fields, await pageValidators(app, collectionWalk(app, collection)), {
+    now: app.clock.now(),
+  });
   if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
   return undefined;
-}
-
-async function collectionValidators(app: App, collection: string): Promise<Validators> {
-  const query: CollectionQuery = { conditions: [], orderby: [], count: false };
-  const planned = planQuery(query, { ...planContext(app, collection), known: () => true });
-  if (!planned.ok) throw new TypeError('collectionValidators: the empty query must plan');
-  const start = { scope: collection, query, pageSize: app.config.pageSize.default };
-  const built = await buildPage(app, { collection, plan: planned.plan, path: `/${collection}`, itemLink: itemLinkOf(app, collection), start, returned: 0 }, JSON_TYPE);
-  // A query without a filter does no filter work, so it cannot pass the budget.
-  if (!built.ok) throw new TypeError('collectionValidators: an unfiltered page was refused');
-  const lastModified = app.store.lastModified(collection);
-  return lastModified === undefined ? { etag: built.page.representation.etag } : { etag: built.page.representation.etag, lastModified };
 }
 
 /** A refused POST; with a key, its deterministic outcome is kept so a repeat gets the same answer. */

@@ -1,17 +1,16 @@
-// The server's own records as read-only collections: /$inbox (CONTRACT §7), /$outbox (§8) and
-// /$subscriptions (§8) page, filter, order and revalidate exactly as a collection does (§5), and the
-// properties a query may name are the fields of their items (a fixed set, unlike a collection's).
+// The server's own records as read-only collections: /$inbox (CONVENTIONS.md#inbox), /$outbox
+// (#outbox) and /$subscriptions (#subscriptions) page, filter, order and revalidate through the same
+// paging flow as a collection (CONVENTIONS.md#paging); the properties a query may name are the fields
+// of their items (a fixed set, unlike a collection's).
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { noStoreCacheControl, readCacheControl } from '../http/cache-policy.js';
 import { problem } from '../protocol/problem.js';
 import type { StoredRecord } from '../store/types.js';
-import { parseQueryString } from '../query/options.js';
+import type { CollectionQuery } from '../query/options.js';
 import { planQuery, type PlanContext } from '../query/plan.js';
-import { verifyToken } from '../query/token.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
-import { applied, pageSizeOf } from './collections.js';
-import { invalidTokenProblem, linkProblem, pageReply } from './pages.js';
+import { pagedReply, queryOptions, type Walk } from './paging.js';
 import { itemReadReply } from './replies.js';
 
 export interface Listing {
@@ -23,29 +22,31 @@ export interface Listing {
   readonly fields: ReadonlySet<string>;
 }
 
-export async function listingReply(app: App, rq: RequestContext, listing: Listing): Promise<Reply> {
+export function listingReply(app: App, rq: RequestContext, listing: Listing): Promise<Reply> {
+  return pagedReply(app, rq, listingWalk(app, listing));
+}
+
+/** A listing pages like a collection, but its properties are its items' fixed fields, also on later pages. */
+function listingWalk(app: App, listing: Listing): Walk<CollectionQuery> {
   const { space, path, fields } = listing;
-  const parsed = parseQueryString(rq.query);
-  if (!parsed.ok) return problemReply(parsed.problem);
-  const size = pageSizeOf(app, rq);
   const context: PlanContext = {
     known: (property) => property.length === 1 && fields.has(property[0] as string),
     itemLink: (id) => link(app, listedPath(listing, id)),
   };
-  if (parsed.skiptoken !== undefined) {
-    const position = verifyToken(app.pagingKey, parsed.skiptoken, space);
-    if (position?.query === undefined) return problemReply(invalidTokenProblem());
-    const planned = planQuery(position.query, context);
-    if (!planned.ok) return problemReply(planned.problem);
-    const start = { scope: space, query: position.query, pageSize: position.pageSize };
-    return pageReply(app, rq, { collection: space, plan: planned.plan, path, itemLink: context.itemLink, start, after: position.after, returned: position.returned, ...applied(size.preference, position.pageSize) });
-  }
-  const planned = planQuery(parsed.query, context);
-  if (!planned.ok) return problemReply(planned.problem);
-  const start = { scope: space, query: parsed.query, pageSize: size.pageSize };
-  const tooLong = linkProblem(app, path, start, parsed.query.orderby.length);
-  if (tooLong !== undefined) return problemReply(tooLong);
-  return pageReply(app, rq, { collection: space, plan: planned.plan, path, itemLink: context.itemLink, start, returned: 0, ...applied(size.preference, size.pageSize) });
+  return {
+    collection: space,
+    scope: space,
+    path,
+    itemLink: context.itemLink,
+    // Its records expire without a commit, which is what the page cache watches.
+    cacheable: false,
+    options: queryOptions,
+    begin: (query) => {
+      const planned = planQuery(query, context);
+      return planned.ok ? { ok: true, plan: planned.plan, carry: { query }, sortKeys: query.orderby.length } : planned;
+    },
+    resume: (position) => (position.query === undefined ? undefined : planQuery(position.query, context)),
+  };
 }
 
 /** GET of one item of a listing: its JSON (or its HTML page) with ETag and Last-Modified, 304 on revalidation, or 404. */

@@ -17,14 +17,13 @@ import { problemReply, type Reply } from '../http/respond.js';
 import { readCacheControl } from '../http/cache-policy.js';
 import type { JsonObject } from '../json.js';
 import { parseOrderby, parseQueryString, parseSelect, type CollectionQuery } from '../query/options.js';
-import { verifyToken } from '../query/token.js';
 import { planQuery } from '../query/plan.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
+import { collectionPlanContext, withSummary } from './collection-walk.js';
 import { conditionalDelete, conditionalPut } from './items.js';
-import { invalidTokenProblem, linkProblem, pageReply } from './pages.js';
-import { applied, itemLinkOf, pageSizeOf, planContext, withSummary } from './collections.js';
+import { pagedReply, type Planned, type Walk } from './paging.js';
 import { readReply, storedReply } from './replies.js';
 
 export const QUERY_SPACE = '$queries';
@@ -41,33 +40,52 @@ export function putQuery(app: App, rq: RequestContext): Promise<Reply> {
   });
 }
 
-export async function getQueryResults(app: App, rq: RequestContext): Promise<Reply> {
+export function getQueryResults(app: App, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
   const name = rq.params.get('name');
-  const options = queryResourceOptions(rq.query);
-  if (!options.ok) return problemReply(options.problem);
   const record = app.store.get(QUERY_SPACE, queryId(collection, name));
-  if (record === undefined) return notFound(collection, name);
-  const query = withSummary(app, collection, queryOf(record.doc));
-  const planned = planQuery(query, { ...planContext(app, collection), known: () => true });
-  if (!planned.ok) return problemReply(planned.problem);
-  const path = `/${collection}/$queries/${name}`;
-  const scope = `${collection}/$queries/${name}`;
-  const size = pageSizeOf(app, rq);
-  const source = { collection, plan: planned.plan, path, itemLink: itemLinkOf(app, collection), listPath: `/${collection}`, lastModified: record.modifiedAt };
-  if (options.skiptoken !== undefined) {
-    const position = verifyToken(app.pagingKey, options.skiptoken, scope);
-    if (position?.definition === undefined) return problemReply(invalidTokenProblem());
-    if (position.definition !== record.version) {
-      return problemReply(problem('bad-request', `The query resource ${path} was replaced since this walk began; start again from its first page.`, { errors: [{ parameter: '$skiptoken', detail: 'the query changed' }] }));
-    }
-    const start = { scope, definition: record.version, pageSize: position.pageSize };
-    return pageReply(app, rq, { ...source, start, after: position.after, returned: position.returned, ...applied(size.preference, position.pageSize) });
+  if (record === undefined) {
+    // Its options are still checked first: a request that could never be answered says why.
+    const options = queryResourceOptions(rq.query);
+    return Promise.resolve(options.ok ? notFound(collection, name) : problemReply(options.problem));
   }
-  const start = { scope, definition: record.version, pageSize: size.pageSize };
-  const tooLong = linkProblem(app, path, start, query.orderby.length);
-  if (tooLong !== undefined) return problemReply(tooLong);
-  return pageReply(app, rq, { ...source, start, returned: 0, ...applied(size.preference, size.pageSize) });
+  return pagedReply(app, rq, queryWalk(app, collection, name, record));
+}
+
+/**
+ * A query resource walks its collection with the stored definition; its tokens carry the definition's
+ * version rather than the query, and a walk ends with a 400 if the definition was replaced meanwhile.
+ */
+function queryWalk(app: App, collection: string, name: string, record: StoredRecord): Walk<null> {
+  const path = `/${collection}/$queries/${name}`;
+  const context = collectionPlanContext(app, collection);
+  // Properties the definition names were checked when it was stored, and the registry never forgets one.
+  const plan = (): Planned => planQuery(withSummary(app, collection, queryOf(record.doc)), { ...context, known: () => true });
+  return {
+    collection,
+    scope: `${collection}/$queries/${name}`,
+    path,
+    itemLink: context.itemLink,
+    listPath: `/${collection}`,
+    lastModified: record.modifiedAt,
+    cacheable: false,
+    options: (queryString) => {
+      const options = queryResourceOptions(queryString);
+      if (!options.ok) return options;
+      return options.skiptoken === undefined ? { ok: true, first: null } : { ok: true, skiptoken: options.skiptoken };
+    },
+    begin: () => {
+      const planned = plan();
+      if (!planned.ok) return planned;
+      return { ok: true, plan: planned.plan, carry: { definition: record.version }, sortKeys: planned.plan.query.orderby.length };
+    },
+    resume: (position) => {
+      if (position.definition === undefined) return undefined;
+      if (position.definition === record.version) return plan();
+      const detail = `The query resource ${path} was replaced since this walk began; start again from its first page.`;
+      return { ok: false, problem: problem('bad-request', detail, { errors: [{ parameter: '$skiptoken', detail: 'the query changed' }] }) };
+    },
+  };
 }
 
 /** A query resource applies its stored definition: the only option it takes is its own $skiptoken. */
@@ -128,7 +146,7 @@ function checkDefinition(app: App, collection: string, body: JsonObject): { ok: 
   if (errors.length > 0) return { ok: false, problem: problem('invalid-body', 'The body is not a valid query definition.', { errors }) };
   const query = queryOfChecked(filter as string | undefined, orderby as string | undefined, select as string[] | undefined);
   if (typeof query === 'string') return { ok: false, problem: problem('invalid-body', query) };
-  const planned = planQuery(query, planContext(app, collection));
+  const planned = planQuery(query, collectionPlanContext(app, collection));
   if (!planned.ok) return { ok: false, problem: planned.problem };
   return { ok: true, doc: body };
 }

@@ -1,0 +1,50 @@
+// How a user collection is paged and queried (CONVENTIONS.md#paging, #summaries, #filter-errors-and-budget):
+// the properties a query may name, the summary a page lists by default, and the `Walk` the paging
+// flow follows. The collection's GET, the validators of its POST and its query resources all use
+// these, so what one of them accepts or lists the others do too.
+import { collectionConfig } from '../config.js';
+import type { CollectionQuery } from '../query/options.js';
+import { planQuery, type PlanContext } from '../query/plan.js';
+import type { App } from './context.js';
+import { itemPath, link } from './common.js';
+import { queryOptions, type Walk } from './paging.js';
+
+/** GET /{collection}: the request's own query options; a token carries the whole query. */
+export function collectionWalk(app: App, collection: string): Walk<CollectionQuery> {
+  const context = collectionPlanContext(app, collection);
+  return {
+    collection,
+    scope: collection,
+    path: `/${collection}`,
+    itemLink: context.itemLink,
+    cacheable: true,
+    options: queryOptions,
+    begin: (parsed) => {
+      const query = withSummary(app, collection, parsed);
+      const planned = planQuery(query, context);
+      return planned.ok ? { ok: true, plan: planned.plan, carry: { query }, sortKeys: query.orderby.length } : planned;
+    },
+    // A query the server signed was valid when the walk began; it is never checked again, so a
+    // property that no item has any more cannot end a walk halfway (CONVENTIONS.md#skip-tokens).
+    resume: (position) => (position.query === undefined ? undefined : planQuery(position.query, { ...context, known: () => true })),
+  };
+}
+
+/** The properties a query over `collection` may name, and where its items' select links lead. */
+export function collectionPlanContext(app: App, collection: string): PlanContext {
+  // A configured summary names properties as a schema does, whether or not an item has them yet.
+  const summary = collectionConfig(app.config, collection)?.summary;
+  const registered = (path: readonly string[]): boolean => app.fields.has(collection, path);
+  const known = summary === undefined ? registered : (path: readonly string[]) => summary.includes(path.join('/')) || registered(path);
+  return { known, itemLink: (id) => link(app, itemPath(collection, id)) };
+}
+
+/**
+ * A collection configured with `summary` lists those fields plus `@id` unless the request's `$select`
+ * asks otherwise, `$select=*` asking for whole items (CONVENTIONS.md#summaries).
+ */
+export function withSummary(app: App, collection: string, query: CollectionQuery): CollectionQuery {
+  const summary = collectionConfig(app.config, collection)?.summary;
+  if (summary === undefined || query.select !== undefined || query.wholeItems === true) return query;
+  return { ...query, select: summary.map((path) => path.split('/')) };
+}

@@ -1,0 +1,222 @@
+// The one paging flow (CONVENTIONS.md#paging): every paged resource, be it a collection, a listing of
+// the server's own records (/$inbox, /$outbox, /$subscriptions) or a query resource, answers
+// "first page or continuation" here, and nowhere else:
+//
+//   the page cache → the query options → a `$skiptoken`, verified (CONVENTIONS.md#skip-tokens), or
+//   a first page's query, planned and held to the link budget → the page built (lib/resources/pages.ts)
+//   → the reply, with `Preference-Applied` for the page size in force (CONVENTIONS.md#page-size).
+//
+// What differs between resources is a `Walk`: how the options are read, how a first page's query
+// and a continuation's plan are made. POST's preconditions (CONVENTIONS.md#post-preconditions) ask
+// the same flow for the page a plain GET answers, so the ETag a client read is the one compared.
+import { fieldLines } from '../http/fields.js';
+import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
+import { readCacheControl } from '../http/cache-policy.js';
+import type { Validators } from '../protocol/conditional.js';
+import { parsePrefer } from '../protocol/prefer.js';
+import { problem, type Problem } from '../protocol/problem.js';
+import { parseQueryString, type CollectionQuery } from '../query/options.js';
+import type { QueryPlan } from '../query/plan.js';
+import { longestToken, verifyToken, type PagePosition } from '../query/token.js';
+import type { App, RequestContext } from './context.js';
+import { link } from './common.js';
+import type { BuiltPage } from './page-cache.js';
+import { buildPage, type PageSource } from './pages.js';
+import { readReply } from './replies.js';
+
+/** The longest `@nextLink` the server emits: it must be able to follow its own links. */
+export const MAX_LINK_BYTES = 8192;
+
+/** What a token carries besides its position: a collection walk's query, or a query resource's version. */
+export type WalkCarry = Pick<PagePosition, 'query' | 'definition'>;
+
+export type Planned = { readonly ok: true; readonly plan: QueryPlan } | { readonly ok: false; readonly problem: Problem };
+
+/** A first page's query: its plan, what its tokens carry, and how many order-by keys they hold. */
+export type Begun =
+  | { readonly ok: true; readonly plan: QueryPlan; readonly carry: WalkCarry; readonly sortKeys: number }
+  | { readonly ok: false; readonly problem: Problem };
+
+/** The query options of a request: a continuation's token, or what a first page needs. */
+export type WalkOptions<T> =
+  | { readonly ok: true; readonly skiptoken: string }
+  | { readonly ok: true; readonly skiptoken?: undefined; readonly first: T }
+  | { readonly ok: false; readonly problem: Problem };
+
+/** How one paged resource reads its options and makes its plans. */
+export interface Walk<T> {
+  /** The store space walked. */
+  readonly collection: string;
+  /** What its tokens are bound to: a token of another scope is refused (`products/$queries/cheap`). */
+  readonly scope: string;
+  /** The path links continue at (`/products`, `/$inbox`, `/products/$queries/cheap`). */
+  readonly path: string;
+  /** The link to an item's detail: a summary's `@id`, an HTML row's Select. */
+  readonly itemLink: (id: string) => string;
+  /** Where an HTML page's List leads, when somewhere other than `path`. */
+  readonly listPath?: string;
+  /** A later modification time than the collection's (a query resource's definition). */
+  readonly lastModified?: number;
+  /** Built pages may be kept in the page cache (user collections: their records never expire unseen). */
+  readonly cacheable: boolean;
+  readonly options: (queryString: string) => WalkOptions<T>;
+  readonly begin: (first: T) => Begun;
+  /** A continuation's plan from a token this server signed for `scope`; undefined when it is not usable. */
+  readonly resume: (position: PagePosition) => Planned | undefined;
+}
+
+/** The system query options of a collection or listing (CONVENTIONS.md#refused-parameters names the rest). */
+export function queryOptions(queryString: string): WalkOptions<CollectionQuery> {
+  const parsed = parseQueryString(queryString);
+  if (!parsed.ok) return parsed;
+  return parsed.skiptoken === undefined ? { ok: true, first: parsed.query } : { ok: true, skiptoken: parsed.skiptoken };
+}
+
+/** The request as far as paging reads it. */
+export interface PageRequest {
+  readonly query: string;
+  readonly media: string;
+  readonly pageSize: number;
+  /** The page-size preference as the client spelled it, when it sent one. */
+  readonly preference?: string;
+}
+
+type Resolved = { readonly ok: true; readonly page: BuiltPage; readonly preferenceApplied?: string } | { readonly ok: false; readonly problem: Problem };
+
+/** GET of a paged resource: one page, or its 304, or a problem. */
+export async function pagedReply<T>(app: App, rq: RequestContext, walk: Walk<T>): Promise<Reply> {
+  const resolved = await resolvePage(app, { ...pageSizeOf(app, rq), query: rq.query, media: rq.media }, walk);
+  if (!resolved.ok) return problemReply(resolved.problem);
+  return pageAnswer(app, rq, walk, resolved.page, resolved.preferenceApplied);
+}
+
+/** The validators of what a plain GET of the resource answers: its first page as JSON, in its default size. */
+export async function pageValidators<T>(app: App, walk: Walk<T>): Promise<Validators> {
+  const resolved = await resolvePage(app, { query: '', media: JSON_TYPE, pageSize: app.config.pageSize.default }, walk);
+  // Without options there is no filter to refuse and no token to doubt.
+  if (!resolved.ok) throw new TypeError(`pageValidators: the plain first page of ${walk.path} was refused`);
+  const lastModified = app.store.lastModified(walk.collection);
+  const { etag } = resolved.page.representation;
+  return lastModified === undefined ? { etag } : { etag, lastModified };
+}
+
+/**
+ * Prefer: maxpagesize=N (RFC 7240; OData odata.maxpagesize), clamped to 1..pageSize.max; `preference`
+ * is the token the client spelled it with, for Preference-Applied.
+ */
+function pageSizeOf(app: App, rq: RequestContext): { pageSize: number; preference?: string } {
+  const preferences = parsePrefer(fieldLines(rq.req, 'prefer'));
+  const { default: fallback, max } = app.config.pageSize;
+  if (preferences.maxPageSize === undefined) return { pageSize: fallback };
+  const pageSize = Math.min(Math.max(preferences.maxPageSize, 1), max);
+  return { pageSize, preference: preferences.maxPageSizeToken ?? 'maxpagesize' };
+}
+
+async function resolvePage<T>(app: App, request: PageRequest, walk: Walk<T>): Promise<Resolved> {
+  const { collection, scope, path } = walk;
+  // The page cache first: an identical request since the collection last changed was valid, and its
+  // page is built. A first page's bytes depend on the page size; a continuation's token names its own.
+  const firstKey = `${request.media}\n${request.pageSize}\n${request.query}`;
+  if (walk.cacheable) {
+    const cached = app.pages.get(collection, firstKey);
+    if (cached !== undefined) return { ok: true, page: cached, ...applied(request.preference, request.pageSize) };
+  }
+  const options = walk.options(request.query);
+  if (!options.ok) return options;
+  let source: PageSource;
+  let pageSize: number;
+  if (options.skiptoken !== undefined) {
+    const position = verifyToken(app.pagingKey, options.skiptoken, scope);
+    const resumed = position === undefined ? undefined : walk.resume(position);
+    if (position === undefined || resumed === undefined) return { ok: false, problem: invalidTokenProblem() };
+    if (!resumed.ok) return resumed;
+    // A later page's size is the token's, whatever Prefer says: the token alone names it.
+    pageSize = position.pageSize;
+    const start = { scope, ...carryOf(position), pageSize };
+    const cacheKey = walk.cacheable ? `${request.media}\n${request.query}` : undefined;
+    source = { ...sourceOf(walk, resumed.plan, start, cacheKey), after: position.after, returned: position.returned };
+  } else {
+    const begun = walk.begin(options.first);
+    if (!begun.ok) return begun;
+    pageSize = request.pageSize;
+    const start = { scope, ...begun.carry, pageSize };
+    const tooLong = linkProblem(app, path, start, begun.sortKeys);
+    if (tooLong !== undefined) return { ok: false, problem: tooLong };
+    source = { ...sourceOf(walk, begun.plan, start, walk.cacheable ? firstKey : undefined), returned: 0 };
+  }
+  const page = await cachedBuild(app, source, request.media);
+  if (!page.ok) return page;
+  return { ok: true, page: page.page, ...applied(request.preference, pageSize) };
+}
+
+function sourceOf<T>(walk: Walk<T>, plan: QueryPlan, start: PageSource['start'], cacheKey: string | undefined): Omit<PageSource, 'returned'> {
+  return {
+    collection: walk.collection,
+    plan,
+    path: walk.path,
+    itemLink: walk.itemLink,
+    start,
+    ...(walk.listPath === undefined ? {} : { listPath: walk.listPath }),
+    ...(cacheKey === undefined ? {} : { cacheKey }),
+  };
+}
+
+/** Only what the token carries besides the position, so nothing else leaks into the next token. */
+function carryOf(position: PagePosition): WalkCarry {
+  if (position.query !== undefined) return { query: position.query };
+  return position.definition === undefined ? {} : { definition: position.definition };
+}
+
+async function cachedBuild(app: App, source: PageSource, media: string): Promise<{ ok: true; page: BuiltPage } | { ok: false; problem: Problem }> {
+  const { cacheKey, collection } = source;
+  const cached = cacheKey === undefined ? undefined : app.pages.get(collection, cacheKey);
+  if (cached !== undefined) return { ok: true, page: cached };
+  const generation = app.pages.generation(collection);
+  const built = await buildPage(app, source, media);
+  if (built.ok && cacheKey !== undefined) app.pages.keep(collection, cacheKey, generation, built.page);
+  return built;
+}
+
+/** The reply carrying a built page (or its 304). */
+function pageAnswer<T>(app: App, rq: RequestContext, walk: Walk<T>, page: BuiltPage, preferenceApplied: string | undefined): Reply {
+  const fields: Record<string, string> = {};
+  if (page.nextLink !== undefined) fields['Link'] = `<${page.nextLink}>; rel="next"`;
+  if (preferenceApplied !== undefined) fields['Preference-Applied'] = preferenceApplied;
+  const lastModified = Math.max(app.store.lastModified(walk.collection) ?? 0, walk.lastModified ?? 0);
+  return readReply(app, rq, page.representation, {
+    cacheControl: readCacheControl(app.policy, walk.collection),
+    // RFC 7240 §2: the page size depends on Prefer, so caches must key on it too.
+    negotiated: ['Accept', 'Prefer'],
+    contentType: page.contentType,
+    fields,
+    ...(lastModified > 0 ? { lastModified } : {}),
+  });
+}
+
+/**
+ * RFC 7240 §3: Preference-Applied names the preference honoured and the value used. On a later page
+ * the size comes from the token, so a client that sends its preference again learns the size in force.
+ */
+function applied(preference: string | undefined, pageSize: number): { preferenceApplied?: string } {
+  return preference === undefined ? {} : { preferenceApplied: `${preference}=${pageSize}` };
+}
+
+/** A 400 for a walk whose longest `@nextLink` could not stay under MAX_LINK_BYTES, before its first page. */
+function linkProblem(app: App, path: string, start: Omit<PagePosition, 'after' | 'returned'>, sortKeys: number): Problem | undefined {
+  const longest = Buffer.byteLength(link(app, `${path}?$skiptoken=`)) + longestToken(app.pagingKey, start, sortKeys);
+  if (longest <= MAX_LINK_BYTES) return undefined;
+  const detail =
+    `This query is too large to page through: its @nextLink could reach ${longest} bytes, over the ` +
+    `${MAX_LINK_BYTES} a link may have. Use a shorter $filter or fewer $orderby keys, or store it as a ` +
+    'query resource (PUT /{collection}/$queries/{name}).';
+  return problem('bad-request', detail);
+}
+
+function invalidTokenProblem(): Problem {
+  const detail =
+    'The $skiptoken is not valid here: it was altered, or it belongs to another collection, query or ' +
+    'server. Start again from the first page.';
+  return problem('bad-request', detail, {
+    errors: [{ parameter: '$skiptoken', detail: 'not a token this server issued for this resource' }],
+  });
+}
