@@ -1,6 +1,8 @@
 // The one optimistic-concurrency loop (CONVENTIONS.md#durability): read what the store holds, decide,
-// and write with the versions read as the expectation; when another write landed in between, wait a
-// short full-jitter moment and decide again from what the store holds now. The loop is bounded: a
+// and write with the versions read as the expectation; when another write landed in between, decide
+// again from what the store holds now: at once the first time (one write landing in between is the
+// common case), then after a short full-jitter wait, so writers racing over one record spread out.
+// The loop is bounded: a
 // record that keeps changing ends in `exhausted` (a 503 with Retry-After for a request) instead of
 // recursing for ever. The wait uses the injected clock and random source, so a test replays it.
 import { sleep, type Clock, type Random } from './clock.js';
@@ -8,7 +10,7 @@ import { sleep, type Clock, type Random } from './clock.js';
 export interface CasPolicy {
   /** Decisions at most, the first included. */
   readonly attempts: number;
-  /** The wait before decision n+1 is random(0, min(capMs, baseMs × 2^n)). */
+  /** The wait before decision n+2 (n ≥ 1) is random(0, min(capMs, baseMs × 2^(n-1))); none before the second. */
   readonly baseMs: number;
   readonly capMs: number;
 }
@@ -35,8 +37,8 @@ export async function compareAndSwap<T>(
   policy: CasPolicy = DEFAULT_CAS_POLICY,
 ): Promise<T> {
   for (let attempt = 0; attempt < policy.attempts; attempt++) {
-    if (attempt > 0) {
-      const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** (attempt - 1));
+    if (attempt > 1) {
+      const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** (attempt - 2));
       await sleep(context.clock, context.random.fraction() * ceiling);
     }
     const step = await decide(attempt);

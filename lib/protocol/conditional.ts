@@ -1,9 +1,9 @@
-// Preconditions: the four conditional request fields of RFC 9110 §13.1, evaluated in the order of
-// §13.2.2, as a pure decision that the HTTP layer applies (CONTRACT §4). No I/O, no clock unless
-// the caller leaves `now` out.
+// Preconditions: the four conditional request fields of RFC 9110 §13.1, read from the field lines and
+// evaluated in the order of §13.2.2, as a pure decision that the HTTP layer applies
+// (CONVENTIONS.md#precondition-order). No I/O, no clock unless the caller leaves `now` out.
 // The caller owns §13.2.1: preconditions are evaluated only when the request, without them, would
 // get a 2xx or 412 (a GET of a missing resource is a 404 with every precondition ignored), and only
-// after the state-independent checks (CONTRACT §4: 401, 405, 406, 413, 415) and before the body.
+// after the state-independent checks (401, 405, 406, 413, 415) and before the body is read.
 import { parseEntityTag, parseEntityTagList, strongCompare, weakCompare } from './etag.js';
 import type { EntityTag, EntityTagList } from './etag.js';
 import { parseHttpDate } from './http-date.js';
@@ -37,8 +37,40 @@ export interface PreconditionOptions {
 }
 
 const MS_PER_SECOND = 1000;
+const LOWER_I = 0x69;
+const LOWER_F = 0x66;
 const PROCEED: PreconditionVerdict = Object.freeze({ kind: 'proceed' });
 const NOT_MODIFIED: PreconditionVerdict = Object.freeze({ kind: 'not-modified' });
+
+/**
+ * The four fields from a request's raw field lines (Node's `rawHeaders`: name, value, name, value…),
+ * every line kept (RFC 9110 §5.3): a date sent twice must be ignored (§13.1.3–4), which a folded
+ * value cannot tell. One pass for all four, since most requests carry none of them.
+ */
+export function readPreconditionFields(raw: readonly string[]): PreconditionFields {
+  const fields: { ifMatch?: string[]; ifNoneMatch?: string[]; ifModifiedSince?: string[]; ifUnmodifiedSince?: string[] } = {};
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = raw[index] as string;
+    // Not "if-…": the shortest of the four names has eight characters.
+    if (name.length < 8 || (name.charCodeAt(0) | 0x20) !== LOWER_I || (name.charCodeAt(1) | 0x20) !== LOWER_F) continue;
+    const value = raw[index + 1] as string;
+    switch (name.toLowerCase()) {
+      case 'if-match':
+        (fields.ifMatch ??= []).push(value);
+        break;
+      case 'if-none-match':
+        (fields.ifNoneMatch ??= []).push(value);
+        break;
+      case 'if-modified-since':
+        (fields.ifModifiedSince ??= []).push(value);
+        break;
+      case 'if-unmodified-since':
+        (fields.ifUnmodifiedSince ??= []).push(value);
+        break;
+    }
+  }
+  return fields;
+}
 
 /**
  * Decides what a conditional request gets, following RFC 9110 §13.2.2 steps 1-4 (step 5, If-Range,

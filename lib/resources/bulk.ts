@@ -1,10 +1,10 @@
-// PUT /{collection}/$bulk (seed, "Bulk price-style update body": "The service applies newPrice only
-// when the stored value still equals currentPrice. Records already updated are skipped."; CONTRACT
-// §6). The body is text/csv (RFC 4180); every applied row goes through the write path in one atomic
-// batch, each write conditional on the version the row was decided against, so a concurrent change
-// between deciding and committing makes the whole file be decided again rather than overwritten. Bulk
-// files over one collection take turns, so they never undo each other's decisions; a single-item
-// write that lands in between costs a re-decision after a short, jittered wait. A row whose new
+// PUT /{collection}/$bulk (CONVENTIONS.md#bulk-updates): a new value is applied only where the stored
+// one still equals the row's current value, and rows already updated are skipped. The body is
+// text/csv (RFC 4180); every applied row goes through the write path in one atomic batch, each write
+// conditional on the version the row was decided against, so a concurrent change between deciding
+// and committing makes the whole file be decided again (the one compare-and-swap loop,
+// lib/compare-and-swap.ts) rather than overwritten. Bulk files over one collection take turns, so they
+// never undo each other's decisions. A row whose new
 // document the write path refuses makes the file a 400 naming the row, as a PUT of that document
 // would be. Sending the same file twice changes nothing the second time: every row is then "skipped".
 import { noStoreCacheControl } from '../http/cache-policy.js';
@@ -17,12 +17,7 @@ import type { JsonObject } from '../json.js';
 import type { Mutation } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { unavailableReply } from './common.js';
-import { sleep } from '../clock.js';
-
-const MAX_PLAN_ATTEMPTS = 12;
-/** Full-jitter backoff between re-decisions (ms): a random wait up to min(cap, base × 2^attempt). */
-const RETRY_BASE_MS = 2;
-const RETRY_CAP_MS = 100;
+import { compareAndSwap, type CasStep } from '../compare-and-swap.js';
 
 export async function putBulk(app: App, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
@@ -44,38 +39,41 @@ export async function putBulk(app: App, rq: RequestContext): Promise<Reply> {
   return app.bulkTurns.run(collection, () => applyBulk(app, rq, collection, columns.columns, rows));
 }
 
-async function applyBulk(app: App, rq: RequestContext, collection: string, columns: BulkColumns, rows: readonly (readonly string[])[]): Promise<Reply> {
-  for (let attempt = 0; attempt < MAX_PLAN_ATTEMPTS; attempt++) {
-    const versions = new Map<string, number>();
-    const planned = planBulk(columns, rows, (id) => {
-      const record = app.store.get(collection, id);
-      if (record !== undefined) versions.set(id, record.version);
-      return record?.doc;
-    });
-    if (!planned.ok) return rowProblem(planned.problem);
-    const applied = planned.plan.outcomes.filter((outcome) => outcome.outcome === 'applied');
-    const changes: Mutation[] = applied.map(({ id }) => ({
-      kind: 'put',
-      collection,
-      id,
-      doc: planned.plan.updates.get(id) as JsonObject,
-      expect: { version: versions.get(id) as number },
-    }));
-    if (changes.length > 0) {
-      const result = await app.writer.write(changes);
-      if (!result.ok && result.reason === 'invalid') return refusedRow(applied[result.index]?.row ?? 0, result.problem);
-      if (!result.ok && result.reason === 'unavailable') return unavailableReply(app, rq, result.detail);
-      if (!result.ok) {
-        // A row changed after it was decided: wait a little (jittered), then decide the file again.
-        await sleep(app.clock, app.random.fraction() * Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** attempt));
-        continue;
+function applyBulk(app: App, rq: RequestContext, collection: string, columns: BulkColumns, rows: readonly (readonly string[])[]): Promise<Reply> {
+  return compareAndSwap(
+    app,
+    async (): Promise<CasStep<Reply>> => {
+      const versions = new Map<string, number>();
+      const planned = planBulk(columns, rows, (id) => {
+        const record = app.store.get(collection, id);
+        if (record !== undefined) versions.set(id, record.version);
+        return record?.doc;
+      });
+      if (!planned.ok) return { done: rowProblem(planned.problem) };
+      const applied = planned.plan.outcomes.filter((outcome) => outcome.outcome === 'applied');
+      const changes: Mutation[] = applied.map(({ id }) => ({
+        kind: 'put',
+        collection,
+        id,
+        doc: planned.plan.updates.get(id) as JsonObject,
+        expect: { version: versions.get(id) as number },
+      }));
+      if (changes.length > 0) {
+        const result = await app.writer.write(changes);
+        if (!result.ok && result.reason === 'invalid') return { done: refusedRow(applied[result.index]?.row ?? 0, result.problem) };
+        if (!result.ok && result.reason === 'unavailable') return { done: unavailableReply(app, rq, result.detail) };
+        // A row changed after it was decided: the file is decided again.
+        if (!result.ok) return { conflict: true };
       }
-    }
-    return jsonReply(200, Buffer.from(JSON.stringify(reportOf(planned.plan))), { 'Cache-Control': noStoreCacheControl(app.policy) });
-  }
-  // Not a store failure: the rows kept changing. A retry is welcome (seed, Errors), and says so.
-  app.log('warn', 'bulk update kept losing to concurrent writes of its rows', { requestId: rq.requestId, collection });
-  return problemReply(problem('unavailable', ''), { 'Retry-After': '1' });
+      const report = Buffer.from(JSON.stringify(reportOf(planned.plan)));
+      return { done: jsonReply(200, report, { 'Cache-Control': noStoreCacheControl(app.policy) }) };
+    },
+    () => {
+      // Not a store failure: the rows kept changing. A retry is welcome (CONVENTIONS.md#problem-details).
+      app.log('warn', 'bulk update kept losing to concurrent writes of its rows', { requestId: rq.requestId, collection });
+      return problemReply(problem('unavailable', ''), { 'Retry-After': '1' });
+    },
+  );
 }
 
 function rowProblem(bulk: BulkProblem): Reply {

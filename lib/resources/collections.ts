@@ -2,7 +2,7 @@
 // through the one paging flow, and POST creates an item with a server-chosen id, deduplicated by
 // Idempotency-Key (CONVENTIONS.md#post-creates, #idempotency-keys).
 import { fieldLines } from '../http/fields.js';
-import { evaluatePreconditions } from '../protocol/conditional.js';
+import { evaluatePreconditions, readPreconditionFields } from '../protocol/conditional.js';
 import { parseIdempotencyKey } from '../protocol/idempotency-key.js';
 import { problem } from '../protocol/problem.js';
 import { problemReply, type Reply } from '../http/respond.js';
@@ -11,7 +11,7 @@ import type { JsonObject } from '../json.js';
 import type { StoredRecord } from '../store/types.js';
 import { IDEMPOTENCY_SPACE, type RememberedOutcome } from '../writes/writer.js';
 import type { App, RequestContext } from './context.js';
-import { preconditionFields, readJsonObject, unavailableReply, verdictProblem } from './common.js';
+import { readJsonObject, unavailableReply, verdictProblem } from './common.js';
 import { collectionWalk } from './collection-walk.js';
 import { fingerprintOf, fingerprintOfRecord, isStorable, outcomeOf, recordId, replayOf } from './idempotency.js';
 import { writeReply } from './items.js';
@@ -81,7 +81,7 @@ async function create(app: App, rq: RequestContext, collection: string, keyId: s
  * flow's first page as JSON. Only computed when the request carries a precondition.
  */
 async function postPreconditionProblem(app: App, rq: RequestContext, collection: string): Promise<Reply | undefined> {
-  const fields = preconditionFields(rq.req);
+  const fields = readPreconditionFields(rq.req.rawHeaders);
   if (fields.ifMatch === undefined && fields.ifNoneMatch === undefined && fields.ifUnmodifiedSince === undefined) return undefined;
   const verdict = evaluatePreconditions('POST', fields, await pageValidators(app, collectionWalk(app, collection)), {
     now: app.clock.now(),

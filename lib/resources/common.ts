@@ -1,7 +1,7 @@
 // Checks and helpers shared by the resource handlers. Each answers a question about the request and
 // returns a problem value or the parsed thing; handlers only wire the answers together.
 import type { IncomingMessage } from 'node:http';
-import type { PreconditionFields, PreconditionVerdict } from '../protocol/conditional.js';
+import type { PreconditionVerdict } from '../protocol/conditional.js';
 import { problem, type Problem } from '../protocol/problem.js';
 import { problemReply, type Reply } from '../http/respond.js';
 import { readBody, unreadBodyReply } from '../http/body.js';
@@ -9,32 +9,6 @@ import type { JsonObject } from '../json.js';
 import { parseJson } from '../json-text.js';
 import { documentShapeProblem } from '../writes/document.js';
 import type { App } from './context.js';
-
-export function preconditionFields(req: IncomingMessage): PreconditionFields {
-  // One pass over the raw field lines for all four: most requests carry none of them.
-  const raw = req.rawHeaders;
-  const fields: { ifMatch?: string[]; ifNoneMatch?: string[]; ifModifiedSince?: string[]; ifUnmodifiedSince?: string[] } = {};
-  for (let index = 0; index < raw.length; index += 2) {
-    const name = raw[index] as string;
-    if (name.length < 8 || (name.charCodeAt(0) | 0x20) !== 0x69 || (name.charCodeAt(1) | 0x20) !== 0x66) continue; // not "if-…"
-    const value = raw[index + 1] as string;
-    switch (name.toLowerCase()) {
-      case 'if-match':
-        (fields.ifMatch ??= []).push(value);
-        break;
-      case 'if-none-match':
-        (fields.ifNoneMatch ??= []).push(value);
-        break;
-      case 'if-modified-since':
-        (fields.ifModifiedSince ??= []).push(value);
-        break;
-      case 'if-unmodified-since':
-        (fields.ifUnmodifiedSince ??= []).push(value);
-        break;
-    }
-  }
-  return fields;
-}
 
 /** A failed body is `deterministic` when it was read whole and the same bytes would always fail. */
 export type JsonBody =

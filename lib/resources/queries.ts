@@ -22,7 +22,7 @@ import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { collectionPlanContext, withSummary } from './collection-walk.js';
-import { conditionalDelete, conditionalPut } from './items.js';
+import { conditionalDelete, conditionalPut } from './conditional-writes.js';
 import { pagedReply, type Planned, type Walk } from './paging.js';
 import { readReply, storedReply } from './replies.js';
 

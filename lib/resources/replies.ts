@@ -5,13 +5,13 @@
 //   client asked for text/html, as its page (lib/resources/html.ts);
 // - the answer to a successful PUT (CONTRACT §4): the stored representation, its ETag, where it lives
 //   (Content-Location, RFC 9110 §8.7) and, on 201, the Location of the new resource.
-import { evaluatePreconditions } from '../protocol/conditional.js';
+import { evaluatePreconditions, readPreconditionFields } from '../protocol/conditional.js';
 import { formatHttpDate } from '../protocol/http-date.js';
 import { noStoreCacheControl, varyOf } from '../http/cache-policy.js';
 import { JSON_TYPE, jsonReply, problemReply, type Reply } from '../http/respond.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
-import { preconditionFields, verdictProblem } from './common.js';
+import { verdictProblem } from './common.js';
 import type { Representation } from '../writes/representation.js';
 import { HTML_CONTENT_TYPE, HTML_SECURITY_POLICY, HTML_TYPE } from '../html/views.js';
 import { itemHtml } from './html.js';
@@ -29,7 +29,7 @@ export interface ReadOptions {
 export function readReply(app: App, rq: RequestContext, representation: Representation, options: ReadOptions): Reply {
   const validators =
     options.lastModified === undefined ? { etag: representation.etag } : { etag: representation.etag, lastModified: options.lastModified };
-  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', preconditionFields(rq.req), validators, { now: app.clock.now() });
+  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', readPreconditionFields(rq.req.rawHeaders), validators, { now: app.clock.now() });
   if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
   // One header object, built in the order the fields are sent; a 304 has no Content-Type.
   const headers: Record<string, string> = verdict.kind === 'not-modified' ? {} : { 'Content-Type': options.contentType ?? JSON_TYPE };

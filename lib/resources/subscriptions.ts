@@ -9,7 +9,7 @@ import type { Mutation, StoredRecord } from '../store/types.js';
 import { checkSubscription, pointsAtSelf, SECRET_SPACE, SUBSCRIPTION_SPACE } from '../webhooks/subscriptions.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
-import { conditionalDelete, conditionalPut } from './items.js';
+import { conditionalDelete, conditionalPut } from './conditional-writes.js';
 import { shown } from './inbox.js';
 import { listedItemReply, listingReply, type Listing } from './listing.js';
 import { storedReply } from './replies.js';

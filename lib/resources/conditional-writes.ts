@@ -1,0 +1,136 @@
+// Conditional PUT and DELETE, for everything that stores a resource: items, query resources and
+// subscriptions (CONVENTIONS.md#conditional-create, #conditional-replace, #precondition-required,
+// #delete-and-tombstones; RFC 9110 §13, RFC 6585 §3).
+//
+// Preconditions are evaluated before the body is read, so a stale If-Match with a malformed body is
+// 412, not 400 (CONVENTIONS.md#precondition-order). The write then carries the version it was
+// evaluated against; when another write lands in between, the store refuses it and the one
+// compare-and-swap loop evaluates again against what the store holds now (lib/compare-and-swap.ts).
+import { compareAndSwap, type CasStep } from '../compare-and-swap.js';
+import {
+  evaluatePreconditions,
+  hasEntityTagPrecondition,
+  readPreconditionFields,
+  type PreconditionFields,
+  type Validators,
+} from '../protocol/conditional.js';
+import { problem, type Problem } from '../protocol/problem.js';
+import { problemReply, type Reply } from '../http/respond.js';
+import type { JsonObject } from '../json.js';
+import type { Mutation, StoredRecord } from '../store/types.js';
+import type { App, RequestContext } from './context.js';
+import { readJsonObject, unavailableReply, verdictProblem } from './common.js';
+
+export type PutDocument = { ok: true; doc: JsonObject; extra?: readonly Mutation[] } | { ok: false; problem: Problem };
+
+/** What a conditional PUT stores and how it answers: an item, a query resource, a subscription. */
+export interface PutTarget {
+  readonly collection: string;
+  readonly id: string;
+  /**
+   * The document to store for a parsed body, and any record written with it (a subscription's
+   * secret), or a problem; the write path validates the rest.
+   */
+  readonly document: (body: JsonObject) => PutDocument | Promise<PutDocument>;
+  readonly reply: (status: 200 | 201, record: StoredRecord) => Reply;
+}
+
+/** PUT: 201 when it created, 200 when it replaced, 412 or 428 when its precondition says no. */
+export async function conditionalPut(app: App, rq: RequestContext, target: PutTarget): Promise<Reply> {
+  const fields = readPreconditionFields(rq.req.rawHeaders);
+  if (!hasEntityTagPrecondition(fields) && !app.config.allowUnconditionalPut) return problemReply(preconditionRequired());
+  const { collection, id } = target;
+  const early = putRefusal(app, fields, app.store.get(collection, id));
+  if (early !== undefined) return early;
+  const body = await readJsonObject(rq.req, app.config.maxBodyBytes);
+  if (!body.ok) return body.reply;
+  const made = await target.document(body.doc);
+  if (!made.ok) return problemReply(made.problem);
+  const { doc, extra = [] } = made;
+  // The body took time to arrive: every decision is made again against the state at the write.
+  return compareAndSwap(
+    app,
+    async (): Promise<CasStep<Reply>> => {
+      const current = app.store.get(collection, id);
+      const refused = putRefusal(app, fields, current);
+      if (refused !== undefined) return { done: refused };
+      const expect = current === undefined ? { absent: true as const } : { version: current.version };
+      const result = await app.writer.write([{ kind: 'put', collection, id, doc, expect }, ...extra]);
+      if (result.ok) return { done: target.reply(current === undefined ? 201 : 200, result.records[0] as StoredRecord) };
+      if (result.reason === 'invalid') return { done: problemReply(result.problem) };
+      if (result.reason === 'unavailable') return { done: unavailableReply(app, rq, result.detail) };
+      return { conflict: true };
+    },
+    () => unavailableReply(app, rq, 'PUT lost the race against concurrent writes too many times'),
+  );
+}
+
+/**
+ * DELETE, with If-Match when sent (RFC 9110 §13.1.1): 204 whether or not the resource existed, since
+ * DELETE is idempotent; a tombstone is kept until `retainUntil` when given; `extra` goes with it.
+ */
+export function conditionalDelete(
+  app: App,
+  rq: RequestContext,
+  collection: string,
+  id: string,
+  retainUntil: number | undefined,
+  extra: readonly Mutation[] = [],
+): Promise<Reply> {
+  const fields = readPreconditionFields(rq.req.rawHeaders);
+  return compareAndSwap(
+    app,
+    async (): Promise<CasStep<Reply>> => {
+      const current = app.store.get(collection, id);
+      const verdict = evaluatePreconditions('DELETE', fields, validatorsOf(app, current), { now: app.clock.now() });
+      if (verdict.kind === 'malformed' || verdict.kind === 'failed') return { done: problemReply(verdictProblem(verdict)) };
+      if (current === undefined) return { done: { status: 204, headers: {} } };
+      const expect = { version: current.version };
+      const deletion: Mutation =
+        retainUntil === undefined ? { kind: 'delete', collection, id, expect } : { kind: 'delete', collection, id, expect, retainUntil };
+      const result = await app.writer.write([deletion, ...extra]);
+      if (result.ok) return { done: { status: 204, headers: {} } };
+      if (result.reason === 'unavailable') return { done: unavailableReply(app, rq, result.detail) };
+      return { conflict: true };
+    },
+    () => unavailableReply(app, rq, 'DELETE lost the race against concurrent writes too many times'),
+  );
+}
+
+/** The validators of a stored resource: those of its JSON, the representation a write replaces. */
+export function validatorsOf(app: App, record: StoredRecord | undefined): Validators | undefined {
+  if (record === undefined) return undefined;
+  return { etag: app.representations.itemJson(record).etag, lastModified: record.modifiedAt };
+}
+
+/** The answer a PUT's preconditions give against `current`, or undefined when the write may go ahead. */
+function putRefusal(app: App, fields: PreconditionFields, current: StoredRecord | undefined): Reply | undefined {
+  const verdict = evaluatePreconditions('PUT', fields, validatorsOf(app, current), { now: app.clock.now() });
+  if (verdict.kind === 'malformed') return problemReply(verdictProblem(verdict));
+  if (verdict.kind === 'failed') return problemReply(putPreconditionFailed(verdict.field, current));
+  return undefined;
+}
+
+/** RFC 6585 §3: this server requires conditional writes, so a lost update cannot happen silently. */
+function preconditionRequired(): Problem {
+  const detail =
+    'This PUT must be conditional: send If-None-Match: * to create the resource, or If-Match: "<etag>" ' +
+    '(from a GET) to replace it.';
+  return problem('precondition-required', detail, {
+    errors: [
+      { header: 'If-Match', detail: 'required to replace' },
+      { header: 'If-None-Match', detail: 'send * to create' },
+    ],
+  });
+}
+
+function putPreconditionFailed(field: string, current: StoredRecord | undefined): Problem {
+  if (field === 'If-None-Match' && current !== undefined) {
+    return problem('precondition-failed', 'The resource already exists, so If-None-Match: * fails. GET it, merge, and replace it with If-Match.');
+  }
+  if (field === 'If-Match' && current === undefined) {
+    return problem('precondition-failed', 'The resource does not exist, so If-Match fails. Create it with If-None-Match: *.');
+  }
+  const detail = `The ${field} precondition is not met: the resource changed. GET it again, merge, and retry with its current ETag.`;
+  return problem('precondition-failed', detail);
+}
