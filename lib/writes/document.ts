@@ -3,6 +3,7 @@
 // silently store as null), that carries "id" equal to its path id, and that matches the collection's
 // declared schema (CONTRACT §1 collections.<name>.schema). Pure: every write path (PUT, POST, bulk
 // rows, --seed) and the JSON body parser ask these same questions.
+import { escapePointerToken } from '../json-pointer.js';
 import type { CollectionConfig, FieldType } from '../config.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
 import { problem, type Problem, type ProblemItem } from '../protocol/problem.js';
@@ -23,7 +24,7 @@ export function shapeProblem(value: unknown): ProblemItem | undefined {
     if (typeof current !== 'object' || current === null) continue;
     if (depth > MAX_JSON_DEPTH) return { pointer, detail: `nested deeper than ${MAX_JSON_DEPTH} levels` };
     const entries: [string, JsonValue][] = Array.isArray(current) ? current.map((item, index) => [String(index), item]) : Object.entries(current);
-    for (const [key, child] of entries) stack.push({ value: child, pointer: `${pointer}/${escapePointer(key)}`, depth: depth + 1 });
+    for (const [key, child] of entries) stack.push({ value: child, pointer: `${pointer}/${escapePointerToken(key)}`, depth: depth + 1 });
   }
   return undefined;
 }
@@ -44,8 +45,8 @@ export function checkSchema(doc: JsonObject, config: CollectionConfig | undefine
   for (const [field, value] of Object.entries(doc)) {
     if (field === 'id') continue;
     const declared: FieldType | undefined = Object.hasOwn(schema, field) ? schema[field] : undefined;
-    if (declared === undefined) errors.push({ pointer: `/${escapePointer(field)}`, detail: 'not a field of this collection' });
-    else if (value !== null && typeOf(value) !== declared) errors.push({ pointer: `/${escapePointer(field)}`, detail: `must be ${declared}` });
+    if (declared === undefined) errors.push({ pointer: `/${escapePointerToken(field)}`, detail: 'not a field of this collection' });
+    else if (value !== null && typeOf(value) !== declared) errors.push({ pointer: `/${escapePointerToken(field)}`, detail: `must be ${declared}` });
   }
   return errors.length === 0 ? undefined : problem('invalid-body', 'The body does not match the collection schema.', { errors });
 }
@@ -54,11 +55,6 @@ export function checkSchema(doc: JsonObject, config: CollectionConfig | undefine
 export function checkId(doc: JsonObject, id: string): Problem | undefined {
   if (doc['id'] === id) return undefined;
   return problem('invalid-body', `The body's "id" must equal the id in the path ('${id}') or be left out.`, { errors: [{ pointer: '/id', detail: `must be "${id}"` }] });
-}
-
-/** RFC 6901 §3: "~" → "~0", "/" → "~1". */
-export function escapePointer(token: string): string {
-  return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
 function typeOf(value: JsonValue): string {

@@ -9,6 +9,7 @@
 // A path is its segments, each escaped as in RFC 6901 §3 (a key may hold "/"), joined by "/". Paths
 // through arrays of objects count as paths of the array's name: `lines/qty` is known once some item
 // has `"lines": [{ "qty": 1 }]`, which is what a lambda such as `lines/any(l: l/qty gt 0)` reads.
+import { escapePointerToken } from '../json-pointer.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
 import { isCollectionName } from '../names.js';
 import type { Mutation, Store } from '../store/types.js';
@@ -20,7 +21,7 @@ const SEPARATOR = '/';
 
 /** The registry key of a property path. */
 export function pathKey(path: readonly string[]): string {
-  return path.map(escapeSegment).join(SEPARATOR);
+  return path.map(escapePointerToken).join(SEPARATOR);
 }
 
 /** Every property path of a document, each once, as registry keys. */
@@ -36,7 +37,7 @@ export function pathsOf(doc: JsonObject): Set<string> {
     }
     if (!isJsonObject(value)) continue;
     for (const [key, child] of Object.entries(value)) {
-      const path = prefix === '' ? escapeSegment(key) : `${prefix}${SEPARATOR}${escapeSegment(key)}`;
+      const path = prefix === '' ? escapePointerToken(key) : `${prefix}${SEPARATOR}${escapePointerToken(key)}`;
       paths.add(path);
       stack.push({ value: child, prefix: path, depth: depth + 1 });
     }
@@ -82,9 +83,4 @@ export function missingRegistrations(store: Store): Mutation[] {
     missing.push({ kind: 'patch', collection: FIELDS_SPACE, id: collection, set, upsert: true });
   }
   return missing;
-}
-
-/** RFC 6901 §3 escaping, so a key holding "/" is never mistaken for a nested path. */
-function escapeSegment(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
