@@ -1,11 +1,11 @@
 // The request pipeline: request id → Host (RFC 9112 §3.2) → 501 for a method no route has → route →
 // authentication (not asked of a CORS preflight, lib/http/cors.ts) → 400/404 → OPTIONS → 405 → 406 →
 // 413/415 → 100 Continue → the route's handler → the one `send`. Every check before the handler is
-// derived from the route table (lib/routes.ts) and none depends on stored state (CONTRACT §4: 401,
+// derived from the route table (lib/routes.ts) and none depends on stored state (CONVENTIONS.md#precondition-order: 401,
 // 404, 405, 406, 413, 415 come first); handlers then evaluate preconditions before reading any body. A client that waits for 100 Continue is invited to
 // send its body only once those checks pass, so a 413 never follows a 100 (RFC 9110 §10.1.1).
 // Unexpected exceptions become a 500 whose detail is fixed text; the exception itself goes to the log
-// under the request id (seed, Errors rule 2).
+// under the request id (CONVENTIONS.md#problem-details).
 import { fieldLines, fieldValue } from './http/fields.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeys } from './http/auth.js';
@@ -58,7 +58,7 @@ export function createHandler(app: App, apiKeys: ApiKeys, cors: CorsPolicy, tabl
   const prefix = app.random.bytes(REQUEST_ID_PREFIX_BYTES).toString('hex');
   let counter = 0;
   const dates = new DateHeader();
-  // What a reply without its own Cache-Control or Vary gets (CONTRACT §4: errors and writes are no-store; Vary: Authorization when credentialed).
+  // What a reply without its own Cache-Control or Vary gets (CONVENTIONS.md#cache-control, #vary).
   const noStore = noStoreCacheControl(app.policy);
   const vary = varyOf(app.policy, cors.variesByOrigin ? ['Origin'] : []);
   return (req, res, expectsContinue) => {
@@ -165,7 +165,7 @@ function dispatch(
   if (expectsContinue) res.writeContinue();
   const rq: RequestContext = { req, requestId, principal, path: target.path, query: target.query, params: match.params, media };
   if (framing !== undefined && hasContent(framing)) {
-    // A route that reads no content still refuses one over the cap (CONTRACT §3), counting it without keeping it.
+    // A route that reads no content still refuses one over the cap (CONVENTIONS.md#body-cap), counting it without keeping it.
     return readBody(req, limit, { keep: false }).then((discarded) => (discarded.ok ? endpoint.handle(app, rq) : unreadBodyReply(discarded.reason, limit)));
   }
   return endpoint.handle(app, rq);

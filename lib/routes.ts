@@ -1,4 +1,4 @@
-// The route table (CONTRACT §2): every route is declared once, here: its path pattern, and per method
+// The route table (CONVENTIONS.md#routes): every route is declared once, here: its path pattern, and per method
 // the media types its response can take, the request content it reads, and the handler that runs.
 // Everything a route must answer before its handler runs is derived from this table by lib/app.ts,
 // for every route alike: Allow and 405 (RFC 9110 §15.5.6), OPTIONS (§9.3.7), HEAD wherever GET
@@ -44,7 +44,7 @@ export type ResponseField =
   | 'ETag' | 'Last-Modified' | 'Cache-Control' | 'Vary' | 'Location' | 'Content-Location' | 'Link'
   | 'Preference-Applied' | 'Idempotent-Replayed';
 
-/** Request header fields and query options a handler reads; `field=value` stands for the simple query string (CONTRACT §5). */
+/** Request header fields and query options a handler reads; `field=value` stands for the simple query string (CONVENTIONS.md#simple-query-strings). */
 export type RequestInput =
   | 'If-Match' | 'If-None-Match' | 'If-Modified-Since' | 'If-Unmodified-Since' | 'Idempotency-Key' | 'Prefer'
   | 'X-Signature' | 'X-Timestamp'
@@ -60,7 +60,7 @@ export interface EndpointDoc {
   /** Every status the handler itself can answer, with the header fields that answer carries. */
   readonly responses: Readonly<Record<number, readonly ResponseField[]>>;
   readonly reads?: readonly RequestInput[];
-  /** The content of a success: one thing, or a page of the collection envelope (CONTRACT §5). */
+  /** The content of a success: one thing, or a page of the collection envelope (CONVENTIONS.md#collection-envelope). */
   readonly returns?: SchemaName | { readonly pageOf: SchemaName };
   /** The request content it reads. */
   readonly accepts?: SchemaName;
@@ -71,7 +71,7 @@ export type RouteName =
   | 'inbox' | 'inbox-event' | 'inbox-retry' | 'subscriptions' | 'subscription' | 'outbox' | 'delivery' | 'delivery-retry';
 
 export interface RouteEntry extends RoutePattern<RouteName> {
-  /** Served without an API key (CONTRACT §1): the webhook receiver authenticates by signature, health probes carry none. */
+  /** Served without an API key (CONVENTIONS.md#api-keys): the webhook receiver authenticates by signature, health probes carry none. */
   readonly public?: boolean;
   readonly methods: Readonly<Partial<Record<DeclaredMethod, Endpoint>>>;
 }
@@ -80,16 +80,16 @@ export interface RouteEntry extends RoutePattern<RouteName> {
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 const JSON_ONLY = [JSON_TYPE];
-/** What can be read in a browser too (CONTRACT §3); JSON stays the default, so JSON clients see no change. */
+/** What can be read in a browser too (CONVENTIONS.md#content-negotiation); JSON stays the default, so JSON clients see no change. */
 const JSON_OR_HTML = [JSON_TYPE, HTML_TYPE];
 const JSON_CSV_OR_HTML = [JSON_TYPE, CSV_TYPE, HTML_TYPE];
 
 // What the shared answers carry (lib/resources/replies.ts, pages.ts, listing.ts), written once.
-/** readReply: a representation and its validators (CONTRACT §4). */
+/** readReply: a representation and its validators (CONVENTIONS.md#conditional-reads). */
 const READ: readonly ResponseField[] = ['ETag', 'Last-Modified', 'Cache-Control', 'Vary'];
 /** A collection page: the read fields, the next link (RFC 8288) and the page size applied (RFC 7240 §3). */
 const PAGE: readonly ResponseField[] = [...READ, 'Link', 'Preference-Applied'];
-/** storedReply: the stored representation after a write (CONTRACT §4). */
+/** storedReply: the stored representation after a write (CONVENTIONS.md#put-responses). */
 const STORED: readonly ResponseField[] = ['ETag', 'Last-Modified', 'Content-Location', 'Cache-Control', 'Vary'];
 const NO_STORE: readonly ResponseField[] = ['Cache-Control'];
 /** RFC 9110 §13.2.2: a read evaluates every precondition; 304 on a match, 412 on a failed If-Match or If-Unmodified-Since. */
@@ -101,7 +101,7 @@ const WRITE_CONDITIONS: readonly RequestInput[] = ['If-Match', 'If-None-Match', 
 /** conditionalPut: 201 creates, 200 replaces, 412 on a failed precondition, 428 without one, 503 when the store fails. */
 const CONDITIONAL_PUT = { 200: STORED, 201: [...STORED, 'Location'] as const, 412: [], 428: [], 503: [] };
 const CONDITIONAL_DELETE = { 204: [], 412: [], 503: [] };
-/** The options of a listing (CONTRACT §5), and what chooses its page size. */
+/** The options of a listing (CONVENTIONS.md#paging), and what chooses its page size. */
 const LISTING: readonly RequestInput[] = ['$filter', '$select', '$orderby', '$top', '$count', '$skiptoken', 'field=value', 'Prefer', ...READ_CONDITIONS];
 /** A $retry action: 202 with the item queued again, 404, 409 once it succeeded, 503 when the store fails. */
 const RETRY = { 202: ['Cache-Control', 'Content-Location'] as const, 404: [], 409: [], 503: [] };
@@ -113,7 +113,7 @@ export function routeTable(config: Config): readonly RouteEntry[] {
       path: '/',
       methods: { GET: { produces: JSON_OR_HTML, handle: getServiceDocument, doc: { summary: 'The service document: every collection and its URL', responses: CONDITIONAL_READ, reads: READ_CONDITIONS, returns: 'ServiceDocument' } } },
     },
-    // Health probes carry no credentials (CONTRACT §1).
+    // Health probes carry no credentials (CONVENTIONS.md#api-keys).
     {
       name: 'health',
       path: '/$health',

@@ -1,4 +1,4 @@
-// start(): the embeddable server (CONTRACT §1 "Library"). It opens the store, loads the seed, builds
+// start(): the embeddable server (CONVENTIONS.md#embedding). It opens the store, loads the seed, builds
 // the one write path and the request pipeline, and hands every part with work of its own to one
 // lifecycle (lib/lifecycle.ts): the store first, HTTP last, so close() stops accepting, lets in-flight
 // requests finish (up to the drain timeout), then closes the store so that every acknowledged write
@@ -44,7 +44,7 @@ export interface RuntimeOptions {
   readonly store?: Store;
   /** Absolute base for links, e.g. https://api.example.com (never taken from the request's Host). */
   readonly baseUrl?: string;
-  /** Risky-deploy mode: every response says Cache-Control: no-cache, no-store (seed rule 6). */
+  /** Risky-deploy mode: every response says Cache-Control: no-cache, no-store (CONVENTIONS.md#cache-control). */
   readonly noCacheMode?: boolean;
   /** A folder of JSON arrays or a db.json loaded into a store that is still empty. */
   readonly seed?: string;
@@ -86,7 +86,7 @@ const PAGING_KEY_BYTES = 32;
 const DEFAULT_DRAIN_MS = 10_000;
 /** What deliveries of the webhook sender say they come from. */
 const USER_AGENT = 'resapi (webhook sender)';
-/** CONTRACT §1: "at most two: current first, previous second". */
+/** At most two: the current first, the previous second (CONVENTIONS.md#secret-rotation). */
 const MAX_WEBHOOK_SECRETS = 2;
 
 export async function start(options: StartOptions = {}): Promise<ResapiServer> {
@@ -200,7 +200,7 @@ async function readNewStoreSeed(
   return read.data;
 }
 
-/** The webhook secrets: non-empty strings, at most two (CONTRACT §1). Never logged. */
+/** The webhook secrets: non-empty strings, at most two (CONVENTIONS.md#secret-rotation). Never logged. */
 function secretsOf(secrets: readonly string[] | undefined): readonly string[] {
   if (secrets === undefined) return [];
   if (!Array.isArray(secrets) || secrets.some((secret) => typeof secret !== 'string' || secret === '')) {
@@ -255,7 +255,7 @@ function storeComponent(store: Store): Component {
 }
 
 /**
- * The HMAC key of `$skiptoken`s (CONTRACT §5): made on first start and kept in the store, so links
+ * The HMAC key of `$skiptoken`s (CONVENTIONS.md#skip-tokens): made on first start and kept in the store, so links
  * survive a restart; with --memory it is new in every process.
  */
 async function pagingKeyOf(store: Store, writer: Writer, random: Random): Promise<Buffer> {

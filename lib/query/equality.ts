@@ -1,4 +1,4 @@
-// The equality terms of a `$filter` (CONTRACT §5: `eq` and `in`): conditions `path eq literal` and
+// The equality terms of a `$filter` (CONVENTIONS.md#filter-expressions: `eq` and `in`): conditions `path eq literal` and
 // `path in (literal, ...)` that the whole filter requires, because they stand alone or in an `and`
 // with the rest. Each names the only values an item's property may hold for the item to match, so
 // an index from values to ids (equality-index.ts) can hand a page its candidates instead of a scan of

@@ -1,6 +1,6 @@
 // Running a planned query over a collection, one page at a time, with keyset paging on (order-by
-// keys, id) (CONTRACT §5: "items that exist for the whole walk are seen exactly once even while
-// others are inserted or deleted"). A page starts strictly after the sort key of the previous page's
+// keys, id) (CONVENTIONS.md#paging): items that exist for the whole walk are seen exactly once even while
+// others are inserted or deleted. A page starts strictly after the sort key of the previous page's
 // last item, so inserts and deletes elsewhere never shift it, unlike an offset.
 //
 // Without $orderby the store's id order is the sort order, and the scan stops as soon as the page

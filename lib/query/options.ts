@@ -1,19 +1,19 @@
-// The query string of `GET /{collection}` (seed, "Filtering and paging on GET /{collection}";
-// CONTRACT §5), parsed into a plain CollectionQuery. Pure: no store, no field validation (that needs
+// The query string of `GET /{collection}` (CONVENTIONS.md#filter-expressions, #simple-query-strings,
+// #refused-parameters), parsed into a plain CollectionQuery. Pure: no store, no field validation (that needs
 // the collection's known properties and happens in plan.ts).
 //
 // - System query options: $filter, $select, $orderby, $top, $count, $skiptoken; each at most once
 //   (OData 4.01 Part 2 §5: "System query options ... MUST NOT be specified more than once").
-// - `q` and `query` are refused (seed, Filtering rule 1 and Limits rule 2), naming $filter and query
-//   resources instead; $skip is refused too ("Arbitrary jump to page N is avoided", rule 2); any
+// - `q` and `query` are refused (CONVENTIONS.md#refused-parameters), naming $filter and query
+//   resources instead; $skip is refused too (keyset paging offers no jump to page N, CONVENTIONS.md#paging); any
 //   other `$` option is unknown → 400.
 // - json-server's own parameters (`_sort`, `_page`, `_limit`, the `_like`/`_gte`/... suffixes) are
 //   refused with a 400 that names the resapi equivalent, so a user coming from json-server learns the
 //   mapping instead of silently getting everything (README, Coming from json-server).
-// - Every other parameter is a simple condition `field=value` (seed: "= means contains (or in). &
-//   means AND"). OData 4.01 lets system options drop the `$`; resapi does not, because a name without
+// - Every other parameter is a simple condition `field=value` (CONVENTIONS.md#simple-query-strings: `=` means
+//   contains or is a member of, `&` means AND). OData 4.01 lets system options drop the `$`; resapi does not, because a name without
 //   `$` is a field name here.
-// - Names and values are decoded as HTML forms are (CONTRACT §5): "+" is a space and "%2B" a plus sign,
+// - Names and values are decoded as HTML forms are (CONVENTIONS.md#query-string-decoding): "+" is a space and "%2B" a plus sign,
 //   which is what URLSearchParams, Python's urlencode and curl --data-urlencode write.
 import { parseFilter } from '../filter/index.js';
 import { problem, type Problem } from '../protocol/problem.js';

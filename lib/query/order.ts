@@ -1,5 +1,5 @@
-// `$orderby` (OASIS OData 4.01 Part 2 §5.1.1 / §5.1.5 "System Query Option $orderby"; CONTRACT §5:
-// "`$orderby=price desc,name` (asc default; id is the final tiebreaker)"), and the total order of
+// `$orderby` (OASIS OData 4.01 Part 2 §5.1.1 / §5.1.5 "System Query Option $orderby"; CONVENTIONS.md#select-and-orderby:
+// `$orderby=price desc,name`, ascending by default, id the final tiebreaker), and the total order of
 // JSON values that keyset paging relies on: every pair of values compares, so (keys, id) positions
 // every item exactly once.
 //
@@ -9,7 +9,7 @@
 // null (and missing) < false < true < numbers < strings < arrays and objects (by their JSON text).
 // Strings compare ordinally by UTF-16 code unit, as `$filter` does.
 //
-// Sort keys are bounded (CONTRACT §5: "Every @nextLink stays under 8 KiB", and the next page's token
+// Sort keys are bounded (CONVENTIONS.md#skip-tokens: every @nextLink stays under 8 KiB, and the next page's token
 // carries the last item's key): a key orders by the first MAX_SORT_TEXT code units of a string, and
 // of an array's or object's JSON text, then by id. Note: this departs from a plain total order only
 // for values that share their first MAX_SORT_TEXT code units; those order by id instead.

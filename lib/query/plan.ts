@@ -1,6 +1,6 @@
 // A CollectionQuery checked against the collection's known properties and compiled once into
-// functions (CONTRACT §5: unknown properties in $filter, $select, $orderby or field=value → 400;
-// seed Filtering rule 5). The resulting plan is applied to rows without looking at the query again.
+// functions (CONVENTIONS.md#filter-errors-and-budget: unknown properties in $filter, $select, $orderby
+// or field=value → 400). The resulting plan is applied to rows without looking at the query again.
 import { compileFilter, WorkBudget, type FilterError } from '../filter/index.js';
 import { problem, type Problem } from '../protocol/problem.js';
 import type { JsonObject, JsonValue } from '../json.js';
@@ -65,7 +65,7 @@ export function planQuery(query: CollectionQuery, context: PlanContext): PlanRes
 }
 
 /**
- * Seed: "`=` means contains (or in)"; CONTRACT §5: for strings, case-insensitive contains; for
+ * `=` means contains or is a member of (CONVENTIONS.md#simple-query-strings): for strings, case-insensitive contains; for
  * arrays, membership; for numbers and booleans, equality of the written value.
  */
 export function conditionPredicate(condition: SimpleCondition): (doc: JsonObject) => boolean {

@@ -1,5 +1,5 @@
-// The opaque `$skiptoken` behind `@nextLink` (seed, Collection envelope rule 1: "Consumers follow
-// @nextLink; they do not construct it"; Versioning rule 3; CONTRACT §5). It carries the keyset
+// The opaque `$skiptoken` behind `@nextLink` (CONVENTIONS.md#skip-tokens): consumers follow
+// `@nextLink` and never construct it, so the paging mechanism behind it may change. It carries the keyset
 // position and, for a collection, the whole query; for a query resource, the version of the stored
 // definition the walk started from (the definition stays in the store, so the token stays small). It
 // is authenticated with HMAC-SHA256 under a key the server keeps, so a client cannot forge or edit a
@@ -29,7 +29,7 @@ export interface PagePosition {
 
 const FORMAT = 2;
 const MAC_BYTES = 16;
-/** The longest resource id (CONTRACT §2, no character needs escaping), and the character JSON escapes longest (`\u0000`). */
+/** The longest resource id (CONVENTIONS.md#names, no character needs escaping), and the character JSON escapes longest (`\u0000`). */
 const MAX_ID_LENGTH = 128;
 const WORST_ESCAPED_CHAR = '\u0000';
 
@@ -61,7 +61,7 @@ export function verifyToken(key: Buffer, token: string, scope: string): PagePosi
 /**
  * The longest token a walk can produce once it starts from `start` with `sortKeys` order-by keys:
  * every key at its largest (MAX_SORT_TEXT characters that each take six bytes of JSON), the longest id, the
- * largest count. A query whose longest token would not fit in a link is refused up front (CONTRACT §5),
+ * largest count. A query whose longest token would not fit in a link is refused up front (CONVENTIONS.md#skip-tokens),
  * rather than failing on a page deep into the walk.
  */
 export function longestToken(key: Buffer, start: Omit<PagePosition, 'after' | 'returned'>, sortKeys: number): number {

@@ -27,7 +27,7 @@ export async function readJsonObject(req: IncomingMessage, limit: number): Promi
 
 /**
  * A request body → the JSON object it holds, or the 400 problem: invalid UTF-8 and malformed JSON are
- * `invalid-json` in resapi's words with the offset (CONTRACT §3: never the parser's message or a slice
+ * `invalid-json` in resapi's words with the offset (CONVENTIONS.md#json-bodies: never the parser's message or a slice
  * of the body); a number JSON cannot carry exactly, or a value that is not a storable object, is
  * `invalid-body` pointing at it (RFC 6901).
  */
@@ -67,7 +67,7 @@ export function itemPath(collection: string, id: string): string {
   return `/${collection}/${id}`;
 }
 
-/** 503 for a write the store could not make durable (seed, Errors: a retry is welcome); the detail goes to the log only. */
+/** 503 for a write the store could not make durable (CONVENTIONS.md#problem-details: a retry is welcome); the detail goes to the log only. */
 export function unavailableReply(app: App, rq: { readonly requestId: string }, detail: string): Reply {
   app.log('error', 'store write failed', { requestId: rq.requestId, detail });
   return problemReply(problem('unavailable', detail), { 'Retry-After': '1' });

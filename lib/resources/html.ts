@@ -1,6 +1,6 @@
-// The HTML representations of resources (CONTRACT §3 `text/html`; views in lib/html/views.ts). An
+// The HTML representations of resources (CONVENTIONS.md#html-pages; views in lib/html/views.ts). An
 // HTML page is a representation of its own: its ETag is derived from its bytes, so it differs from
-// the JSON one (CONTRACT §3), and the page shows the JSON representation's ETag, which is the one a
+// the JSON one (CONVENTIONS.md#etags), and the page shows the JSON representation's ETag, which is the one a
 // client sends back in If-Match, together with the Cache-Control the resource is served with.
 import { itemPage, listPage, type Fact, type ListRow, type Navigation } from '../html/views.js';
 import type { StoredRecord } from '../store/types.js';

@@ -1,5 +1,5 @@
-// Idempotency keys on POST (seed, Endpoints row 6: "With the key, a retried request is recognised and
-// deduplicated"; CONTRACT §6). The record of a request is (key, fingerprint = method + path + SHA-256
+// Idempotency keys on POST (CONVENTIONS.md#idempotency-keys): with a key, a retried request is
+// recognised and deduplicated. The record of a request is (key, fingerprint = method + path + SHA-256
 // of the body, status, headers, body), kept 24 hours in the `$idempotency` store space, and written by
 // the write path in the same atomic batch as the resource the request created, so a crash can never
 // leave a created resource without its record (a retry would create a duplicate) or a record without

@@ -1,4 +1,4 @@
-// GET /$metrics (CONTRACT §2: "Prometheus text"; README, Performance): what the server has done and
+// GET /$metrics (CONVENTIONS.md#metrics): what the server has done and
 // holds, in the text exposition format 0.0.4 (lib/metrics.ts). What it counted as it worked
 // (lib/server-metrics.ts: requests, latency, group commits), then what is read at the scrape:
 // received events and deliveries by status (`dead` is what the dead-letter files hold); live

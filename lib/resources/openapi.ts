@@ -1,4 +1,4 @@
-// GET /$openapi (CONTRACT §2): the server's OpenAPI 3.1 description, made once at start
+// GET /$openapi (CONVENTIONS.md#openapi): the server's OpenAPI 3.1 description, made once at start
 // (lib/openapi.ts), answered like any representation: ETag, and 304 on revalidation.
 import type { Reply } from '../http/respond.js';
 import { readCacheControl } from '../http/cache-policy.js';

@@ -1,6 +1,6 @@
 // Built pages of user collections, kept until the collection changes (README, Performance): a page's
-// bytes, and so its strong ETag (CONTRACT §3: "derived from the exact bytes of the representation
-// sent"), are a function of the request (its path, query string, page size and media type) and of
+// bytes, and so its strong ETag (CONVENTIONS.md#etags: derived from the exact bytes of the representation
+// sent), are a function of the request (its path, query string, page size and media type) and of
 // the collection's content. So a page built once answers every identical request, and every
 // revalidation (304), without a scan, until a commit touches the collection; the commit drops the
 // collection's pages (the store tells every commit to its watchers as it is applied). A page built

@@ -1,5 +1,5 @@
-// Query resources (seed, Endpoints row 7: "A complex query may be created as a resource with PUT. A
-// GET on its URL then runs it and returns the results", which "is cacheable"; CONTRACT §5).
+// Query resources (CONVENTIONS.md#query-resources): a complex query stored as a resource with PUT; a
+// GET on its URL runs it and answers a cacheable page.
 //
 // - PUT /{c}/$queries/{name} stores a definition `{ "filter", "orderby", "select" }` (every member
 //   optional), validated when it is stored: a bad filter is 400 at the PUT, not at a later GET. The

@@ -3,7 +3,7 @@
 //   representation about to be sent, then a 400/412 problem, a 304 carrying the fields the 200 would
 //   have carried (RFC 9110 §15.4.5), or the 200 itself; one item is read as its JSON or, when the
 //   client asked for text/html, as its page (lib/resources/html.ts);
-// - the answer to a successful PUT (CONTRACT §4): the stored representation, its ETag, where it lives
+// - the answer to a successful PUT (CONVENTIONS.md#put-responses): the stored representation, its ETag, where it lives
 //   (Content-Location, RFC 9110 §8.7) and, on 201, the Location of the new resource.
 import { evaluatePreconditions, readPreconditionFields } from '../protocol/conditional.js';
 import { formatHttpDate } from '../protocol/http-date.js';

@@ -1,4 +1,4 @@
-// The service document (CONTRACT §2: GET / lists the collections) and the health check
+// The service document (CONVENTIONS.md#service-document: GET / lists the collections) and the health check
 // (GET /$health: 200, or 503 when the store cannot write).
 import { problem } from '../protocol/problem.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
@@ -11,7 +11,7 @@ import { readReply } from './replies.js';
 import { HTML_CONTENT_TYPE, HTML_TYPE } from '../html/views.js';
 import { listHtml } from './html.js';
 
-/** The read-only listings of the server's own records (CONTRACT §2), linked from the HTML home page. */
+/** The read-only listings of the server's own records (CONVENTIONS.md#routes), linked from the HTML home page. */
 const SYSTEM_LISTINGS = ['$inbox', '$outbox', '$subscriptions'];
 
 export function getServiceDocument(app: App, rq: RequestContext): Reply {

@@ -1,7 +1,7 @@
-// What a stored document must be (CONTRACT §3): a JSON object, nested at most MAX_JSON_DEPTH levels,
+// What a stored document must be (CONVENTIONS.md#items, #json-bodies): a JSON object, nested at most MAX_JSON_DEPTH levels,
 // whose numbers JSON can carry (JSON.parse turns 1e400 into Infinity, which JSON.stringify would
 // silently store as null), that carries "id" equal to its path id, and that matches the collection's
-// declared schema (CONTRACT §1 collections.<name>.schema). Pure: every write path (PUT, POST, bulk
+// declared schema (CONVENTIONS.md#configuration-file: collections.<name>.schema). Pure: every write path (PUT, POST, bulk
 // rows, --seed) and the JSON body parser ask these same questions.
 import { escapePointerToken } from '../json-pointer.js';
 import type { CollectionConfig, FieldType } from '../config.js';
@@ -51,7 +51,7 @@ export function checkSchema(doc: JsonObject, config: CollectionConfig | undefine
   return errors.length === 0 ? undefined : problem('invalid-body', 'The body does not match the collection schema.', { errors });
 }
 
-/** CONTRACT §3: the stored object always carries "id" equal to the path id. */
+/** The stored object always carries "id" equal to the path id (CONVENTIONS.md#items). */
 export function checkId(doc: JsonObject, id: string): Problem | undefined {
   if (doc['id'] === id) return undefined;
   return problem('invalid-body', `The body's "id" must equal the id in the path ('${id}') or be left out.`, { errors: [{ pointer: '/id', detail: `must be "${id}"` }] });

@@ -1,6 +1,6 @@
-// The field registry (CONTRACT §5: without a declared schema, a collection's properties are "every
-// name that any item of the collection has ever had (remembered across deletes and restarts; nothing
-// is kept for collections that do not exist)"). The write path records, in the same atomic batch as
+// The field registry (CONVENTIONS.md#filter-errors-and-budget): without a declared schema, a
+// collection's properties are every name any of its items has ever had, remembered across deletes and
+// restarts, and nothing is kept for collections that do not exist. The write path records, in the same atomic batch as
 // the write, every property path a stored document brings that its collection has not had before:
 // one record per collection in the `$fields` space, whose keys are the paths. Paths are only ever
 // added, so whether a query is valid never depends on which items exist at the moment, and a record

@@ -1,5 +1,5 @@
-// Representations and their validators (CONTRACT §3: "ETag: strong, derived from the exact bytes of
-// the representation sent"; seed: "The ETag of one representation ... is not the ETag of another").
+// Representations and their validators (CONVENTIONS.md#etags): a strong ETag derived from the exact
+// bytes sent, so the JSON, CSV and HTML of one resource each have their own.
 // A record is immutable, so its JSON bytes and ETag are computed once and remembered per record
 // object; a write makes a new record object and so a new entry. The write path computes them before
 // the commit (the serialization is part of validating a document) and primes the cache with them.

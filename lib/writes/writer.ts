@@ -1,15 +1,15 @@
 // The one write path (README, Architecture): every change to the data (an item's PUT, POST or
-// DELETE, an undo, every applied row of a bulk CSV, a query resource, the seed, the server's own
-// records) goes through Writer.write, which
+// DELETE, an undo, every applied row of a bulk CSV, a query resource, the sample data of --seed, the
+// server's own records) goes through Writer.write, which
 //   1. validates every stored document (document.ts: a JSON object, depth, numbers JSON can carry,
 //      the path id, the declared schema), naming the change that failed,
 //   2. computes the representation each stored item will be served as (its JSON bytes and strong
-//      ETag, CONTRACT §3), so serving it costs no second serialization,
+//      ETag, CONVENTIONS.md#etags), so serving it costs no second serialization,
 //   3. records the property paths the documents bring that their collection has not had before
-//      (fields.ts: the field registry behind query validation, CONTRACT §5),
+//      (fields.ts: the field registry behind query validation, CONVENTIONS.md#filter-errors-and-budget),
 //   4. adds the event and outbox deliveries each change calls for (the transactional outbox of
-//      CONTRACT §8: "in the same atomic store write as the change"),
-//   5. adds the idempotency record of the request when there is one (CONTRACT §6: "in the same
+//      CONVENTIONS.md#transactional-outbox: in the same atomic write as the change),
+//   5. adds the idempotency record of the request when there is one (CONVENTIONS.md#idempotency-keys: in the same
 //      atomic store write as the resource it created"),
 //   6. and commits all of it as one atomic store batch.
 // Nothing else calls Store.commit. The HTTP layer maps the outcome to a status; this module knows
@@ -24,9 +24,9 @@ import { checkId, checkSchema, documentShapeProblem } from './document.js';
 import { fieldRegistrations } from './fields.js';
 import { represent, type Representation, type RepresentationCache } from './representation.js';
 
-/** The store space of idempotency records (CONTRACT §6). */
+/** The store space of idempotency records (CONVENTIONS.md#idempotency-keys). */
 export const IDEMPOTENCY_SPACE = '$idempotency';
-/** How long an idempotency record is kept: 24 hours (CONTRACT §6, stated in the README). */
+/** How long an idempotency record is kept: 24 hours (CONVENTIONS.md#idempotency-keys). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** The outcome of a keyed request, kept so a repeat of the request can be answered with it. */
