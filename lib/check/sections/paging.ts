@@ -83,7 +83,8 @@ export const PAGING_CHECKS: readonly Check[] = [
       const first = await page(c, `/${listing}`, PAGE_OF_5);
       const url = new URL(nextOf(first));
       const token = url.searchParams.get('$skiptoken');
-      expectThat(token !== null && token !== '', `"@nextLink" ${String(first.next)} carries no $skiptoken (expected /{collection}?$skiptoken=<opaque>)`);
+      const expected = '/{collection}?$skiptoken=<opaque>';
+      expectThat(token !== null && token !== '', `"@nextLink" ${String(first.next)} carries no $skiptoken (expected ${expected})`);
       const altered = alter(token as string);
       const response = await c.send({ method: 'GET', path: `${url.origin}${url.pathname}?$skiptoken=${encodeURIComponent(altered)}` });
       expectProblem(response, 400);
