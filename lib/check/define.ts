@@ -1,9 +1,20 @@
 // How a section file declares its checks (lib/check/sections/).
+import type { Citation } from './rules.js';
 import type { Check, CheckContext, Section } from './types.js';
 
-/** A check of `section` named `name` (its id is `section/name`). */
-export function check(section: Section, name: string, rule: string, source: string, run: (context: CheckContext) => Promise<void>): Check {
-  return { id: `${section}/${name}`, section, rule, source, run };
+/**
+ * A check of `section` named `name` (its id is `section/name`) that holds a server to `rule`, one
+ * sentence, written where `citation` says.
+ */
+export function check(
+  section: Section,
+  name: string,
+  citation: Citation,
+  rule: string,
+  run: (context: CheckContext) => Promise<void>,
+): Check {
+  const { anchor, rfc } = citation;
+  return { id: `${section}/${name}`, section, rule, anchor, ...(rfc === undefined ? {} : { rfc }), run };
 }
 
 export const JSON_BODY = { 'Content-Type': 'application/json' } as const;

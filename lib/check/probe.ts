@@ -1,4 +1,4 @@
-// The checker's HTTP client (CONTRACT §9: "resapi check <base_url> runs black-box checks"): raw
+// The checker's HTTP client (its checks are black-box, CONVENTIONS.md#conformance-checker): raw
 // requests over node:http or node:https, so a check controls every header it sends (a `Host` of its
 // choosing, no header added behind its back) and sees every field line it gets back. It only ever
 // sends to the origin it was given, and at most `maxRequests` requests in a whole run: a link that

@@ -1,14 +1,16 @@
-// Runs the checks against one server (CONTRACT §9: `resapi check <base_url>`). The run works in
-// collections of its own, named `rcheck-<random>` (and `-list`), so it never reads or changes what
-// the server already holds; everything it stored (items, query resources) is deleted at the end,
-// whatever the checks found. Checks run one after another, in the order of the seed's sections, and
-// each line of the report is one rule.
+// Runs the checks against one server (`resapi check <base_url>`, CONVENTIONS.md#conformance-checker).
+// The run works in collections of its own, named `rcheck-<random>` (and `-list`), so it never reads or
+// changes what the server already holds; everything it stored (items, query resources) is deleted at
+// the end, whatever the checks found. Checks run one after another, in the order of the report's
+// sections, and each line of the report is one rule, cited by its section of CONVENTIONS.md.
 import { systemRandom, type Random } from '../clock.js';
 import type { JsonObject } from '../json.js';
-import { CHECKS } from './checks.js';
+import { checksInOrder } from './checks.js';
 import { expectHeader, expectStatus, seen } from './expect.js';
 import { Probe, ProbeRefused, type ProbeRequest, type ProbeResponse } from './probe.js';
-import { CheckFailed, CheckSkipped, LISTING_ITEMS, listingItem, SECTIONS, type Check, type CheckContext, type MadeItem, type Section } from './types.js';
+import { citationText, isDocumentUrl, ruleUrl, type Anchor, type SpecReference } from './rules.js';
+import { CheckFailed, CheckSkipped, LISTING_ITEMS, listingItem } from './types.js';
+import type { Check, CheckContext, MadeItem, Section } from './types.js';
 
 export interface CheckOptions {
   /** The receiver's secret: without it the webhook checks are skipped. */
@@ -24,6 +26,11 @@ export interface CheckOptions {
   readonly only?: readonly string[];
   /** Where the run's collection name comes from (default: the system's random source). */
   readonly random?: Random;
+  /**
+   * The URL of the conventions document as published (`https://example.org/resapi/CONVENTIONS.md`):
+   * each outcome then carries its rule's address, `ruleUrl`. An absolute http(s) URL without a fragment.
+   */
+  readonly docsBase?: string;
 }
 
 export type CheckResult = 'pass' | 'fail' | 'skip';
@@ -31,8 +38,16 @@ export type CheckResult = 'pass' | 'fail' | 'skip';
 export interface CheckOutcome {
   readonly id: string;
   readonly section: Section;
+  /** The rule, in one sentence. */
   readonly rule: string;
+  /** Where the rule is written, as text: `CONVENTIONS.md#etags; RFC 9110 §8.8.3`. */
   readonly source: string;
+  /** The section of CONVENTIONS.md that states the rule (`etags` for CONVENTIONS.md#etags). */
+  readonly anchor: Anchor;
+  /** The RFC or OData section the rule comes from, when there is one. */
+  readonly rfc?: SpecReference;
+  /** `docsBase#anchor`, when the run was given the document's URL. */
+  readonly ruleUrl?: string;
   readonly result: CheckResult;
   /** What was seen (a failure) or why the check could not judge (a skip). */
   readonly detail?: string;
@@ -53,15 +68,17 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 const CLEAN_UP_RESERVE = 200;
 
 export async function runChecks(baseUrl: string, options: CheckOptions = {}): Promise<CheckReport> {
+  if (options.docsBase !== undefined && !isDocumentUrl(options.docsBase)) {
+    throw new TypeError(`options.docsBase must be an absolute http(s) URL without a fragment: ${options.docsBase}`);
+  }
   const maxRequests = options.maxRequests ?? DEFAULT_MAX_REQUESTS;
   const headers: Record<string, string> = options.apiKey === undefined ? {} : { Authorization: `Bearer ${options.apiKey}` };
   const probe = new Probe(baseUrl, { maxRequests, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, headers });
   const run = new RunState(probe, options, maxRequests - CLEAN_UP_RESERVE);
   const outcomes: CheckOutcome[] = [];
-  const order = Object.keys(SECTIONS) as Section[];
-  const checks = CHECKS.filter((check) => options.only === undefined || options.only.some((prefix) => check.id.startsWith(prefix))).sort((a, b) => order.indexOf(a.section) - order.indexOf(b.section));
+  const checks = checksInOrder().filter((check) => isSelected(check.id, options.only));
   try {
-    for (const check of checks) outcomes.push(await runOne(check, run));
+    for (const check of checks) outcomes.push(await runOne(check, run, options.docsBase));
   } finally {
     await run.cleanUp();
   }
@@ -69,8 +86,17 @@ export async function runChecks(baseUrl: string, options: CheckOptions = {}): Pr
   return { baseUrl, outcomes, summary: { pass: count('pass'), fail: count('fail'), skip: count('skip') }, requests: probe.count, leftBehind: run.leftBehind };
 }
 
-async function runOne(check: Check, run: RunState): Promise<CheckOutcome> {
-  const base = { id: check.id, section: check.section, rule: check.rule, source: check.source };
+async function runOne(check: Check, run: RunState, docsBase: string | undefined): Promise<CheckOutcome> {
+  const { id, section, rule, anchor, rfc } = check;
+  const base = {
+    id,
+    section,
+    rule,
+    source: citationText(check),
+    anchor,
+    ...(rfc === undefined ? {} : { rfc }),
+    ...(docsBase === undefined ? {} : { ruleUrl: ruleUrl(docsBase, anchor) }),
+  };
   try {
     await check.run(run.context);
     return { ...base, result: 'pass' };
@@ -80,6 +106,11 @@ async function runOne(check: Check, run: RunState): Promise<CheckOutcome> {
     if (error instanceof ProbeRefused) return { ...base, result: 'fail', detail: error.message };
     return { ...base, result: 'fail', detail: `the request failed: ${error instanceof Error ? error.message : String(error)}` };
   }
+}
+
+/** Whether the check `id` runs: no `only` prefixes given, or `id` starts with one of them. */
+function isSelected(id: string, only: readonly string[] | undefined): boolean {
+  return only === undefined || only.some((prefix) => id.startsWith(prefix));
 }
 
 /** The run's collections, what it made in them, and the context every check gets. */

@@ -1,12 +1,13 @@
-// The shape of a conformance check (CONTRACT §9: "prints one line per rule (PASS/FAIL with the seed
-// rule it checks) and a summary"). A check is a named rule of one section, with the words of the
-// seed, CONTRACT or RFC it holds a server to, and a function that probes the server through the
-// context and either returns (PASS), throws CheckFailed with what it saw (FAIL), or throws
-// CheckSkipped with why it could not judge (SKIP).
+// The shape of a conformance check (CONVENTIONS.md#conformance-checker): a named rule of one section,
+// in one sentence, with where the rule is written (a section of CONVENTIONS.md, and the RFC it comes
+// from when there is one), and a function that probes the server through the context and either
+// returns (PASS), throws CheckFailed with what it saw (FAIL), or throws CheckSkipped with why it
+// could not judge (SKIP).
 import type { JsonObject } from '../json.js';
 import type { ProbeRequest, ProbeResponse } from './probe.js';
+import type { Anchor, SpecReference } from './rules.js';
 
-/** The seed's sections, in the order the report lists them. */
+/** The report's sections, in the order it lists them. */
 export const SECTIONS = {
   resources: 'Resources and the collection envelope',
   conditional: 'Conditional requests',
@@ -25,8 +26,10 @@ export interface Check {
   readonly section: Section;
   /** The rule, in one sentence. */
   readonly rule: string;
-  /** Where the rule is written: `seed, <section>`, `CONTRACT §n`, `RFC 9110 §x`. */
-  readonly source: string;
+  /** The section of CONVENTIONS.md that states the rule. */
+  readonly anchor: Anchor;
+  /** The RFC or OData section the rule comes from, when there is one. */
+  readonly rfc?: SpecReference;
   run(context: CheckContext): Promise<void>;
 }
 

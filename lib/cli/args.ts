@@ -1,5 +1,7 @@
-// Command-line arguments of `resapi serve`, `resapi sign` and `resapi check` (CONTRACT §1, §9). Pure:
-// argv in, options or a usage error out, so every flag is unit-tested without starting anything.
+// Command-line arguments of `resapi serve`, `resapi sign` and `resapi check` (CONVENTIONS.md#command-line,
+// CONVENTIONS.md#conformance-checker). Pure: argv in, options or a usage error out, so every flag is
+// unit-tested without starting anything.
+import { isDocumentUrl } from '../check/rules.js';
 
 export interface ServeArgs {
   readonly host: string;
@@ -20,6 +22,8 @@ export interface CheckArgs {
   readonly webhookPath?: string;
   readonly apiKeyEnv?: string;
   readonly only?: readonly string[];
+  /** The URL of the conventions document as published; each rule's URL is this with `#anchor`. */
+  readonly docsBase?: string;
 }
 
 export type ParsedArgs =
@@ -79,20 +83,27 @@ Environment:
 export const CHECK_HELP = `Usage: resapi check BASE_URL [flags]
 
 Grades the server at BASE_URL (http or https) against the conventions, black-box: one line per rule,
-PASS, FAIL (with what was seen) or SKIP (with why), then a summary. Exit 0 when nothing failed, 1
-when a check failed, 2 on a usage error. It works in a collection of its own (rcheck-<random>),
-deletes everything it stored when it ends, sends at most 1,000 requests, and sends them only to
-BASE_URL.
+PASS, FAIL (with what was seen) or SKIP (with why), then a summary. Each line cites its rule as
+#anchor, a section of CONVENTIONS.md, resapi's conventions document (#etags: CONVENTIONS.md#etags).
+Exit 0 when nothing failed, 1 when a check failed, 2 on a usage error. It works in a collection of
+its own (rcheck-<random>), deletes everything it stored when it ends, sends at most 1,000 requests,
+and sends them only to BASE_URL.
 
 Flags:
-  --json                     print the report as one JSON document instead of lines
+  --json                     print the report as one JSON document instead of lines: per check its
+                             id, section, rule (the sentence), source (the citation as text),
+                             anchor (the section of CONVENTIONS.md), rfc (when the rule comes from
+                             an RFC or OData), ruleUrl (with --docs-base), result and detail
+  --docs-base URL            the URL of CONVENTIONS.md as published, e.g.
+                             https://example.org/resapi/CONVENTIONS.md: under each line goes the
+                             rule's URL (URL#anchor), indented, and --json gives it as ruleUrl
   --webhook-secret-env NAME  check the webhook receiver too, signing with the secret in $NAME
   --webhook-path PATH        where the receiver listens (default /webhooks)
   --api-key-env NAME         send Authorization: Bearer with the key in $NAME on every request
   --only PREFIX[,PREFIX]     run only the checks whose id starts with a prefix (conditional/, paging/)
   --help                     this text`;
 
-const CHECK_VALUE_FLAGS = new Set(['--webhook-secret-env', '--webhook-path', '--api-key-env', '--only']);
+const CHECK_VALUE_FLAGS = new Set(['--webhook-secret-env', '--webhook-path', '--api-key-env', '--only', '--docs-base']);
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const [command, ...rest] = argv;
@@ -184,6 +195,10 @@ function parseCheck(rest: readonly string[]): ParsedArgs {
   }
   const webhookPath = values.get('--webhook-path');
   if (webhookPath !== undefined && !webhookPath.startsWith('/')) return { ok: false, message: '--webhook-path must start with /' };
+  const docsBase = values.get('--docs-base');
+  if (docsBase !== undefined && !isDocumentUrl(docsBase)) {
+    return { ok: false, message: '--docs-base must be the absolute http(s) URL of CONVENTIONS.md, without a fragment' };
+  }
   const only = values.get('--only');
   const webhookSecretEnv = values.get('--webhook-secret-env');
   const apiKeyEnv = values.get('--api-key-env');
@@ -194,9 +209,11 @@ function parseCheck(rest: readonly string[]): ParsedArgs {
     ...(webhookPath === undefined ? {} : { webhookPath }),
     ...(apiKeyEnv === undefined ? {} : { apiKeyEnv }),
     ...(only === undefined ? {} : { only: splitList(only) }),
+    ...(docsBase === undefined ? {} : { docsBase }),
   };
   return { ok: true, command: 'check', check };
 }
+
 
 /** Splits a comma-separated list from the environment; empty members are dropped. */
 export function splitList(value: string | undefined): string[] {

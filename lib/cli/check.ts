@@ -1,6 +1,6 @@
-// `resapi check BASE_URL` (CONTRACT §1, §9): runs the checks of lib/check against a server and prints
-// the report; exit 1 when a check failed. Secrets come from the environment variables named on the
-// command line, so they never show in `ps`.
+// `resapi check BASE_URL` (CONVENTIONS.md#conformance-checker): runs the checks of lib/check against a
+// server and prints the report; exit 1 when a check failed. Secrets come from the environment
+// variables named on the command line, so they never show in `ps`.
 import { reportJson, reportText } from '../check/report.js';
 import { runChecks, type CheckOptions } from '../check/run.js';
 import type { CheckArgs } from './args.js';
@@ -14,6 +14,7 @@ export async function check(args: CheckArgs): Promise<number> {
     ...(apiKey === undefined ? {} : { apiKey }),
     ...(args.webhookPath === undefined ? {} : { webhookPath: args.webhookPath }),
     ...(args.only === undefined ? {} : { only: args.only }),
+    ...(args.docsBase === undefined ? {} : { docsBase: args.docsBase }),
   };
   const report = await runChecks(args.baseUrl, options);
   process.stdout.write(args.json ? reportJson(report) : reportText(report));

@@ -1,4 +1,5 @@
-// Tests for lib/cli/args.ts: the command lines of `resapi serve`, `sign` and `check` (CONTRACT §1, §9).
+// Tests for lib/cli/args.ts: the command lines of `resapi serve`, `sign` and `check`
+// (CONVENTIONS.md#command-line, CONVENTIONS.md#conformance-checker).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CHECK_HELP, SERVE_HELP, USAGE, parseArgs, splitList } from '../../lib/cli/args.js';
@@ -17,7 +18,7 @@ function failure(argv: readonly string[]): string {
 }
 
 describe('parseArgs', () => {
-  it('should apply the defaults of CONTRACT §1', () => {
+  it('should apply the defaults of CONVENTIONS.md#command-line', () => {
     assert.deepEqual(serve([]), { host: '127.0.0.1', port: 3000, dataDir: 'data/store', memory: false, noCacheMode: false });
   });
 
@@ -200,9 +201,31 @@ describe('resapi check', () => {
     assert.match(failure(['check', 'http://a.example', '--only']), /--only needs a value/);
   });
 
+  it('should take --docs-base, the URL of the conventions document, in either form', () => {
+    const docs = 'https://example.org/resapi/CONVENTIONS.md';
+    for (const argv of [['--docs-base', docs], [`--docs-base=${docs}`]]) {
+      assert.deepEqual(parseArgs(['check', 'http://a.example', ...argv]), { ok: true, command: 'check', check: { baseUrl: 'http://a.example', json: false, docsBase: docs } });
+    }
+    const withQuery = 'http://docs.example:8080/CONVENTIONS.md?plain=0';
+    assert.deepEqual(parseArgs(['check', 'http://a.example', '--docs-base', withQuery]), { ok: true, command: 'check', check: { baseUrl: 'http://a.example', json: false, docsBase: withQuery } });
+  });
+
+  it('should refuse a --docs-base that is not an absolute http(s) URL, or that has a fragment', () => {
+    const refusal = /^--docs-base must be the absolute http\(s\) URL of CONVENTIONS\.md, without a fragment$/;
+    for (const value of ['CONVENTIONS.md', '/resapi/CONVENTIONS.md', 'ftp://example.org/CONVENTIONS.md', 'https://', 'https:///CONVENTIONS.md', 'https://example.org/CONVENTIONS.md#etags', 'https://example.org/my docs/CONVENTIONS.md']) {
+      assert.match(failure(['check', 'http://a.example', '--docs-base', value]), refusal, value);
+    }
+    assert.match(failure(['check', 'http://a.example', '--docs-base']), /--docs-base needs a value/);
+    assert.match(failure(['check', 'http://a.example', '--docs-base=']), /--docs-base needs a value/);
+    assert.match(failure(['check', 'http://a.example', '--docs-base', 'https://a.example/C.md', '--docs-base', 'https://b.example/C.md']), /--docs-base given twice/);
+  });
+
   it('should answer --help with the check help, which names every flag', () => {
     assert.deepEqual(parseArgs(['check', '--help']), { ok: true, command: 'help', text: CHECK_HELP });
-    for (const flag of ['--json', '--webhook-secret-env', '--webhook-path', '--api-key-env', '--only']) assert.ok(CHECK_HELP.includes(flag), flag);
+    for (const flag of ['--json', '--webhook-secret-env', '--webhook-path', '--api-key-env', '--only', '--docs-base']) assert.ok(CHECK_HELP.includes(flag), flag);
+    // What --json holds and what --docs-base adds are written down.
+    for (const field of ['anchor', 'rfc', 'ruleUrl', 'source']) assert.match(CHECK_HELP, new RegExp(`\\b${field}\\b`), field);
+    assert.match(CHECK_HELP, /CONVENTIONS\.md/);
     assert.match(USAGE, /resapi check BASE_URL/);
   });
 });

@@ -1,9 +1,10 @@
-// `resapi check` (CONTRACT §9; README, The checker) against resapi itself, through the real binary:
-// every check passes, with and without credentials and a receiver secret, and the run leaves nothing
-// behind. Then against deliberately broken servers (resapi behind a proxy written here that breaks
-// one rule): one that ignores If-Match, one that answers a bare array, one that builds @nextLink from
-// Host, one that marks credentialed answers `public`. The check of that rule must fail there, which
-// proves the checker can fail.
+// `resapi check` (CONVENTIONS.md#conformance-checker; README, The checker) against resapi itself,
+// through the real binary: every check passes, with and without credentials and a receiver secret, and
+// the run leaves nothing behind; each line and each JSON outcome cites its rule's section of
+// CONVENTIONS.md, and with --docs-base the rule's URL. Then against deliberately broken servers (resapi behind a proxy
+// written here that breaks one rule): one that ignores If-Match, one that answers a bare array, one
+// that builds @nextLink from Host, one that marks credentialed answers `public`. The check of that
+// rule must fail there, which proves the checker can fail.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -11,14 +12,19 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
+import { checkCatalogue } from '../../lib/check/checks.js';
 import type { CheckReport } from '../../lib/check/run.js';
 import { runChecks } from '../../lib/check/run.js';
+import { isAnchor } from '../../lib/check/rules.js';
 import { start, type ResapiServer } from '../../lib/server.js';
 import { BIN, startBinary, type RunningServer } from '../support/binary.js';
 
 const run = promisify(execFile);
 const API_KEY = 'check-test-key';
 const SECRET = 'check-test-secret';
+const DOCS = 'https://example.org/resapi/CONVENTIONS.md';
+/** The fields every outcome of `--json` had before checks cited their rules by anchor; they stay. */
+const FIELDS = ['id', 'section', 'rule', 'source', 'result'];
 
 /** `resapi check URL --json` as a user runs it: the parsed report and the exit code. */
 async function checkCommand(url: string, flags: readonly string[], env: Readonly<Record<string, string>>): Promise<{ report: CheckReport; code: number }> {
@@ -62,6 +68,29 @@ describe('resapi check against resapi', () => {
     assert.deepEqual(report.leftBehind, []);
   });
 
+  it('should give each JSON outcome its old fields and the anchor of its rule, the same as the catalogue', async () => {
+    const { report } = await checkCommand(plain.url, ['--only', 'resources/,conditional/'], {});
+    const catalogue = new Map(checkCatalogue().map((entry) => [entry.id, entry]));
+    assert.ok(report.outcomes.length >= 20, `${report.outcomes.length} checks`);
+    for (const outcome of report.outcomes) {
+      for (const field of FIELDS) assert.equal(typeof (outcome as unknown as Record<string, unknown>)[field], 'string', `${outcome.id} ${field}`);
+      const entry = catalogue.get(outcome.id);
+      assert.ok(entry !== undefined && isAnchor(outcome.anchor), outcome.id);
+      assert.equal(outcome.anchor, entry.anchor);
+      assert.equal(outcome.rule, entry.rule);
+      assert.equal(outcome.rfc, entry.rfc);
+      assert.equal(outcome.source, entry.rfc === undefined ? `CONVENTIONS.md#${entry.anchor}` : `CONVENTIONS.md#${entry.anchor}; ${entry.rfc}`);
+      assert.equal(Object.hasOwn(outcome, 'ruleUrl'), false, `${outcome.id} has a ruleUrl without --docs-base`);
+    }
+  });
+
+  it('should give each JSON outcome the URL of its rule with --docs-base', async () => {
+    const { report, code } = await checkCommand(plain.url, ['--only', 'resources/', '--docs-base', DOCS], {});
+    assert.equal(code, 0);
+    assert.ok(report.outcomes.length > 0);
+    for (const outcome of report.outcomes) assert.equal(outcome.ruleUrl, `${DOCS}#${outcome.anchor}`, outcome.id);
+  });
+
   it('should pass every check with an API key and the receiver secret, skipping none', async () => {
     const { report, code } = await checkCommand(keyed.url, ['--api-key-env', 'CHECK_KEY', '--webhook-secret-env', 'CHECK_SECRET'], { CHECK_KEY: API_KEY, CHECK_SECRET: SECRET });
     assert.deepEqual(failures(report), []);
@@ -81,9 +110,35 @@ describe('resapi check against resapi', () => {
   it('should print one line per rule and a summary, and refuse a base URL that is not http(s)', async () => {
     const { stdout } = await run(process.execPath, [BIN, 'check', plain.url, '--only', 'resources/']);
     const lines = stdout.split('\n');
-    assert.ok(lines.some((line) => /^ {2}PASS {2}resources\/envelope: .+ \(seed, Collection envelope rule 2\)$/.test(line)), stdout);
+    assert.ok(lines.some((line) => /^ {2}PASS {2}resources\/envelope: .+ \(#collection-envelope\)$/.test(line)), stdout);
+    const checkLines = lines.filter((line) => /^ {2}(PASS|FAIL|SKIP) {2}/.test(line));
+    assert.equal(checkLines.length, checkCatalogue().filter((entry) => entry.section === 'resources').length);
+    for (const line of checkLines) assert.ok(isAnchor(/ \(#([a-z0-9-]+)\)( -- .*)?$/.exec(line)?.[1] ?? ''), line);
+    assert.doesNotMatch(stdout, /https?:\/\/example/);
     assert.match(stdout, /\n\d+ checks: \d+ passed, 0 failed, 0 skipped \(\d+ requests\)\n$/);
     await assert.rejects(run(process.execPath, [BIN, 'check', 'ftp://127.0.0.1/']), (error: { code?: number }) => error.code === 2);
+  });
+
+  it('should put the URL of each rule on an indented line under its check line with --docs-base', async () => {
+    const { stdout } = await run(process.execPath, [BIN, 'check', plain.url, '--only', 'resources/', '--docs-base', DOCS]);
+    const lines = stdout.split('\n');
+    const at = lines.map((line, index) => (/^ {2}(PASS|FAIL|SKIP) {2}/.test(line) ? index : -1)).filter((index) => index !== -1);
+    assert.ok(at.length > 0, stdout);
+    for (const index of at) {
+      const anchor = / \(#([a-z0-9-]+)\)( -- .*)?$/.exec(lines[index] ?? '')?.[1];
+      assert.equal(lines[index + 1], `        ${DOCS}#${anchor}`, lines[index]);
+    }
+    assert.equal(lines.filter((line) => line.startsWith(`        ${DOCS}#`)).length, at.length);
+  });
+
+  it('should refuse a --docs-base that is not an absolute http(s) URL, with exit 2 and one clear line', async () => {
+    for (const value of ['CONVENTIONS.md', 'ftp://example.org/CONVENTIONS.md', `${DOCS}#etags`]) {
+      await assert.rejects(run(process.execPath, [BIN, 'check', plain.url, '--docs-base', value]), (error: { code?: number; stderr?: string }) => {
+        assert.equal(error.code, 2, value);
+        assert.match(error.stderr ?? '', /^resapi: --docs-base must be the absolute http\(s\) URL of CONVENTIONS\.md/, value);
+        return true;
+      });
+    }
   });
 });
 

@@ -1,8 +1,8 @@
-// Checks of the seed's "Caching and conditional-request headers" (the Cache-Control, ETag and Vary
-// rows, rules 1-5) and Authentication rule 5 (Vary: Authorization); CONTRACT §3 (Last-Modified) and
-// §4 (the default policy for changing data, no-store on writes and errors, private with API keys,
-// Vary: Accept and Vary: Prefer); RFC 9111 and RFC 9110 §6.6.1 (Date). The run's collection is data
-// the checker keeps changing, so whatever the server says of changing data applies to it.
+// Checks of caching headers: Cache-Control (CONVENTIONS.md#cache-control: the policy for changing
+// data, no-store on writes and errors, private with API keys), Vary (CONVENTIONS.md#vary: Accept,
+// Prefer, Authorization), Last-Modified beside the ETag (CONVENTIONS.md#etags) and revalidation
+// (CONVENTIONS.md#conditional-reads); RFC 9111 and RFC 9110 §6.6.1 (Date). The run's collection is
+// data the checker keeps changing, so whatever the server says of changing data applies to it.
 import { isJsonObject } from '../../json.js';
 import { deltaSeconds, parseCacheControl, type CacheDirectives } from '../../protocol/cache-control.js';
 import { parseEntityTag } from '../../protocol/etag.js';
@@ -13,188 +13,219 @@ import type { ProbeResponse } from '../probe.js';
 import { CheckFailed, CheckSkipped, type Check, type CheckContext } from '../types.js';
 
 /**
- * The longest max-age accepted for changing data: the seed says "short for volatile data (seconds)"
- * against "long for static reference data (hours or days)", so a minute is the bound.
+ * The longest max-age accepted for changing data: seconds for volatile data, against hours or days
+ * for static reference data (CONVENTIONS.md#cache-control), so a minute is the bound.
  */
 const VOLATILE_MAX_AGE_S = 60;
 
 export const CACHING_CHECKS: readonly Check[] = [
-  check('caching', 'must-revalidate', 'Changing data (an item, a page) is served with an ETag plus must-revalidate (or no-cache), so a stale copy is never used unchecked', 'seed, Caching and conditional-request headers rule 4: "Changing data is served with an ETag plus must-revalidate"', async (c) => {
-    const item = await c.newItem();
-    for (const response of [await c.send({ method: 'GET', path: item.path }), await c.send({ method: 'GET', path: `/${c.collection}` })]) {
-      expectStatus(response, 200);
-      expectHeader(response, 'etag');
-      const directives = cacheControl(response);
-      expectThat(directives.has('must-revalidate') || directives.has('no-cache'), `${where(response)} has Cache-Control: ${response.header('cache-control') ?? '(none)'}`);
-    }
-  }),
+  check('caching', 'must-revalidate', { anchor: 'cache-control', rfc: 'RFC 9111 §5.2.2.2' },
+    'Changing data (an item, a page) is served with an ETag plus must-revalidate (or no-cache), ' +
+      'so a stale copy is never used unchecked',
+    async (c) => {
+      const item = await c.newItem();
+      for (const response of [await c.send({ method: 'GET', path: item.path }), await c.send({ method: 'GET', path: `/${c.collection}` })]) {
+        expectStatus(response, 200);
+        expectHeader(response, 'etag');
+        const directives = cacheControl(response);
+        expectThat(directives.has('must-revalidate') || directives.has('no-cache'), `${where(response)} has Cache-Control: ${response.header('cache-control') ?? '(none)'}`);
+      }
+    }),
 
   // Catches changing data served with a reference-data lifetime (or marked immutable): caches would
   // serve it unchecked long after it changed.
-  check('caching', 'volatile-lifetime', `Changing data has a short lifetime: max-age and s-maxage of at most ${VOLATILE_MAX_AGE_S} s, and never immutable`, 'seed, Caching and conditional-request headers rule 2: "It is short for volatile data (seconds)"; rule 3: "immutable marks long-lived assets"', async (c) => {
-    const item = await c.newItem();
-    const response = await c.send({ method: 'GET', path: item.path });
-    expectStatus(response, 200);
-    const directives = cacheControl(response);
-    for (const name of ['max-age', 's-maxage']) {
-      const lifetime = deltaSeconds(directives, name);
-      expectThat(lifetime === undefined || lifetime <= VOLATILE_MAX_AGE_S, `an item the checker keeps changing has Cache-Control: ${response.header('cache-control') ?? ''}`);
-    }
-    expectThat(!directives.has('immutable'), `an item the checker keeps changing is immutable: Cache-Control: ${response.header('cache-control') ?? ''}`);
-  }),
-
-  check('caching', 'max-age-seconds', 'max-age and s-maxage are delta-seconds: a whole number of seconds, digits only', 'seed, Caching and conditional-request headers: "max-age=<seconds>"; RFC 9111 §1.2.2, §5.2.2.1', async (c) => {
-    const item = await c.newItem();
-    const listing = await c.listing();
-    const responses = [await c.send({ method: 'GET', path: item.path }), await c.send({ method: 'GET', path: `/${listing}` }), await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } })];
-    for (const response of responses) {
+  check('caching', 'volatile-lifetime', { anchor: 'cache-control' },
+    `Changing data has a short lifetime: max-age and s-maxage of at most ${VOLATILE_MAX_AGE_S} s, and never immutable`,
+    async (c) => {
+      const item = await c.newItem();
+      const response = await c.send({ method: 'GET', path: item.path });
+      expectStatus(response, 200);
       const directives = cacheControl(response);
       for (const name of ['max-age', 's-maxage']) {
-        const value = directives.get(name);
-        expectThat(value === undefined || (typeof value === 'string' && /^\d+$/.test(value)), `${where(response)} has Cache-Control: ${response.header('cache-control') ?? ''}`);
+        const lifetime = deltaSeconds(directives, name);
+        expectThat(lifetime === undefined || lifetime <= VOLATILE_MAX_AGE_S, `an item the checker keeps changing has Cache-Control: ${response.header('cache-control') ?? ''}`);
       }
-    }
-  }),
+      expectThat(!directives.has('immutable'), `an item the checker keeps changing is immutable: Cache-Control: ${response.header('cache-control') ?? ''}`);
+    }),
+
+  check('caching', 'max-age-seconds', { anchor: 'cache-control', rfc: 'RFC 9111 §1.2.2, §5.2.2.1' },
+    'max-age and s-maxage are delta-seconds: a whole number of seconds, digits only',
+    async (c) => {
+      const item = await c.newItem();
+      const listing = await c.listing();
+      const responses = [await c.send({ method: 'GET', path: item.path }), await c.send({ method: 'GET', path: `/${listing}` }), await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } })];
+      for (const response of responses) {
+        const directives = cacheControl(response);
+        for (const name of ['max-age', 's-maxage']) {
+          const value = directives.get(name);
+          expectThat(value === undefined || (typeof value === 'string' && /^\d+$/.test(value)), `${where(response)} has Cache-Control: ${response.header('cache-control') ?? ''}`);
+        }
+      }
+    }),
 
   // A 304 or a HEAD without Cache-Control leaves a cache with no policy for the copy it refreshes.
-  check('caching', 'item-reads-cache-control', 'Every successful read of an item (GET 200, HEAD, 304) carries Cache-Control, the same for HEAD as for GET', 'seed, What the service does: "Cacheable: responses carry caching hints in HTTP headers"; RFC 9110 §9.3.2, §15.4.5', async (c) => {
-    const item = await c.newItem();
-    const get = await c.send({ method: 'GET', path: item.path });
-    const head = await c.send({ method: 'HEAD', path: item.path });
-    const revalidated = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } });
-    expectStatus(get, 200);
-    expectStatus(head, 200);
-    expectStatus(revalidated, 304);
-    for (const response of [get, head, revalidated]) expectHeader(response, 'cache-control');
-    expectThat(sameDirectives(cacheControl(get), cacheControl(head)), `GET says Cache-Control: ${get.header('cache-control') ?? ''}, HEAD says ${head.header('cache-control') ?? ''}`);
-  }),
+  check('caching', 'item-reads-cache-control', { anchor: 'cache-control', rfc: 'RFC 9110 §9.3.2, §15.4.5' },
+    'Every successful read of an item (GET 200, HEAD, 304) carries Cache-Control, the same for HEAD as for GET',
+    async (c) => {
+      const item = await c.newItem();
+      const get = await c.send({ method: 'GET', path: item.path });
+      const head = await c.send({ method: 'HEAD', path: item.path });
+      const revalidated = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } });
+      expectStatus(get, 200);
+      expectStatus(head, 200);
+      expectStatus(revalidated, 304);
+      for (const response of [get, head, revalidated]) expectHeader(response, 'cache-control');
+      expectThat(sameDirectives(cacheControl(get), cacheControl(head)), `GET says Cache-Control: ${get.header('cache-control') ?? ''}, HEAD says ${head.header('cache-control') ?? ''}`);
+    }),
 
   // The answer to a write describes that one exchange; a cache that stored it could serve it to a
   // later GET of the same URL. The POST's item is deleted here since the run only knows the ids it chose.
-  check('caching', 'writes-no-store', 'The responses to PUT (create and replace), POST and DELETE carry Cache-Control: no-store', 'CONTRACT §4: "responses to PUT, POST and DELETE carry Cache-Control: no-store"; seed, Caching and conditional-request headers rule 3: "no-store means never cache"', async (c) => {
-    const id = c.newId();
-    const path = `/${c.collection}/${id}`;
-    const created = await c.send({ method: 'PUT', path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ id, name: 'write' }) });
-    expectStatus(created, 201);
-    expectNoStore(created);
-    const replaced = await c.send({ method: 'PUT', path, headers: { ...JSON_BODY, 'If-Match': expectHeader(created, 'etag') }, body: JSON.stringify({ id, name: 'rewrite' }) });
-    expectStatus(replaced, 200);
-    expectNoStore(replaced);
-    const deleted = await c.send({ method: 'DELETE', path });
-    expectNoStore(deleted);
-    const posted = await c.send({ method: 'POST', path: `/${c.collection}`, headers: JSON_BODY, body: JSON.stringify({ name: 'posted' }) });
-    try {
-      expectNoStore(posted);
-    } finally {
-      await deletePosted(c, posted);
-    }
-  }),
+  check('caching', 'writes-no-store', { anchor: 'cache-control', rfc: 'RFC 9111 §5.2.2.5' },
+    'The responses to PUT (create and replace), POST and DELETE carry Cache-Control: no-store',
+    async (c) => {
+      const id = c.newId();
+      const path = `/${c.collection}/${id}`;
+      const created = await c.send({ method: 'PUT', path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ id, name: 'write' }) });
+      expectStatus(created, 201);
+      expectNoStore(created);
+      const replaced = await c.send({ method: 'PUT', path, headers: { ...JSON_BODY, 'If-Match': expectHeader(created, 'etag') }, body: JSON.stringify({ id, name: 'rewrite' }) });
+      expectStatus(replaced, 200);
+      expectNoStore(replaced);
+      const deleted = await c.send({ method: 'DELETE', path });
+      expectNoStore(deleted);
+      const posted = await c.send({ method: 'POST', path: `/${c.collection}`, headers: JSON_BODY, body: JSON.stringify({ name: 'posted' }) });
+      try {
+        expectNoStore(posted);
+      } finally {
+        await deletePosted(c, posted);
+      }
+    }),
 
   // The PUT without a precondition is not held to 428 here (conditional/precondition-required is):
   // whatever it answers is an error or a write's response, and both are no-store.
-  check('caching', 'errors-no-store', 'Errors (404, 412, 428) carry Cache-Control: no-store', 'CONTRACT §4: "Errors (428 included) and responses to PUT, POST and DELETE carry Cache-Control: no-store"', async (c) => {
-    const item = await c.newItem();
-    const missing = await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` });
-    expectStatus(missing, 404);
-    const failed = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify(item.doc) });
-    expectStatus(failed, 412);
-    const unconditional = await c.send({ method: 'PUT', path: item.path, headers: JSON_BODY, body: JSON.stringify(item.doc) });
-    for (const response of [missing, failed, unconditional]) expectNoStore(response);
-  }),
+  check('caching', 'errors-no-store', { anchor: 'cache-control', rfc: 'RFC 9111 §5.2.2.5' },
+    'Errors (404, 412, 428) carry Cache-Control: no-store',
+    async (c) => {
+      const item = await c.newItem();
+      const missing = await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` });
+      expectStatus(missing, 404);
+      const failed = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify(item.doc) });
+      expectStatus(failed, 412);
+      const unconditional = await c.send({ method: 'PUT', path: item.path, headers: JSON_BODY, body: JSON.stringify(item.doc) });
+      for (const response of [missing, failed, unconditional]) expectNoStore(response);
+    }),
 
   // The page size depends on Prefer (RFC 7240 §2); a cache ignoring it would answer a request for
   // 5 items per page with a stored page of 50.
-  check('caching', 'collection-vary-prefer', 'A collection page carries Vary: Prefer (even when no Prefer was sent)', 'CONTRACT §4: "Collection responses carry Vary: Prefer"; RFC 7240 §2; seed, "Vary": "Lists request elements that must match for a cached entry to be reused"', async (c) => {
-    const listing = await c.listing();
-    const response = await c.send({ method: 'GET', path: `/${listing}` });
-    expectStatus(response, 200);
-    expectThat(varies(response, 'prefer'), `the page has Vary: ${response.header('vary') ?? '(none)'}`);
-  }),
+  check('caching', 'collection-vary-prefer', { anchor: 'vary', rfc: 'RFC 7240 §2' },
+    'A collection page carries Vary: Prefer (even when no Prefer was sent)',
+    async (c) => {
+      const listing = await c.listing();
+      const response = await c.send({ method: 'GET', path: `/${listing}` });
+      expectStatus(response, 200);
+      expectThat(varies(response, 'prefer'), `the page has Vary: ${response.header('vary') ?? '(none)'}`);
+    }),
 
   // "Negotiated" is judged from outside: when Accept changes the answer (another type or a 406),
   // the 200 depends on Accept and must say so. A server that ignores Accept has nothing to list.
-  check('caching', 'negotiated-vary-accept', 'A response chosen by Accept (an item, a collection page) carries Vary: Accept', 'CONTRACT §4: "Negotiated responses carry Vary: Accept"; seed, What the service does: "The Accept request header states which representation the consumer wants"; RFC 9110 §12.5.5', async (c) => {
-    const item = await c.newItem();
-    const listing = await c.listing();
-    let negotiated = 0;
-    for (const path of [item.path, `/${listing}`]) {
-      const json = await c.send({ method: 'GET', path, headers: { Accept: 'application/json' } });
-      const csv = await c.send({ method: 'GET', path, headers: { Accept: 'text/csv' } });
-      expectStatus(json, 200);
-      if (csv.status === json.status && mediaType(csv) === mediaType(json)) continue;
-      negotiated++;
-      for (const response of [json, csv]) if (response.status === 200) expectThat(varies(response, 'accept'), `${where(response)} (${mediaType(response)}) has Vary: ${response.header('vary') ?? '(none)'}`);
-    }
-    if (negotiated === 0) throw new CheckSkipped('Accept changes nothing in the answers (JSON is sent whatever is asked)');
-  }),
+  check('caching', 'negotiated-vary-accept', { anchor: 'vary', rfc: 'RFC 9110 §12.5.5' },
+    'A response chosen by Accept (an item, a collection page) carries Vary: Accept',
+    async (c) => {
+      const item = await c.newItem();
+      const listing = await c.listing();
+      let negotiated = 0;
+      for (const path of [item.path, `/${listing}`]) {
+        const json = await c.send({ method: 'GET', path, headers: { Accept: 'application/json' } });
+        const csv = await c.send({ method: 'GET', path, headers: { Accept: 'text/csv' } });
+        expectStatus(json, 200);
+        if (csv.status === json.status && mediaType(csv) === mediaType(json)) continue;
+        negotiated++;
+        for (const response of [json, csv]) if (response.status === 200) expectThat(varies(response, 'accept'), `${where(response)} (${mediaType(response)}) has Vary: ${response.header('vary') ?? '(none)'}`);
+      }
+      if (negotiated === 0) throw new CheckSkipped('Accept changes nothing in the answers (JSON is sent whatever is asked)');
+    }),
 
-  check('caching', 'page-etag', 'A collection page carries a strong ETag, and If-None-Match with it answers 304', 'CONTRACT §5: "Every collection page, like every item, carries a strong ETag ... and If-None-Match on it gives 304"; seed, Caching and conditional-request headers rule 5', async (c) => {
-    const listing = await c.listing();
-    const page = await c.send({ method: 'GET', path: `/${listing}` });
-    expectStatus(page, 200);
-    const etag = expectHeader(page, 'etag');
-    expectThat(parseEntityTag(etag)?.weak === false, `the page's ETag ${etag} is not a strong entity-tag`);
-    const revalidated = await c.send({ method: 'GET', path: `/${listing}`, headers: { 'If-None-Match': etag } });
-    expectStatus(revalidated, 304);
-  }),
+  check('caching', 'page-etag', { anchor: 'collection-envelope' },
+    'A collection page carries a strong ETag, and If-None-Match with it answers 304',
+    async (c) => {
+      const listing = await c.listing();
+      const page = await c.send({ method: 'GET', path: `/${listing}` });
+      expectStatus(page, 200);
+      const etag = expectHeader(page, 'etag');
+      expectThat(parseEntityTag(etag)?.weak === false, `the page's ETag ${etag} is not a strong entity-tag`);
+      const revalidated = await c.send({ method: 'GET', path: `/${listing}`, headers: { 'If-None-Match': etag } });
+      expectStatus(revalidated, 304);
+    }),
 
   // Catches validators coarser than the bytes (a Last-Modified to the second, a version counter not
   // bumped): a change within the same second would be answered 304 and the cache keep the old copy.
-  check('caching', 'revalidate-after-change', 'Revalidating with the ETag of a copy that has since changed answers 200 with the new ETag and the new data', 'seed, Caching and conditional-request headers rule 5: "304 keeps the copy. 200 with a new ETag replaces it"', async (c) => {
-    const item = await c.newItem({ name: 'old copy' });
-    const replaced = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': item.etag }, body: JSON.stringify({ ...item.doc, name: 'new copy' }) });
-    expectStatus(replaced, 200);
-    const etag = expectHeader(replaced, 'etag');
-    const revalidated = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } });
-    expectStatus(revalidated, 200);
-    expectThat(revalidated.header('etag') === etag, `the replace said ETag: ${etag}, the revalidation says ${revalidated.header('etag') ?? '(none)'}`);
-    expectThat(expectObject(revalidated)['name'] === 'new copy', `the revalidation sent ${seen(revalidated)}`);
-  }),
+  check('caching', 'revalidate-after-change', { anchor: 'conditional-reads' },
+    'Revalidating with the ETag of a copy that has since changed answers 200 with the new ETag and the new data',
+    async (c) => {
+      const item = await c.newItem({ name: 'old copy' });
+      const replaced = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': item.etag }, body: JSON.stringify({ ...item.doc, name: 'new copy' }) });
+      expectStatus(replaced, 200);
+      const etag = expectHeader(replaced, 'etag');
+      const revalidated = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } });
+      expectStatus(revalidated, 200);
+      expectThat(revalidated.header('etag') === etag, `the replace said ETag: ${etag}, the revalidation says ${revalidated.header('etag') ?? '(none)'}`);
+      expectThat(expectObject(revalidated)['name'] === 'new copy', `the revalidation sent ${seen(revalidated)}`);
+    }),
 
-  check('caching', 'last-modified', 'A read of an item carries Last-Modified, an HTTP-date no later than the response\'s Date', 'CONTRACT §3: "Last-Modified is sent too"; RFC 9110 §8.8.2.1: "An origin server with a clock ... MUST NOT generate a Last-Modified date that is later than the server\'s time of message origination"', async (c) => {
-    const item = await c.newItem();
-    const response = await c.send({ method: 'GET', path: item.path });
-    expectStatus(response, 200);
-    const modified = expectHttpDate(response, 'last-modified');
-    const date = expectHttpDate(response, 'date');
-    expectThat(modified <= date, `Last-Modified: ${response.header('last-modified') ?? ''} is later than Date: ${response.header('date') ?? ''}`);
-  }),
+  check('caching', 'last-modified', { anchor: 'etags', rfc: 'RFC 9110 §8.8.2.1' },
+    'A read of an item carries Last-Modified, an HTTP-date no later than the response\'s Date',
+    async (c) => {
+      const item = await c.newItem();
+      const response = await c.send({ method: 'GET', path: item.path });
+      expectStatus(response, 200);
+      const modified = expectHttpDate(response, 'last-modified');
+      const date = expectHttpDate(response, 'date');
+      expectThat(modified <= date, `Last-Modified: ${response.header('last-modified') ?? ''} is later than Date: ${response.header('date') ?? ''}`);
+    }),
 
   // Caches compute a response's age from Date (RFC 9111 §4.2.3); without it max-age counts from
   // whenever the response reached them.
-  check('caching', 'date', 'Responses (200, 304, 404) carry a Date that is an HTTP-date', 'RFC 9110 §6.6.1: "An origin server with a clock ... MUST generate a Date header field in all 2xx (Successful), 3xx (Redirection), and 4xx (Client Error) responses"', async (c) => {
-    const item = await c.newItem();
-    const responses = [await c.send({ method: 'GET', path: item.path }), await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } }), await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` })];
-    for (const response of responses) expectHttpDate(response, 'date');
-  }),
+  check('caching', 'date', { anchor: 'cache-control', rfc: 'RFC 9110 §6.6.1' },
+    'Responses (200, 304, 404) carry a Date that is an HTTP-date',
+    async (c) => {
+      const item = await c.newItem();
+      const responses = [await c.send({ method: 'GET', path: item.path }), await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } }), await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` })];
+      for (const response of responses) expectHttpDate(response, 'date');
+    }),
 
   // Catches a shared-cache policy (`public`, `s-maxage`) applied to a caller's credentialed answer:
   // a proxy would then serve one user's data to another. `no-store` is as safe as `private`.
-  check('caching', 'credentialed-not-public', 'When the request carries credentials, reads are private (or no-store), never public', 'seed, Caching and conditional-request headers rule 1: "private means per-user storage only"; CONTRACT §4: "With API keys on, responses are private"; RFC 9111 §3.5', async (c) => {
-    const reads = await credentialedReads(c);
-    for (const response of reads) {
-      const directives = cacheControl(response);
-      const text = response.header('cache-control') ?? '(none)';
-      expectThat(!directives.has('public') && !directives.has('s-maxage'), `${where(response)} to a credentialed request has Cache-Control: ${text}`);
-      expectThat(directives.has('private') || directives.has('no-store'), `${where(response)} to a credentialed request has Cache-Control: ${text}, without private`);
-    }
-  }),
+  check('caching', 'credentialed-not-public', { anchor: 'cache-control', rfc: 'RFC 9111 §3.5' },
+    'When the request carries credentials, reads are private (or no-store), never public',
+    async (c) => {
+      const reads = await credentialedReads(c);
+      for (const response of reads) {
+        const directives = cacheControl(response);
+        const text = response.header('cache-control') ?? '(none)';
+        expectThat(!directives.has('public') && !directives.has('s-maxage'), `${where(response)} to a credentialed request has Cache-Control: ${text}`);
+        expectThat(directives.has('private') || directives.has('no-store'), `${where(response)} to a credentialed request has Cache-Control: ${text}, without private`);
+      }
+    }),
 
-  check('caching', 'credentialed-vary-authorization', 'When the request carries credentials, reads carry Vary: Authorization', 'seed, Authentication rule 5: "Responses that depend on the caller\'s credentials carry Vary: Authorization"', async (c) => {
-    const reads = await credentialedReads(c);
-    for (const response of reads) expectThat(varies(response, 'authorization'), `${where(response)} to a credentialed request has Vary: ${response.header('vary') ?? '(none)'}`);
-  }),
+  check('caching', 'credentialed-vary-authorization', { anchor: 'vary' },
+    'When the request carries credentials, reads carry Vary: Authorization',
+    async (c) => {
+      const reads = await credentialedReads(c);
+      for (const response of reads) expectThat(varies(response, 'authorization'), `${where(response)} to a credentialed request has Vary: ${response.header('vary') ?? '(none)'}`);
+    }),
 
   // The two contradict each other (RFC 9111 §5.2.2.7, §5.2.2.9); a cache may read either.
-  check('caching', 'public-or-private', 'No response says both public and private', 'seed, Caching and conditional-request headers rule 1: "public means shared caches may store the response. private means per-user storage only"', async (c) => {
-    const item = await c.newItem();
-    const listing = await c.listing();
-    const responses = [await c.send({ method: 'GET', path: item.path }), await c.send({ method: 'GET', path: `/${listing}` }), await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } }), await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` })];
-    for (const response of responses) {
-      const directives = cacheControl(response);
-      expectThat(!(directives.has('public') && directives.has('private')), `${where(response)} has Cache-Control: ${response.header('cache-control') ?? ''}`);
-    }
-  }),
+  check('caching', 'public-or-private', { anchor: 'cache-control', rfc: 'RFC 9111 §5.2.2.7, §5.2.2.9' },
+    'No response says both public and private',
+    async (c) => {
+      const item = await c.newItem();
+      const listing = await c.listing();
+      const responses = [await c.send({ method: 'GET', path: item.path }), await c.send({ method: 'GET', path: `/${listing}` }), await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } }), await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` })];
+      for (const response of responses) {
+        const directives = cacheControl(response);
+        expectThat(!(directives.has('public') && directives.has('private')), `${where(response)} has Cache-Control: ${response.header('cache-control') ?? ''}`);
+      }
+    }),
 ];
 
 function cacheControl(response: ProbeResponse): CacheDirectives {

@@ -1,6 +1,8 @@
-// Checks of the seed's "Caching and conditional-request headers" (the If-None-Match and If-Match
-// rows), "Endpoints" rows 2-4, and the Errors table's 412; CONTRACT §4 (precondition order, 428,
-// the ETag of a PUT's answer) and RFC 9110 §13 (comparison functions, lists, `*`, W/). Undo is an
+// Checks of conditional requests: create with If-None-Match: * (CONVENTIONS.md#conditional-create),
+// replace with If-Match (CONVENTIONS.md#conditional-replace), 428 without either
+// (CONVENTIONS.md#precondition-required), preconditions before the body
+// (CONVENTIONS.md#precondition-order), 304 on reads (CONVENTIONS.md#conditional-reads) and ETags
+// (CONVENTIONS.md#etags); RFC 9110 §13 for the comparison functions, lists, `*` and W/. Undo is an
 // idempotence check (idempotence.ts).
 // Every check works on items of the run's own collection, except the one that needs a collection
 // in two representations, which reads the shared listing.
@@ -11,192 +13,231 @@ import { expectHeader, expectObject, expectProblem, expectStatus, expectThat, se
 import type { ProbeResponse } from '../probe.js';
 import { CheckFailed, CheckSkipped, type Check, type CheckContext, type MadeItem } from '../types.js';
 
-/** Media types tried, in order, as the second representation of a collection (CONTRACT §3). */
+/** Media types tried, in order, as the second representation of a collection (CONVENTIONS.md#content-negotiation). */
 const OTHER_REPRESENTATIONS: readonly string[] = ['text/csv', 'text/html'];
 
 export const CONDITIONAL_CHECKS: readonly Check[] = [
-  check('conditional', 'create', 'PUT with If-None-Match: * creates the item: 201 with an ETag (the one an immediate GET returns) and a Location', 'seed, Endpoints row 3; CONTRACT §4: "If-None-Match: * → 201 + ETag + Location"', async (c) => {
-    const id = c.newId();
-    const path = `/${c.collection}/${id}`;
-    const created = await put(c, path, { id, name: 'created' }, { 'If-None-Match': '*' });
-    expectStatus(created, 201);
-    const etag = expectHeader(created, 'etag');
-    const location = expectHeader(created, 'location');
-    expectThat(new URL(location, created.url).pathname.endsWith(path), `Location: ${location} for an item created at ${path}`);
-    const read = await c.send({ method: 'GET', path });
-    expectStatus(read, 200);
-    expectThat(read.header('etag') === etag, `the 201 said ETag: ${etag}, the GET after it says ${read.header('etag') ?? '(none)'}`);
-  }),
+  check('conditional', 'create', { anchor: 'conditional-create' },
+    'PUT with If-None-Match: * creates the item: 201 with an ETag (the one an immediate GET returns) and a Location',
+    async (c) => {
+      const id = c.newId();
+      const path = `/${c.collection}/${id}`;
+      const created = await put(c, path, { id, name: 'created' }, { 'If-None-Match': '*' });
+      expectStatus(created, 201);
+      const etag = expectHeader(created, 'etag');
+      const location = expectHeader(created, 'location');
+      expectThat(new URL(location, created.url).pathname.endsWith(path), `Location: ${location} for an item created at ${path}`);
+      const read = await c.send({ method: 'GET', path });
+      expectStatus(read, 200);
+      expectThat(read.header('etag') === etag, `the 201 said ETag: ${etag}, the GET after it says ${read.header('etag') ?? '(none)'}`);
+    }),
 
   // Catches a server that overwrites on a second create (a lost update between two creators).
-  check('conditional', 'create-existing', 'PUT with If-None-Match: * on an item that exists answers 412 and leaves the item unchanged', 'seed, Endpoints row 3: "412 if the resource already exists"', async (c) => {
-    const item = await c.newItem({ name: 'first' });
-    const again = await put(c, item.path, { ...item.doc, name: 'second' }, { 'If-None-Match': '*' });
-    expectStatus(again, 412);
-    await expectUnchanged(c, item);
-  }),
+  check('conditional', 'create-existing', { anchor: 'conditional-create' },
+    'PUT with If-None-Match: * on an item that exists answers 412 and leaves the item unchanged',
+    async (c) => {
+      const item = await c.newItem({ name: 'first' });
+      const again = await put(c, item.path, { ...item.doc, name: 'second' }, { 'If-None-Match': '*' });
+      expectStatus(again, 412);
+      await expectUnchanged(c, item);
+    }),
 
-  check('conditional', 'replace', 'PUT with If-Match: <current ETag> replaces the item: 200 with a new ETag, the one an immediate GET returns', 'seed, Endpoints row 4: "200 with the new ETag"; CONTRACT §4', async (c) => {
-    const item = await c.newItem({ name: 'before' });
-    const replaced = await put(c, item.path, { ...item.doc, name: 'after' }, { 'If-Match': item.etag });
-    expectStatus(replaced, 200);
-    const etag = expectHeader(replaced, 'etag');
-    expectThat(etag !== item.etag, `the replace kept the old ETag ${etag} though the item changed`);
-    const read = await c.send({ method: 'GET', path: item.path });
-    expectStatus(read, 200);
-    expectThat(read.header('etag') === etag, `the 200 said ETag: ${etag}, the GET after it says ${read.header('etag') ?? '(none)'}`);
-    expectThat(expectObject(read)['name'] === 'after', `the item read back after the replace is ${seen(read)}`);
-  }),
+  check('conditional', 'replace', { anchor: 'conditional-replace' },
+    'PUT with If-Match: <current ETag> replaces the item: 200 with a new ETag, the one an immediate GET returns',
+    async (c) => {
+      const item = await c.newItem({ name: 'before' });
+      const replaced = await put(c, item.path, { ...item.doc, name: 'after' }, { 'If-Match': item.etag });
+      expectStatus(replaced, 200);
+      const etag = expectHeader(replaced, 'etag');
+      expectThat(etag !== item.etag, `the replace kept the old ETag ${etag} though the item changed`);
+      const read = await c.send({ method: 'GET', path: item.path });
+      expectStatus(read, 200);
+      expectThat(read.header('etag') === etag, `the 200 said ETag: ${etag}, the GET after it says ${read.header('etag') ?? '(none)'}`);
+      expectThat(expectObject(read)['name'] === 'after', `the item read back after the replace is ${seen(read)}`);
+    }),
 
   // The stale tag is a real one the server issued before the item changed. A server that ignores
   // If-Match fails either at the replace that makes the tag stale (428) or at the stale PUT (200).
-  check('conditional', 'if-match-stale', 'PUT with an If-Match ETag the item no longer has answers 412 and leaves the item unchanged', 'seed, Endpoints row 4: "412 if the stored ETag differs"; Errors: "It arises from If-Match with a stale ETag"', async (c) => {
-    const item = await c.newItem({ name: 'first' });
-    const current = await replace(c, item, { name: 'second' });
-    const stale = await put(c, item.path, { ...item.doc, name: 'lost update' }, { 'If-Match': item.etag });
-    expectStatus(stale, 412);
-    await expectUnchanged(c, current);
-  }),
+  check('conditional', 'if-match-stale', { anchor: 'conditional-replace', rfc: 'RFC 9110 §13.1.1' },
+    'PUT with an If-Match ETag the item no longer has answers 412 and leaves the item unchanged',
+    async (c) => {
+      const item = await c.newItem({ name: 'first' });
+      const current = await replace(c, item, { name: 'second' });
+      const stale = await put(c, item.path, { ...item.doc, name: 'lost update' }, { 'If-Match': item.etag });
+      expectStatus(stale, 412);
+      await expectUnchanged(c, current);
+    }),
 
-  check('conditional', 'if-match-list', 'If-Match with a comma list that holds the current ETag among stale ones succeeds', 'RFC 9110 §13.1.1: If-Match = "*" / #entity-tag; CONTRACT §4: "both accept * and comma lists"', async (c) => {
-    const item = await c.newItem();
-    const replaced = await put(c, item.path, { ...item.doc, name: 'listed' }, { 'If-Match': `${staleTag(item)}, ${item.etag}` });
-    expectStatus(replaced, 200);
-  }),
+  check('conditional', 'if-match-list', { anchor: 'conditional-replace', rfc: 'RFC 9110 §13.1.1' },
+    'If-Match with a comma list that holds the current ETag among stale ones succeeds',
+    async (c) => {
+      const item = await c.newItem();
+      const replaced = await put(c, item.path, { ...item.doc, name: 'listed' }, { 'If-Match': `${staleTag(item)}, ${item.etag}` });
+      expectStatus(replaced, 200);
+    }),
 
   // A server that compares If-Match weakly lets a W/ tag (which promises only equivalent content,
   // not the same bytes) guard a write.
-  check('conditional', 'if-match-strong', 'If-Match uses strong comparison: the W/ form of the current ETag does not match, so the PUT answers 412', 'RFC 9110 §13.1.1: "An origin server MUST use the strong comparison function when comparing entity tags for If-Match"; CONTRACT §4', async (c) => {
-    const item = await c.newItem();
-    expectThat(!item.etag.startsWith('W/'), `the item's ETag is weak (${item.etag}), so no If-Match can ever match it`);
-    const weak = await put(c, item.path, { ...item.doc, name: 'weakly guarded' }, { 'If-Match': `W/${item.etag}` });
-    expectStatus(weak, 412);
-  }),
+  check('conditional', 'if-match-strong', { anchor: 'conditional-replace', rfc: 'RFC 9110 §13.1.1' },
+    'If-Match uses strong comparison: the W/ form of the current ETag does not match, so the PUT answers 412',
+    async (c) => {
+      const item = await c.newItem();
+      expectThat(!item.etag.startsWith('W/'), `the item's ETag is weak (${item.etag}), so no If-Match can ever match it`);
+      const weak = await put(c, item.path, { ...item.doc, name: 'weakly guarded' }, { 'If-Match': `W/${item.etag}` });
+      expectStatus(weak, 412);
+    }),
 
   // A server that treats If-Match on a missing item as a create resurrects what someone deleted.
-  check('conditional', 'if-match-absent', 'PUT with If-Match (a tag or *) on an item that does not exist answers 412 and creates nothing', 'RFC 9110 §13.1.1 (If-Match is false when there is no current representation); CONTRACT §4: "412 when the stored ETag differs or the resource is absent"', async (c) => {
-    const id = c.newId();
-    const path = `/${c.collection}/${id}`;
-    const tagged = await put(c, path, { id, name: 'never' }, { 'If-Match': `"rcheck-absent-${id}"` });
-    expectStatus(tagged, 412);
-    const any = await put(c, path, { id, name: 'never' }, { 'If-Match': '*' });
-    expectStatus(any, 412);
-    const read = await c.send({ method: 'GET', path });
-    expectStatus(read, 404);
-  }),
+  check('conditional', 'if-match-absent', { anchor: 'conditional-replace', rfc: 'RFC 9110 §13.1.1' },
+    'PUT with If-Match (a tag or *) on an item that does not exist answers 412 and creates nothing',
+    async (c) => {
+      const id = c.newId();
+      const path = `/${c.collection}/${id}`;
+      const tagged = await put(c, path, { id, name: 'never' }, { 'If-Match': `"rcheck-absent-${id}"` });
+      expectStatus(tagged, 412);
+      const any = await put(c, path, { id, name: 'never' }, { 'If-Match': '*' });
+      expectStatus(any, 412);
+      const read = await c.send({ method: 'GET', path });
+      expectStatus(read, 404);
+    }),
 
   // Catches a server that lets a PUT without a validator overwrite blindly (the lost update).
-  check('conditional', 'precondition-required', 'PUT with neither If-Match nor If-None-Match answers 428 with a problem naming the header to send, and changes nothing', 'CONTRACT §4: "PUT with neither header → 428 Precondition Required (a problem body telling the client which header to send)"; RFC 6585 §3', async (c) => {
-    const item = await c.newItem({ name: 'guarded' });
-    const blind = await put(c, item.path, { ...item.doc, name: 'blind write' }, {});
-    const problem = expectProblem(blind, 428);
-    expectThat(/if-(none-)?match/i.test(JSON.stringify(problem)), `the 428 does not say which header to send: ${seen(blind)}`);
-    await expectUnchanged(c, item);
-  }),
+  check('conditional', 'precondition-required', { anchor: 'precondition-required', rfc: 'RFC 6585 §3' },
+    'PUT with neither If-Match nor If-None-Match answers 428 with a problem naming the header to send, ' +
+      'and changes nothing',
+    async (c) => {
+      const item = await c.newItem({ name: 'guarded' });
+      const blind = await put(c, item.path, { ...item.doc, name: 'blind write' }, {});
+      const problem = expectProblem(blind, 428);
+      expectThat(/if-(none-)?match/i.test(JSON.stringify(problem)), `the 428 does not say which header to send: ${seen(blind)}`);
+      await expectUnchanged(c, item);
+    }),
 
   // A server that parses the body first answers 400, sending the client to fix a body it must not
   // send at all (it should re-read the item instead).
-  check('conditional', 'preconditions-before-body', 'A PUT with a stale If-Match and a malformed JSON body answers 412, not 400: preconditions are evaluated before the body is parsed', 'CONTRACT §4: "a stale If-Match with malformed JSON is 412, not 400"', async (c) => {
-    const item = await c.newItem();
-    const response = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': staleTag(item) }, body: '{"id": ' });
-    expectStatus(response, 412);
-  }),
+  check('conditional', 'preconditions-before-body', { anchor: 'precondition-order', rfc: 'RFC 9110 §13.2.1' },
+    'A PUT with a stale If-Match and a malformed JSON body answers 412, not 400: ' +
+      'preconditions are evaluated before the body is parsed',
+    async (c) => {
+      const item = await c.newItem();
+      const response = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': staleTag(item) }, body: '{"id": ' });
+      expectStatus(response, 412);
+    }),
 
-  check('conditional', 'delete-if-match-stale', 'DELETE with an If-Match ETag the item no longer has answers 412 and the item stays', 'seed, "If-Match": "On a write, succeeds only if the stored ETag matches. Otherwise 412"; CONTRACT §4', async (c) => {
-    const item = await c.newItem();
-    const current = await replace(c, item, { name: 'kept' });
-    const deleted = await c.send({ method: 'DELETE', path: item.path, headers: { 'If-Match': item.etag } });
-    expectStatus(deleted, 412);
-    await expectUnchanged(c, current);
-  }),
+  check('conditional', 'delete-if-match-stale', { anchor: 'delete-and-tombstones', rfc: 'RFC 9110 §13.1.1' },
+    'DELETE with an If-Match ETag the item no longer has answers 412 and the item stays',
+    async (c) => {
+      const item = await c.newItem();
+      const current = await replace(c, item, { name: 'kept' });
+      const deleted = await c.send({ method: 'DELETE', path: item.path, headers: { 'If-Match': item.etag } });
+      expectStatus(deleted, 412);
+      await expectUnchanged(c, current);
+    }),
 
   // The probe's HTTP parser drops any body of a 304, so "no body" is not observable here; the status
   // and the validator are.
-  check('conditional', 'not-modified', 'GET with If-None-Match: <current ETag> answers 304 carrying that ETag', 'seed, Endpoints row 2: "304 with no body when the ETag still matches"; Errors: 304', async (c) => {
-    const item = await c.newItem();
-    const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } });
-    expectStatus(response, 304);
-    expectThat(response.header('etag') === item.etag, `the 304 carries ETag: ${response.header('etag') ?? '(none)'}, the item's is ${item.etag}`);
-  }),
+  check('conditional', 'not-modified', { anchor: 'conditional-reads', rfc: 'RFC 9110 §15.4.5' },
+    'GET with If-None-Match: <current ETag> answers 304 carrying that ETag',
+    async (c) => {
+      const item = await c.newItem();
+      const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } });
+      expectStatus(response, 304);
+      expectThat(response.header('etag') === item.etag, `the 304 carries ETag: ${response.header('etag') ?? '(none)'}, the item's is ${item.etag}`);
+    }),
 
   // A 304 updates the cached 200's headers (RFC 9111 §4.3.4): one without Cache-Control or Vary
   // leaves a cache applying the wrong policy to the copy it keeps.
-  check('conditional', 'not-modified-headers', 'A 304 carries the ETag, Cache-Control, Vary and Last-Modified the 200 had, and a Date', 'RFC 9110 §15.4.5: "MUST generate any of the following header fields that would have been sent in a 200 (OK) response to the same request: Content-Location, Date, ETag, and Vary; Cache-Control and Expires"; CONTRACT §4: "with ETag, Cache-Control, Vary, Last-Modified, Date"', async (c) => {
-    const item = await c.newItem();
-    const full = await c.send({ method: 'GET', path: item.path });
-    expectStatus(full, 200);
-    const etag = expectHeader(full, 'etag');
-    const revalidated = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': etag } });
-    expectStatus(revalidated, 304);
-    expectHeader(revalidated, 'date');
-    for (const name of ['etag', 'last-modified']) {
-      const before = full.header(name);
-      if (before !== undefined) expectThat(revalidated.header(name) === before, `the 200 had ${name}: ${before}, the 304 has ${revalidated.header(name) ?? '(none)'}`);
-    }
-    for (const name of ['cache-control', 'vary']) {
-      const before = members(full, name);
-      const after = members(revalidated, name);
-      if (before !== '') expectThat(after === before, `the 200 had ${name}: ${before}, the 304 has ${after || '(none)'}`);
-    }
-  }),
+  check('conditional', 'not-modified-headers', { anchor: 'conditional-reads', rfc: 'RFC 9110 §15.4.5' },
+    'A 304 carries the ETag, Cache-Control, Vary and Last-Modified the 200 had, and a Date',
+    async (c) => {
+      const item = await c.newItem();
+      const full = await c.send({ method: 'GET', path: item.path });
+      expectStatus(full, 200);
+      const etag = expectHeader(full, 'etag');
+      const revalidated = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': etag } });
+      expectStatus(revalidated, 304);
+      expectHeader(revalidated, 'date');
+      for (const name of ['etag', 'last-modified']) {
+        const before = full.header(name);
+        if (before !== undefined) expectThat(revalidated.header(name) === before, `the 200 had ${name}: ${before}, the 304 has ${revalidated.header(name) ?? '(none)'}`);
+      }
+      for (const name of ['cache-control', 'vary']) {
+        const before = members(full, name);
+        const after = members(revalidated, name);
+        if (before !== '') expectThat(after === before, `the 200 had ${name}: ${before}, the 304 has ${after || '(none)'}`);
+      }
+    }),
 
-  check('conditional', 'if-none-match-list', 'GET with If-None-Match listing other tags and the current ETag answers 304', 'RFC 9110 §13.1.2: If-None-Match = "*" / #entity-tag; CONTRACT §4: "both accept * and comma lists"', async (c) => {
-    const item = await c.newItem();
-    const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': `${staleTag(item)}, ${item.etag}` } });
-    expectStatus(response, 304);
-  }),
+  check('conditional', 'if-none-match-list', { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.2' },
+    'GET with If-None-Match listing other tags and the current ETag answers 304',
+    async (c) => {
+      const item = await c.newItem();
+      const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': `${staleTag(item)}, ${item.etag}` } });
+      expectStatus(response, 304);
+    }),
 
   // A cache may hold the tag in its weak form; a server that compares strongly never answers 304 to it.
-  check('conditional', 'if-none-match-weak', 'If-None-Match uses weak comparison: the W/ form of the current ETag answers 304', 'RFC 9110 §13.1.2: "A recipient MUST use the weak comparison function when comparing entity tags for If-None-Match"; CONTRACT §4', async (c) => {
-    const item = await c.newItem();
-    const weak = item.etag.startsWith('W/') ? item.etag : `W/${item.etag}`;
-    const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': weak } });
-    expectStatus(response, 304);
-  }),
+  check('conditional', 'if-none-match-weak', { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.2' },
+    'If-None-Match uses weak comparison: the W/ form of the current ETag answers 304',
+    async (c) => {
+      const item = await c.newItem();
+      const weak = item.etag.startsWith('W/') ? item.etag : `W/${item.etag}`;
+      const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': weak } });
+      expectStatus(response, 304);
+    }),
 
-  check('conditional', 'if-none-match-star', 'GET with If-None-Match: * on an item that exists answers 304', 'RFC 9110 §13.1.2 ("*" is false when a current representation exists; a GET then answers 304); CONTRACT §4', async (c) => {
-    const item = await c.newItem();
-    const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': '*' } });
-    expectStatus(response, 304);
-  }),
+  check('conditional', 'if-none-match-star', { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.2' },
+    'GET with If-None-Match: * on an item that exists answers 304',
+    async (c) => {
+      const item = await c.newItem();
+      const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': '*' } });
+      expectStatus(response, 304);
+    }),
 
   // The date sent is the item's own Last-Modified, so a server that evaluates it (wrongly, with
   // If-None-Match present) answers 304 where a 200 is due.
-  check('conditional', 'if-modified-since-ignored', 'If-Modified-Since is ignored when If-None-Match is present: a non-matching tag gives 200 even with an unmodified date', 'RFC 9110 §13.1.3: "A recipient MUST ignore If-Modified-Since if the request contains an If-None-Match header field"; CONTRACT §4', async (c) => {
-    const item = await c.newItem();
-    const full = await c.send({ method: 'GET', path: item.path });
-    expectStatus(full, 200);
-    const since = full.header('last-modified') ?? expectHeader(full, 'date');
-    const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': staleTag(item), 'If-Modified-Since': since } });
-    expectStatus(response, 200);
-  }),
+  check('conditional', 'if-modified-since-ignored', { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.3' },
+    'If-Modified-Since is ignored when If-None-Match is present: ' +
+      'a non-matching tag gives 200 even with an unmodified date',
+    async (c) => {
+      const item = await c.newItem();
+      const full = await c.send({ method: 'GET', path: item.path });
+      expectStatus(full, 200);
+      const since = full.header('last-modified') ?? expectHeader(full, 'date');
+      const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': staleTag(item), 'If-Modified-Since': since } });
+      expectStatus(response, 200);
+    }),
 
-  check('conditional', 'strong-item-etag', 'The ETag of an item is a well-formed strong entity-tag (no W/), since If-Match compares strongly', 'CONTRACT §3: "ETag: strong, derived from the exact bytes of the representation sent"; RFC 9110 §8.8.3', async (c) => {
-    const item = await c.newItem();
-    const response = await c.send({ method: 'GET', path: item.path });
-    expectStatus(response, 200);
-    const etag = expectHeader(response, 'etag');
-    const parsed = parseEntityTag(etag);
-    expectThat(parsed !== undefined, `ETag: ${etag} is not an entity-tag (a quoted string, optionally W/)`);
-    expectThat(parsed?.weak === false, `ETag: ${etag} is weak`);
-  }),
+  check('conditional', 'strong-item-etag', { anchor: 'etags', rfc: 'RFC 9110 §8.8.3' },
+    'The ETag of an item is a well-formed strong entity-tag (no W/), since If-Match compares strongly',
+    async (c) => {
+      const item = await c.newItem();
+      const response = await c.send({ method: 'GET', path: item.path });
+      expectStatus(response, 200);
+      const etag = expectHeader(response, 'etag');
+      const parsed = parseEntityTag(etag);
+      expectThat(parsed !== undefined, `ETag: ${etag} is not an entity-tag (a quoted string, optionally W/)`);
+      expectThat(parsed?.weak === false, `ETag: ${etag} is weak`);
+    }),
 
 
   // One tag for two representations would let a cache answer a CSV request from its JSON copy.
-  check('conditional', 'etag-per-representation', 'Two representations of one collection page (JSON and CSV or HTML) have different ETags', 'seed, "ETag": "The ETag of one representation (for example HTML) is not the ETag of another (for example JSON)"; CONTRACT §3', async (c) => {
-    const listing = await c.listing();
-    const json = await c.send({ method: 'GET', path: `/${listing}`, headers: { Accept: 'application/json' } });
-    expectStatus(json, 200);
-    const jsonTag = expectHeader(json, 'etag');
-    for (const type of OTHER_REPRESENTATIONS) {
-      const other = await c.send({ method: 'GET', path: `/${listing}`, headers: { Accept: type } });
-      if (other.status !== 200 || mediaType(other) !== type) continue;
-      const otherTag = expectHeader(other, 'etag');
-      expectThat(otherTag !== jsonTag, `the JSON page and the ${type} page share ETag: ${jsonTag}`);
-      return;
-    }
-    throw new CheckSkipped(`the collection is offered in none of ${OTHER_REPRESENTATIONS.join(', ')}`);
-  }),
+  check('conditional', 'etag-per-representation', { anchor: 'etags', rfc: 'RFC 9110 §8.8.3' },
+    'Two representations of one collection page (JSON and CSV or HTML) have different ETags',
+    async (c) => {
+      const listing = await c.listing();
+      const json = await c.send({ method: 'GET', path: `/${listing}`, headers: { Accept: 'application/json' } });
+      expectStatus(json, 200);
+      const jsonTag = expectHeader(json, 'etag');
+      for (const type of OTHER_REPRESENTATIONS) {
+        const other = await c.send({ method: 'GET', path: `/${listing}`, headers: { Accept: type } });
+        if (other.status !== 200 || mediaType(other) !== type) continue;
+        const otherTag = expectHeader(other, 'etag');
+        expectThat(otherTag !== jsonTag, `the JSON page and the ${type} page share ETag: ${jsonTag}`);
+        return;
+      }
+      throw new CheckSkipped(`the collection is offered in none of ${OTHER_REPRESENTATIONS.join(', ')}`);
+    }),
 
 
 ];

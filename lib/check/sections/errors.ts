@@ -1,16 +1,18 @@
-// Checks of the seed's "Errors" (a 4xx for a request that will never be accepted, a 5xx only when a
-// retry is wanted, no internal details leaked) with the error format and statuses CONTRACT §2 and §3
-// fix where the seed says "not shown": RFC 9457 problem documents; 400 for malformed JSON, a
-// non-object, an id that differs from the path, a number JSON cannot carry; 405 with Allow; 406; 415;
-// 413 before the body is read; HEAD wherever GET works; X-Request-Id for finding the logged detail.
+// Checks of errors: a 4xx for a request that will never be accepted, a 5xx only when a retry is
+// wanted, no internal details leaked, RFC 9457 problem documents and X-Request-Id for finding the
+// logged detail (CONVENTIONS.md#problem-details); 400 for malformed JSON, a non-object, a number JSON
+// cannot carry, and 415 for another media type (CONVENTIONS.md#json-bodies); 400 for an id that differs
+// from the path (CONVENTIONS.md#items); 405 with Allow, and HEAD wherever GET works
+// (CONVENTIONS.md#methods); 406 (CONVENTIONS.md#content-negotiation); 413 before the body is read
+// (CONVENTIONS.md#body-cap).
 import { check, JSON_BODY } from '../define.js';
 import { expectHeader, expectProblem, expectStatus, expectThat, seen } from '../expect.js';
 import type { ProbeResponse } from '../probe.js';
 import type { Check, CheckContext } from '../types.js';
 
-/** CONTRACT §3: "Body cap: 1 MiB (1048576 bytes) on every route by default". */
+/** The body cap every route has by default, 1 MiB (CONVENTIONS.md#body-cap). */
 const BODY_CAP = 1_048_576;
-/** A method no route of the seed takes, that HTTP parsers still accept as a method token. */
+/** A method no route of the conventions takes, that HTTP parsers still accept as a method token. */
 const UNKNOWN_METHOD = 'PROPFIND';
 /** A mark in a malformed body: an error that quotes the body back shows it. */
 const MARKER = 'zq81marker';
@@ -32,104 +34,133 @@ const LEAKS: readonly RegExp[] = [
 ];
 
 export const ERROR_CHECKS: readonly Check[] = [
-  check('errors', 'problem-document', 'An error answers application/problem+json with type, title, status and detail', 'CONTRACT §3: "RFC 9457 application/problem+json with type, title, status, detail"; RFC 9457 §3', async (c) => {
-    const response = await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` });
-    const problem = expectProblem(response, 404);
-    expectThat(typeof problem['detail'] === 'string' && problem['detail'] !== '', `the problem has no "detail": ${seen(response)}`);
-    expectThat(typeof problem['type'] === 'string' && typeof problem['title'] === 'string', `"type" and "title" are not strings: ${seen(response)}`);
-  }),
+  check('errors', 'problem-document', { anchor: 'problem-details', rfc: 'RFC 9457 §3' },
+    'An error answers application/problem+json with type, title, status and detail',
+    async (c) => {
+      const response = await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` });
+      const problem = expectProblem(response, 404);
+      expectThat(typeof problem['detail'] === 'string' && problem['detail'] !== '', `the problem has no "detail": ${seen(response)}`);
+      expectThat(typeof problem['type'] === 'string' && typeof problem['title'] === 'string', `"type" and "title" are not strings: ${seen(response)}`);
+    }),
 
-  check('errors', 'malformed-json', 'A malformed JSON body is refused with 400 (never a 5xx: a retry cannot help)', 'seed, Errors: "4xx: An invalid client request ... The sender must not retry", rule 1 "5xx is returned only when a retry is wanted"; CONTRACT §3', async (c) => {
-    const response = await putNew(c, `{"${MARKER}": nul}`);
-    expectProblem(response, 400);
-  }),
+  check('errors', 'malformed-json', { anchor: 'json-bodies' },
+    'A malformed JSON body is refused with 400 (never a 5xx: a retry cannot help)',
+    async (c) => {
+      const response = await putNew(c, `{"${MARKER}": nul}`);
+      expectProblem(response, 400);
+    }),
 
-  check('errors', 'not-an-object', 'A JSON body that is not an object (an array, a string) is refused with 400', 'CONTRACT §3: "a JSON value that is not an object → 400"', async (c) => {
-    for (const body of ['[{"name": "in an array"}]', '"a string"']) expectProblem(await putNew(c, body), 400);
-  }),
+  check('errors', 'not-an-object', { anchor: 'json-bodies' },
+    'A JSON body that is not an object (an array, a string) is refused with 400',
+    async (c) => {
+      for (const body of ['[{"name": "in an array"}]', '"a string"']) expectProblem(await putNew(c, body), 400);
+    }),
 
-  check('errors', 'id-mismatch', 'A body whose "id" differs from the path is refused with 400 and nothing is stored', 'CONTRACT §3: "a body whose id differs → 400"', async (c) => {
-    const path = `/${c.collection}/${c.newId()}`;
-    const response = await c.send({ method: 'PUT', path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ id: `${c.collection}-other`, name: 'wrong id' }) });
-    expectProblem(response, 400);
-    expectStatus(await c.send({ method: 'GET', path }), 404);
-  }),
+  check('errors', 'id-mismatch', { anchor: 'items' },
+    'A body whose "id" differs from the path is refused with 400 and nothing is stored',
+    async (c) => {
+      const path = `/${c.collection}/${c.newId()}`;
+      const response = await c.send({ method: 'PUT', path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ id: `${c.collection}-other`, name: 'wrong id' }) });
+      expectProblem(response, 400);
+      expectStatus(await c.send({ method: 'GET', path }), 404);
+    }),
 
-  check('errors', 'inexact-number', 'A number JSON cannot carry exactly (9007199254740993) is refused with 400, not silently changed', 'CONTRACT §3: "A number that JSON cannot carry exactly through a parse and a serialize ... → 400"', async (c) => {
-    const id = c.newId();
-    // Written as text: JSON.stringify would already have rounded the number to 9007199254740992.
-    const body = `{"id": "${id}", "count": 9007199254740993}`;
-    expectProblem(await c.send({ method: 'PUT', path: `/${c.collection}/${id}`, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body }), 400);
-  }),
+  check('errors', 'inexact-number', { anchor: 'json-bodies' },
+    'A number JSON cannot carry exactly (9007199254740993) is refused with 400, not silently changed',
+    async (c) => {
+      const id = c.newId();
+      // Written as text: JSON.stringify would already have rounded the number to 9007199254740992.
+      const body = `{"id": "${id}", "count": 9007199254740993}`;
+      expectProblem(await c.send({ method: 'PUT', path: `/${c.collection}/${id}`, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body }), 400);
+    }),
 
-  check('errors', 'deep-nesting', 'A deeply nested JSON body (100 000 levels) never gets a 5xx', 'seed, Errors rule 1: "5xx is returned only when a retry is wanted"', async (c) => {
-    const depth = 100_000;
-    const response = await putNew(c, `{"nested": ${'['.repeat(depth)}${']'.repeat(depth)}}`);
-    expectThat(response.status < 500, `a deeply nested body answered ${seen(response)}`);
-  }),
+  check('errors', 'deep-nesting', { anchor: 'problem-details' },
+    'A deeply nested JSON body (100 000 levels) never gets a 5xx',
+    async (c) => {
+      const depth = 100_000;
+      const response = await putNew(c, `{"nested": ${'['.repeat(depth)}${']'.repeat(depth)}}`);
+      expectThat(response.status < 500, `a deeply nested body answered ${seen(response)}`);
+    }),
 
-  check('errors', 'no-internal-details', 'Error bodies carry no stack traces, file paths, parser messages or slices of the body', 'seed, Errors rule 2: "Internal error details are not leaked to callers"; CONTRACT §3', async (c) => {
-    const responses: ProbeResponse[] = [
-      await putNew(c, `{"${MARKER}": nul}`),
-      await putNew(c, `{"${MARKER}": [1, 2,, 3]}`),
-      await c.send({ method: 'GET', path: `/${c.collection}?$filter=${encodeURIComponent(`${MARKER}(( eq`)}` }),
-    ];
-    for (const response of responses) {
-      expectThat(response.status >= 400 && response.status < 500, `expected a 4xx, got ${seen(response)}`);
-      const leak = LEAKS.find((pattern) => pattern.test(response.text));
-      expectThat(leak === undefined, `the error body matches ${String(leak)}: ${seen(response)}`);
-    }
-    // CONTRACT §3: the detail is "never the parser's message or a slice of the body".
-    for (const response of responses.slice(0, 2)) expectThat(!response.text.includes(MARKER), `a malformed body is quoted back: ${seen(response)}`);
-  }),
+  check('errors', 'no-internal-details', { anchor: 'problem-details' },
+    'Error bodies carry no stack traces, file paths, parser messages or slices of the body',
+    async (c) => {
+      const responses: ProbeResponse[] = [
+        await putNew(c, `{"${MARKER}": nul}`),
+        await putNew(c, `{"${MARKER}": [1, 2,, 3]}`),
+        await c.send({ method: 'GET', path: `/${c.collection}?$filter=${encodeURIComponent(`${MARKER}(( eq`)}` }),
+      ];
+      for (const response of responses) {
+        expectThat(response.status >= 400 && response.status < 500, `expected a 4xx, got ${seen(response)}`);
+        const leak = LEAKS.find((pattern) => pattern.test(response.text));
+        expectThat(leak === undefined, `the error body matches ${String(leak)}: ${seen(response)}`);
+      }
+      // The detail is resapi's own words, never the parser's message or a slice of the body
+      // (CONVENTIONS.md#json-bodies).
+      for (const response of responses.slice(0, 2)) expectThat(!response.text.includes(MARKER), `a malformed body is quoted back: ${seen(response)}`);
+    }),
 
-  check('errors', 'request-id', 'An error response carries X-Request-Id, the id under which the server logged the details', 'CONTRACT §3: "they go to the log with a request id (X-Request-Id)"', async (c) => {
-    const response = await putNew(c, '{');
-    expectStatus(response, 400);
-    expectThat(expectHeader(response, 'x-request-id').trim() !== '', `X-Request-Id is empty: ${seen(response)}`);
-  }),
+  check('errors', 'request-id', { anchor: 'problem-details' },
+    'An error response carries X-Request-Id, the id under which the server logged the details',
+    async (c) => {
+      const response = await putNew(c, '{');
+      expectStatus(response, 400);
+      expectThat(expectHeader(response, 'x-request-id').trim() !== '', `X-Request-Id is empty: ${seen(response)}`);
+    }),
 
-  check('errors', 'method-not-allowed', 'A method the resource does not allow answers 405 with an Allow field listing the allowed ones', 'CONTRACT §2: "A method the route does not allow → 405 with Allow"; RFC 9110 §15.5.6', async (c) => {
-    const item = await c.newItem();
-    const response = await c.send({ method: 'POST', path: item.path, headers: JSON_BODY, body: JSON.stringify({ name: 'posted to an item' }) });
-    expectProblem(response, 405);
-    const allow = expectHeader(response, 'allow').split(',').map((method) => method.trim().toUpperCase());
-    expectThat(allow.includes('GET') && !allow.includes('POST'), `Allow: ${allow.join(', ')}`);
-  }),
+  check('errors', 'method-not-allowed', { anchor: 'methods', rfc: 'RFC 9110 §15.5.6' },
+    'A method the resource does not allow answers 405 with an Allow field listing the allowed ones',
+    async (c) => {
+      const item = await c.newItem();
+      const response = await c.send({ method: 'POST', path: item.path, headers: JSON_BODY, body: JSON.stringify({ name: 'posted to an item' }) });
+      expectProblem(response, 405);
+      const allow = expectHeader(response, 'allow').split(',').map((method) => method.trim().toUpperCase());
+      expectThat(allow.includes('GET') && !allow.includes('POST'), `Allow: ${allow.join(', ')}`);
+    }),
 
-  check('errors', 'unknown-method', 'A method the server does not implement answers 501 (or 405 with Allow), never a success', 'RFC 9110 §15.6.2 (501), §15.5.6 (405); CONTRACT §2', async (c) => {
-    const item = await c.newItem();
-    const response = await c.send({ method: UNKNOWN_METHOD, path: item.path });
-    expectThat(response.status === 501 || (response.status === 405 && response.header('allow') !== undefined), `${UNKNOWN_METHOD} answered ${seen(response)}`);
-  }),
+  check('errors', 'unknown-method', { anchor: 'methods', rfc: 'RFC 9110 §15.6.2, §15.5.6' },
+    'A method the server does not implement answers 501 (or 405 with Allow), never a success',
+    async (c) => {
+      const item = await c.newItem();
+      const response = await c.send({ method: UNKNOWN_METHOD, path: item.path });
+      expectThat(response.status === 501 || (response.status === 405 && response.header('allow') !== undefined), `${UNKNOWN_METHOD} answered ${seen(response)}`);
+    }),
 
-  check('errors', 'not-acceptable', 'An Accept that allows no representation the resource has answers 406', 'seed, What the service does: "The Accept request header states which representation the consumer wants"; CONTRACT §3 ("Unsupported → 406")', async (c) => {
-    const item = await c.newItem();
-    expectProblem(await c.send({ method: 'GET', path: item.path, headers: { Accept: 'application/x-resapi-none' } }), 406);
-  }),
+  check('errors', 'not-acceptable', { anchor: 'content-negotiation', rfc: 'RFC 9110 §15.5.7' },
+    'An Accept that allows no representation the resource has answers 406',
+    async (c) => {
+      const item = await c.newItem();
+      expectProblem(await c.send({ method: 'GET', path: item.path, headers: { Accept: 'application/x-resapi-none' } }), 406);
+    }),
 
-  check('errors', 'unsupported-media-type', 'A request body in an unsupported Content-Type (text/plain on a JSON route) answers 415', 'CONTRACT §3: "Request bodies: application/json or *+json for JSON routes ... else 415"', async (c) => {
-    const response = await c.send({ method: 'PUT', path: `/${c.collection}/${c.newId()}`, headers: { 'Content-Type': 'text/plain', 'If-None-Match': '*' }, body: 'name=plain text' });
-    expectProblem(response, 415);
-  }),
+  check('errors', 'unsupported-media-type', { anchor: 'json-bodies', rfc: 'RFC 9110 §15.5.16' },
+    'A request body in an unsupported Content-Type (text/plain on a JSON route) answers 415',
+    async (c) => {
+      const response = await c.send({ method: 'PUT', path: `/${c.collection}/${c.newId()}`, headers: { 'Content-Type': 'text/plain', 'If-None-Match': '*' }, body: 'name=plain text' });
+      expectProblem(response, 415);
+    }),
 
-  check('errors', 'content-too-large', 'A declared Content-Length over 1 MiB answers 413 before the body is read', 'seed, Limits rule 1: "A request body larger than the cap must not be read in full"; CONTRACT §3', async (c) => {
-    // The length is declared and no byte of the body is sent: a server that waits to read it never
-    // answers, and the probe's timeout fails the check.
-    const response = await c.send({ method: 'PUT', path: `/${c.collection}/${c.newId()}`, headers: { ...JSON_BODY, 'If-None-Match': '*', 'Content-Length': String(BODY_CAP + 1) } });
-    expectProblem(response, 413);
-  }),
+  check('errors', 'content-too-large', { anchor: 'body-cap', rfc: 'RFC 9110 §15.5.14' },
+    'A declared Content-Length over 1 MiB answers 413 before the body is read',
+    async (c) => {
+      // The length is declared and no byte of the body is sent: a server that waits to read it never
+      // answers, and the probe's timeout fails the check.
+      const response = await c.send({ method: 'PUT', path: `/${c.collection}/${c.newId()}`, headers: { ...JSON_BODY, 'If-None-Match': '*', 'Content-Length': String(BODY_CAP + 1) } });
+      expectProblem(response, 413);
+    }),
 
-  check('errors', 'head', 'HEAD works wherever GET does: same status and validators as GET, and no body', 'CONTRACT §2: "HEAD works wherever GET does"; RFC 9110 §9.3.2', async (c) => {
-    const item = await c.newItem();
-    for (const path of [item.path, `/${c.collection}`]) {
-      const get = await c.send({ method: 'GET', path });
-      const head = await c.send({ method: 'HEAD', path });
-      expectStatus(head, get.status);
-      expectThat(head.bytes.length === 0, `HEAD ${path} answered with a body: ${seen(head)}`);
-      expectThat(head.header('etag') === get.header('etag') && head.header('content-type') === get.header('content-type'), `HEAD ${path} answered ETag ${String(head.header('etag'))}, Content-Type ${String(head.header('content-type'))}; GET ${String(get.header('etag'))}, ${String(get.header('content-type'))}`);
-    }
-  }),
+  check('errors', 'head', { anchor: 'methods', rfc: 'RFC 9110 §9.3.2' },
+    'HEAD works wherever GET does: same status and validators as GET, and no body',
+    async (c) => {
+      const item = await c.newItem();
+      for (const path of [item.path, `/${c.collection}`]) {
+        const get = await c.send({ method: 'GET', path });
+        const head = await c.send({ method: 'HEAD', path });
+        expectStatus(head, get.status);
+        expectThat(head.bytes.length === 0, `HEAD ${path} answered with a body: ${seen(head)}`);
+        expectThat(head.header('etag') === get.header('etag') && head.header('content-type') === get.header('content-type'), `HEAD ${path} answered ETag ${String(head.header('etag'))}, Content-Type ${String(head.header('content-type'))}; GET ${String(get.header('etag'))}, ${String(get.header('content-type'))}`);
+      }
+    }),
 ];
 
 /** PUT of `body` as JSON to a new id with If-None-Match: * (so no precondition stands in the way). */

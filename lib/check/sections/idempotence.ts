@@ -1,8 +1,9 @@
-// Checks of the seed's "Idempotence rules for clients and service", Endpoints rows 6 (POST with an
-// idempotency key) and 8 (undo delete), and the "Bulk price-style update body" pattern: a PUT repeated
-// leaves the same state, a conditional PUT retried after it succeeded changes nothing, a keyed POST is
-// replayed rather than repeated, a bulk file of replacement values applies once, and a deleted item
-// comes back with the undo request (CONTRACT §4 undo, §6).
+// Checks of writes that are safe to repeat: a PUT repeated leaves the same state and a conditional PUT
+// retried after it succeeded changes nothing (CONVENTIONS.md#idempotent-methods), a POST without a key
+// creates each time (CONVENTIONS.md#post-creates) and a keyed POST is replayed rather than repeated
+// (CONVENTIONS.md#idempotency-keys), a bulk file of replacement values applies once
+// (CONVENTIONS.md#bulk-updates), and a deleted item comes back with the undo request
+// (CONVENTIONS.md#undo-delete).
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject, JsonValue } from '../../json.js';
 import { check, JSON_BODY } from '../define.js';
@@ -11,161 +12,188 @@ import type { ProbeRequest, ProbeResponse } from '../probe.js';
 import type { Check, CheckContext } from '../types.js';
 
 const CSV_BODY = { 'Content-Type': 'text/csv' } as const;
-/** The header the seed leaves "not shown"; CONTRACT §6 names it. */
+/** The header that carries the key (CONVENTIONS.md#idempotency-keys). */
 const IDEMPOTENCY_KEY = 'Idempotency-Key';
 
 export const IDEMPOTENCE_CHECKS: readonly Check[] = [
-  check('idempotence', 'put-repeat', 'PUT is idempotent: the same representation PUT twice leaves the same stored state (same body, same ETag)', 'seed, Idempotence rule 1: "GET, HEAD, PUT and DELETE are idempotent"; CONTRACT §3 (ETag from the bytes)', async (c) => {
-    const item = await c.newItem({ name: 'before' });
-    const doc: JsonObject = { ...item.doc, name: 'replaced twice' };
-    const first = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': item.etag }, body: JSON.stringify(doc) });
-    expectStatus(first, 200);
-    const afterFirst = await c.send({ method: 'GET', path: item.path });
-    expectStatus(afterFirst, 200);
-    const second = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': expectHeader(afterFirst, 'etag') }, body: JSON.stringify(doc) });
-    expectStatus(second, 200);
-    const afterSecond = await c.send({ method: 'GET', path: item.path });
-    expectStatus(afterSecond, 200);
-    expectThat(isDeepStrictEqual(afterFirst.json(), afterSecond.json()), `the item read ${seen(afterFirst)} after the first PUT and ${seen(afterSecond)} after the same PUT again`);
-    expectThat(afterFirst.header('etag') === afterSecond.header('etag'), `the ETag went from ${String(afterFirst.header('etag'))} to ${String(afterSecond.header('etag'))} though the same representation was PUT`);
-  }),
+  check('idempotence', 'put-repeat', { anchor: 'idempotent-methods', rfc: 'RFC 9110 §9.2.2' },
+    'PUT is idempotent: the same representation PUT twice leaves the same stored state (same body, same ETag)',
+    async (c) => {
+      const item = await c.newItem({ name: 'before' });
+      const doc: JsonObject = { ...item.doc, name: 'replaced twice' };
+      const first = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': item.etag }, body: JSON.stringify(doc) });
+      expectStatus(first, 200);
+      const afterFirst = await c.send({ method: 'GET', path: item.path });
+      expectStatus(afterFirst, 200);
+      const second = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': expectHeader(afterFirst, 'etag') }, body: JSON.stringify(doc) });
+      expectStatus(second, 200);
+      const afterSecond = await c.send({ method: 'GET', path: item.path });
+      expectStatus(afterSecond, 200);
+      expectThat(isDeepStrictEqual(afterFirst.json(), afterSecond.json()), `the item read ${seen(afterFirst)} after the first PUT and ${seen(afterSecond)} after the same PUT again`);
+      expectThat(afterFirst.header('etag') === afterSecond.header('etag'), `the ETag went from ${String(afterFirst.header('etag'))} to ${String(afterSecond.header('etag'))} though the same representation was PUT`);
+    }),
 
-  check('idempotence', 'conditional-put-retried', 'A conditional PUT retried after it succeeded is refused with 412 and the value is applied only once', 'seed, Idempotence rule 3: "the payload must use replacement values applied conditionally"; Endpoints row 4', async (c) => {
-    const item = await c.newItem({ name: 'before' });
-    const request: ProbeRequest = { method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': item.etag }, body: JSON.stringify({ ...item.doc, name: 'after' }) };
-    expectStatus(await c.send(request), 200);
-    // The retry a client makes when the first answer was lost: same request, same (now stale) ETag.
-    const retry = await c.send(request);
-    expectStatus(retry, 412);
-    const after = await c.send({ method: 'GET', path: item.path });
-    expectStatus(after, 200);
-    expectThat(expectObject(after)['name'] === 'after', `after the retry the item reads ${seen(after)}`);
-  }),
+  check('idempotence', 'conditional-put-retried', { anchor: 'idempotent-methods' },
+    'A conditional PUT retried after it succeeded is refused with 412 and the value is applied only once',
+    async (c) => {
+      const item = await c.newItem({ name: 'before' });
+      const request: ProbeRequest = { method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': item.etag }, body: JSON.stringify({ ...item.doc, name: 'after' }) };
+      expectStatus(await c.send(request), 200);
+      // The retry a client makes when the first answer was lost: same request, same (now stale) ETag.
+      const retry = await c.send(request);
+      expectStatus(retry, 412);
+      const after = await c.send({ method: 'GET', path: item.path });
+      expectStatus(after, 200);
+      expectThat(expectObject(after)['name'] === 'after', `after the retry the item reads ${seen(after)}`);
+    }),
 
-  check('idempotence', 'post-key-replayed', 'A POST repeated with the same Idempotency-Key and body is replayed: same status, Location and body, with Idempotent-Replayed: true', 'seed, Endpoints row 6: "With the key, a retried request is recognised and deduplicated"; CONTRACT §6', async (c) => {
-    const key = `${c.collection}-replay`;
-    const request: ProbeRequest = { method: 'POST', path: `/${c.collection}`, headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: key }, body: JSON.stringify({ name: `posted with ${key}` }) };
-    const first = await c.send(request);
-    const created = createdAt(c, first);
-    try {
-      expectStatus(first, 201);
-      const location = expectHeader(first, 'location');
-      const again = await c.send(request);
-      created.push(...createdAt(c, again));
-      expectStatus(again, first.status);
-      expectThat(again.header('location') === location, `the repeat answered Location ${String(again.header('location'))}, the first ${location}: a second resource`);
-      expectThat(again.text === first.text, `the repeat answered ${seen(again)}, the first ${seen(first)}`);
-      expectThat(again.header('idempotent-replayed')?.toLowerCase() === 'true', `the repeat carries Idempotent-Replayed: ${again.header('idempotent-replayed') ?? '(none)'}`);
-    } finally {
-      await removeCreated(c, created);
-    }
-  }),
+  check('idempotence', 'post-key-replayed', { anchor: 'idempotency-keys' },
+    'A POST repeated with the same Idempotency-Key and body is replayed: ' +
+      'same status, Location and body, with Idempotent-Replayed: true',
+    async (c) => {
+      const key = `${c.collection}-replay`;
+      const request: ProbeRequest = { method: 'POST', path: `/${c.collection}`, headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: key }, body: JSON.stringify({ name: `posted with ${key}` }) };
+      const first = await c.send(request);
+      const created = createdAt(c, first);
+      try {
+        expectStatus(first, 201);
+        const location = expectHeader(first, 'location');
+        const again = await c.send(request);
+        created.push(...createdAt(c, again));
+        expectStatus(again, first.status);
+        expectThat(again.header('location') === location, `the repeat answered Location ${String(again.header('location'))}, the first ${location}: a second resource`);
+        expectThat(again.text === first.text, `the repeat answered ${seen(again)}, the first ${seen(first)}`);
+        expectThat(again.header('idempotent-replayed')?.toLowerCase() === 'true', `the repeat carries Idempotent-Replayed: ${again.header('idempotent-replayed') ?? '(none)'}`);
+      } finally {
+        await removeCreated(c, created);
+      }
+    }),
 
-  check('idempotence', 'post-key-reused', 'The same Idempotency-Key with a different body is refused with 422 and creates nothing', 'CONTRACT §6: "the same key with a different fingerprint → 422"', async (c) => {
-    const key = `${c.collection}-reused`;
-    const first = await c.send({ method: 'POST', path: `/${c.collection}`, headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: key }, body: JSON.stringify({ name: 'first body' }) });
-    const created = createdAt(c, first);
-    try {
-      expectStatus(first, 201);
-      const other = await c.send({ method: 'POST', path: `/${c.collection}`, headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: key }, body: JSON.stringify({ name: 'another body' }) });
-      created.push(...createdAt(c, other));
-      expectProblem(other, 422);
-    } finally {
-      await removeCreated(c, created);
-    }
-  }),
+  check('idempotence', 'post-key-reused', { anchor: 'idempotency-keys' },
+    'The same Idempotency-Key with a different body is refused with 422 and creates nothing',
+    async (c) => {
+      const key = `${c.collection}-reused`;
+      const first = await c.send({ method: 'POST', path: `/${c.collection}`, headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: key }, body: JSON.stringify({ name: 'first body' }) });
+      const created = createdAt(c, first);
+      try {
+        expectStatus(first, 201);
+        const other = await c.send({ method: 'POST', path: `/${c.collection}`, headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: key }, body: JSON.stringify({ name: 'another body' }) });
+        created.push(...createdAt(c, other));
+        expectProblem(other, 422);
+      } finally {
+        await removeCreated(c, created);
+      }
+    }),
 
-  check('idempotence', 'post-without-key', 'POST without an idempotency key is not idempotent: the same body POSTed twice creates two resources', 'seed, Endpoints row 6: "Not idempotent without the key"', async (c) => {
-    const request: ProbeRequest = { method: 'POST', path: `/${c.collection}`, headers: JSON_BODY, body: JSON.stringify({ name: 'posted twice' }) };
-    const first = await c.send(request);
-    const created = createdAt(c, first);
-    try {
-      expectStatus(first, 201);
-      const second = await c.send(request);
-      created.push(...createdAt(c, second));
-      expectStatus(second, 201);
-      expectThat(second.header('idempotent-replayed') === undefined, `a POST without a key was answered as a replay: ${seen(second)}`);
-      const location = expectHeader(first, 'location');
-      expectThat(expectHeader(second, 'location') !== location, `both POSTs answered Location ${location}: one resource, not two`);
-    } finally {
-      await removeCreated(c, created);
-    }
-  }),
+  check('idempotence', 'post-without-key', { anchor: 'post-creates' },
+    'POST without an idempotency key is not idempotent: the same body POSTed twice creates two resources',
+    async (c) => {
+      const request: ProbeRequest = { method: 'POST', path: `/${c.collection}`, headers: JSON_BODY, body: JSON.stringify({ name: 'posted twice' }) };
+      const first = await c.send(request);
+      const created = createdAt(c, first);
+      try {
+        expectStatus(first, 201);
+        const second = await c.send(request);
+        created.push(...createdAt(c, second));
+        expectStatus(second, 201);
+        expectThat(second.header('idempotent-replayed') === undefined, `a POST without a key was answered as a replay: ${seen(second)}`);
+        const location = expectHeader(first, 'location');
+        expectThat(expectHeader(second, 'location') !== location, `both POSTs answered Location ${location}: one resource, not two`);
+      } finally {
+        await removeCreated(c, created);
+      }
+    }),
 
-  check('idempotence', 'post-key-twice', 'An Idempotency-Key field sent twice is refused with 400', 'CONTRACT §6: "the header twice → 400"', async (c) => {
-    const response = await c.send({ method: 'POST', path: `/${c.collection}`, headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: [`${c.collection}-one`, `${c.collection}-two`] }, body: JSON.stringify({ name: 'two keys' }) });
-    await removeCreated(c, createdAt(c, response));
-    expectProblem(response, 400);
-  }),
-
-  check('idempotence', 'bulk-once', 'A bulk file of currentX/newX pairs is applied once: the same file sent again changes nothing (every row skipped)', 'seed, Bulk price-style update body: "Records already updated are skipped"; CONTRACT §6', async (c) => {
-    const a = await c.newItem({ price: 10 });
-    const b = await c.newItem({ price: 10 });
-    const csv = `productId,currentPrice,newPrice\r\n${a.id},10,15\r\n${b.id},10,15\r\n`;
-    const first = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: csv });
-    expectStatus(first, 200);
-    expectCounts(first, 2, 0);
-    const second = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: csv });
-    expectStatus(second, 200);
-    expectCounts(second, 0, 2);
-    await expectField(c, a.path, 'price', 15);
-  }),
-
-  check('idempotence', 'bulk-conditional', 'A bulk row is applied only when the stored value still equals currentX; otherwise the record is left unchanged', 'seed, Bulk price-style update body: "applies newPrice only when the stored value still equals currentPrice"; CONTRACT §6 (conflicts)', async (c) => {
-    const item = await c.newItem({ price: 10 });
-    const response = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: `productId,currentPrice,newPrice\r\n${item.id},12,20\r\n` });
-    expectStatus(response, 200);
-    expectCounts(response, 0, 0);
-    const conflicts = expectObject(response)['conflicts'];
-    expectThat(Array.isArray(conflicts) && conflicts.length === 1, `the row whose currentPrice does not match is not reported as a conflict: ${seen(response)}`);
-    await expectField(c, item.path, 'price', 10);
-  }),
-
-  check('idempotence', 'bulk-no-increments', 'A bulk file carrying increments or percentages is refused with 400 and changes nothing', 'seed, Bulk price-style update body: "Bodies that carry increments or percentages are not used, because applying them twice compounds"', async (c) => {
-    const item = await c.newItem({ price: 10 });
-    for (const column of ['increment', 'percent']) {
-      const response = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: `productId,${column}\r\n${item.id},5\r\n` });
+  check('idempotence', 'post-key-twice', { anchor: 'idempotency-keys' },
+    'An Idempotency-Key field sent twice is refused with 400',
+    async (c) => {
+      const response = await c.send({ method: 'POST', path: `/${c.collection}`, headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: [`${c.collection}-one`, `${c.collection}-two`] }, body: JSON.stringify({ name: 'two keys' }) });
+      await removeCreated(c, createdAt(c, response));
       expectProblem(response, 400);
-    }
-    await expectField(c, item.path, 'price', 10);
-  }),
+    }),
 
-  check('idempotence', 'undo-delete', 'The undo request restores a deleted item: 200 with its representation and an ETag, and GET works again', 'seed, Endpoints row 8: "Recovers a deleted resource"; CONTRACT §4 undo', async (c) => {
-    const item = await c.newItem({ name: 'to restore' });
-    await expectDeleted(c, item.path);
-    const undo = await c.send({ method: 'PUT', path: `${item.path}/$undoDelete` });
-    expectStatus(undo, 200);
-    const etag = expectHeader(undo, 'etag');
-    expectHolds(undo, item.doc);
-    const after = await c.send({ method: 'GET', path: item.path });
-    expectStatus(after, 200);
-    expectHolds(after, item.doc);
-    expectThat(after.header('etag') === etag, `the undo answered ETag ${etag}, the next GET ${String(after.header('etag'))}`);
-  }),
+  check('idempotence', 'bulk-once', { anchor: 'bulk-updates' },
+    'A bulk file of currentX/newX pairs is applied once: the same file sent again changes nothing (every row skipped)',
+    async (c) => {
+      const a = await c.newItem({ price: 10 });
+      const b = await c.newItem({ price: 10 });
+      const csv = `productId,currentPrice,newPrice\r\n${a.id},10,15\r\n${b.id},10,15\r\n`;
+      const first = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: csv });
+      expectStatus(first, 200);
+      expectCounts(first, 2, 0);
+      const second = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: csv });
+      expectStatus(second, 200);
+      expectCounts(second, 0, 2);
+      await expectField(c, a.path, 'price', 15);
+    }),
 
-  check('idempotence', 'undo-repeated', 'Repeating an undo that already restored the item answers 200 again', 'seed, Idempotence rule 1 ("PUT ... idempotent"); CONTRACT §4: "repeating an undo that already restored it → 200 again"', async (c) => {
-    const item = await c.newItem({ name: 'restored twice' });
-    await expectDeleted(c, item.path);
-    expectStatus(await c.send({ method: 'PUT', path: `${item.path}/$undoDelete` }), 200);
-    const again = await c.send({ method: 'PUT', path: `${item.path}/$undoDelete` });
-    expectStatus(again, 200);
-    expectHolds(again, item.doc);
-  }),
+  check('idempotence', 'bulk-conditional', { anchor: 'bulk-updates' },
+    'A bulk row is applied only when the stored value still equals currentX; otherwise the record is left unchanged',
+    async (c) => {
+      const item = await c.newItem({ price: 10 });
+      const response = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: `productId,currentPrice,newPrice\r\n${item.id},12,20\r\n` });
+      expectStatus(response, 200);
+      expectCounts(response, 0, 0);
+      const conflicts = expectObject(response)['conflicts'];
+      expectThat(Array.isArray(conflicts) && conflicts.length === 1, `the row whose currentPrice does not match is not reported as a conflict: ${seen(response)}`);
+      await expectField(c, item.path, 'price', 10);
+    }),
 
-  check('idempotence', 'undo-no-tombstone', 'Undo of an item that was never deleted (no tombstone) answers 404', 'CONTRACT §4: "404 when there is no tombstone"', async (c) => {
-    const response = await c.send({ method: 'PUT', path: `/${c.collection}/${c.newId()}/$undoDelete` });
-    expectProblem(response, 404);
-  }),
+  check('idempotence', 'bulk-no-increments', { anchor: 'bulk-updates' },
+    'A bulk file carrying increments or percentages is refused with 400 and changes nothing',
+    async (c) => {
+      const item = await c.newItem({ price: 10 });
+      for (const column of ['increment', 'percent']) {
+        const response = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: `productId,${column}\r\n${item.id},5\r\n` });
+        expectProblem(response, 400);
+      }
+      await expectField(c, item.path, 'price', 10);
+    }),
 
-  check('idempotence', 'undo-after-recreate', 'Undo of an item that was recreated since it was deleted answers 409 and keeps the new item', 'CONTRACT §4: "409 when the resource exists again because something else recreated it"', async (c) => {
-    const item = await c.newItem({ name: 'old' });
-    await expectDeleted(c, item.path);
-    const recreated = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ ...item.doc, name: 'new' }) });
-    expectStatus(recreated, 201);
-    const undo = await c.send({ method: 'PUT', path: `${item.path}/$undoDelete` });
-    expectProblem(undo, 409);
-    await expectField(c, item.path, 'name', 'new');
-  }),
+  check('idempotence', 'undo-delete', { anchor: 'undo-delete' },
+    'The undo request restores a deleted item: 200 with its representation and an ETag, and GET works again',
+    async (c) => {
+      const item = await c.newItem({ name: 'to restore' });
+      await expectDeleted(c, item.path);
+      const undo = await c.send({ method: 'PUT', path: `${item.path}/$undoDelete` });
+      expectStatus(undo, 200);
+      const etag = expectHeader(undo, 'etag');
+      expectHolds(undo, item.doc);
+      const after = await c.send({ method: 'GET', path: item.path });
+      expectStatus(after, 200);
+      expectHolds(after, item.doc);
+      expectThat(after.header('etag') === etag, `the undo answered ETag ${etag}, the next GET ${String(after.header('etag'))}`);
+    }),
+
+  check('idempotence', 'undo-repeated', { anchor: 'undo-delete' },
+    'Repeating an undo that already restored the item answers 200 again',
+    async (c) => {
+      const item = await c.newItem({ name: 'restored twice' });
+      await expectDeleted(c, item.path);
+      expectStatus(await c.send({ method: 'PUT', path: `${item.path}/$undoDelete` }), 200);
+      const again = await c.send({ method: 'PUT', path: `${item.path}/$undoDelete` });
+      expectStatus(again, 200);
+      expectHolds(again, item.doc);
+    }),
+
+  check('idempotence', 'undo-no-tombstone', { anchor: 'undo-delete' },
+    'Undo of an item that was never deleted (no tombstone) answers 404',
+    async (c) => {
+      const response = await c.send({ method: 'PUT', path: `/${c.collection}/${c.newId()}/$undoDelete` });
+      expectProblem(response, 404);
+    }),
+
+  check('idempotence', 'undo-after-recreate', { anchor: 'undo-delete' },
+    'Undo of an item that was recreated since it was deleted answers 409 and keeps the new item',
+    async (c) => {
+      const item = await c.newItem({ name: 'old' });
+      await expectDeleted(c, item.path);
+      const recreated = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ ...item.doc, name: 'new' }) });
+      expectStatus(recreated, 201);
+      const undo = await c.send({ method: 'PUT', path: `${item.path}/$undoDelete` });
+      expectProblem(undo, 409);
+      await expectField(c, item.path, 'name', 'new');
+    }),
 ];
 
 /** Absolute URLs of what a POST created in the run's collection (none when it created nothing). */

@@ -1,10 +1,10 @@
-// Checks of the seed's "Filtering and paging on GET /{collection}" and "Collection envelope" rules,
-// with "Query resource" (CONTRACT §5): pages sized by `Prefer: maxpagesize`, an opaque `@nextLink`
-// (also a Link field) that visits every item once, is never built from the request's Host and cannot
-// be altered, `$filter` and simple query strings that return exactly the matching items, a 4xx for
-// what is not a valid query (an unknown property, a syntax error, `q`, a page number), `$orderby`,
-// `$select` summaries with their select link, `$count` and `$top`. They read the run's shared listing
-// (LISTING_ITEMS items, lib/check/types.ts) and never change it.
+// Checks of collections (CONVENTIONS.md#collections and its subsections): pages sized by
+// `Prefer: maxpagesize`, an opaque `@nextLink` (also a Link field) that visits every item once, is
+// never built from the request's Host and cannot be altered, `$filter` and simple query strings that
+// return exactly the matching items, a 4xx for what is not a valid query (an unknown property, a
+// syntax error, `q`, a page number), `$orderby`, `$select` summaries with their select link, `$count`,
+// `$top` and query resources. They read the run's shared listing (LISTING_ITEMS items,
+// lib/check/types.ts) and never change it.
 import type { JsonObject } from '../../json.js';
 import { check, JSON_BODY } from '../define.js';
 import { expectEnvelope, expectHeader, expectObject, expectProblem, expectStatus, expectThat, seen } from '../expect.js';
@@ -12,203 +12,253 @@ import type { ProbeResponse } from '../probe.js';
 import { LISTING_ITEMS, listingItem, type Check, type CheckContext } from '../types.js';
 
 const PAGE_OF_5 = { Prefer: 'maxpagesize=5' } as const;
-/** CONTRACT §5: "1 ≤ N ≤ 1000 ... Larger asks are clamped to 1000". */
+/** The largest page a client may ask for; larger asks are clamped to it (CONVENTIONS.md#page-size). */
 const MAX_PAGE_SIZE = 1000;
 /** A walk of the listing in pages of 5 takes 3 pages; one that goes on longer is following a loop. */
 const MAX_PAGES = 2 * Math.ceil(LISTING_ITEMS / 5);
 const FOREIGN_HOST = 'evil.example';
 
 export const PAGING_CHECKS: readonly Check[] = [
-  check('paging', 'max-page-size', 'Prefer: maxpagesize=5 gives a page of 5 items with "@nextLink" and Preference-Applied', 'seed, Filtering and paging rule 3: "The client sets it through preferences"; CONTRACT §5, RFC 7240', async (c) => {
-    const listing = await c.listing();
-    const first = await page(c, `/${listing}`, PAGE_OF_5);
-    expectThat(first.value.length === 5, `${first.value.length} items on a page asked to hold 5: ${seen(first.response)}`);
-    expectThat(first.next !== undefined, `no "@nextLink" on a page of 5 of ${LISTING_ITEMS} items: ${seen(first.response)}`);
-    const applied = expectHeader(first.response, 'preference-applied');
-    expectThat(/(^|[\s,;])(odata\.)?maxpagesize\s*=\s*"?5"?(\s*[,;]|\s*$)/i.test(applied), `Preference-Applied: ${applied}`);
-  }),
+  check('paging', 'max-page-size', { anchor: 'page-size', rfc: 'RFC 7240' },
+    'Prefer: maxpagesize=5 gives a page of 5 items with "@nextLink" and Preference-Applied',
+    async (c) => {
+      const listing = await c.listing();
+      const first = await page(c, `/${listing}`, PAGE_OF_5);
+      expectThat(first.value.length === 5, `${first.value.length} items on a page asked to hold 5: ${seen(first.response)}`);
+      expectThat(first.next !== undefined, `no "@nextLink" on a page of 5 of ${LISTING_ITEMS} items: ${seen(first.response)}`);
+      const applied = expectHeader(first.response, 'preference-applied');
+      expectThat(/(^|[\s,;])(odata\.)?maxpagesize\s*=\s*"?5"?(\s*[,;]|\s*$)/i.test(applied), `Preference-Applied: ${applied}`);
+    }),
 
-  check('paging', 'next-link-walk', 'Following "@nextLink" visits every item exactly once, and the last page has no "@nextLink"', 'seed, Collection envelope rule 1: "Consumers follow @nextLink; they do not construct it"', async (c) => {
-    const listing = await c.listing();
-    const pages = await walk(c, `/${listing}`, PAGE_OF_5);
-    for (const { value, response } of pages) expectThat(value.length <= 5, `a page asked to hold at most 5 items holds ${value.length}: ${seen(response)}`);
-    expectIds(pages.flatMap(({ value }) => value), listingIds(), 'the walk', false);
-  }),
+  check('paging', 'next-link-walk', { anchor: 'paging' },
+    'Following "@nextLink" visits every item exactly once, and the last page has no "@nextLink"',
+    async (c) => {
+      const listing = await c.listing();
+      const pages = await walk(c, `/${listing}`, PAGE_OF_5);
+      for (const { value, response } of pages) expectThat(value.length <= 5, `a page asked to hold at most 5 items holds ${value.length}: ${seen(response)}`);
+      expectIds(pages.flatMap(({ value }) => value), listingIds(), 'the walk', false);
+    }),
 
-  check('paging', 'page-size-kept', 'A page reached through "@nextLink" keeps the page size asked for on the first page', 'CONTRACT §5: "The page size travels inside the @nextLink token, so later pages keep it"', async (c) => {
-    const listing = await c.listing();
-    const first = await page(c, `/${listing}`, PAGE_OF_5);
-    const second = await page(c, nextOf(first));
-    expectThat(second.value.length === 5, `the second page, requested without Prefer, holds ${second.value.length} items: ${seen(second.response)}`);
-  }),
+  check('paging', 'page-size-kept', { anchor: 'page-size' },
+    'A page reached through "@nextLink" keeps the page size asked for on the first page',
+    async (c) => {
+      const listing = await c.listing();
+      const first = await page(c, `/${listing}`, PAGE_OF_5);
+      const second = await page(c, nextOf(first));
+      expectThat(second.value.length === 5, `the second page, requested without Prefer, holds ${second.value.length} items: ${seen(second.response)}`);
+    }),
 
-  check('paging', 'next-link-header', 'The next page is also announced as Link: <...>; rel="next", the same URL as "@nextLink"', 'CONTRACT §5: "also sent as Link: <...>; rel=\\"next\\""; RFC 8288', async (c) => {
-    const listing = await c.listing();
-    const first = await page(c, `/${listing}`, PAGE_OF_5);
-    const next = nextOf(first);
-    const link = expectHeader(first.response, 'link');
-    const target = /<([^>]*)>[^,]*;\s*rel\s*=\s*"?next"?/i.exec(link)?.[1];
-    expectThat(target !== undefined, `no rel="next" in Link: ${link}`);
-    expectThat(new URL(target as string, first.response.url).href === next, `Link names ${String(target)}, "@nextLink" is ${String(first.next)}`);
-  }),
+  check('paging', 'next-link-header', { anchor: 'collection-envelope', rfc: 'RFC 8288' },
+    'The next page is also announced as Link: <...>; rel="next", the same URL as "@nextLink"',
+    async (c) => {
+      const listing = await c.listing();
+      const first = await page(c, `/${listing}`, PAGE_OF_5);
+      const next = nextOf(first);
+      const link = expectHeader(first.response, 'link');
+      const target = /<([^>]*)>[^,]*;\s*rel\s*=\s*"?next"?/i.exec(link)?.[1];
+      expectThat(target !== undefined, `no rel="next" in Link: ${link}`);
+      expectThat(new URL(target as string, first.response.url).href === next, `Link names ${String(target)}, "@nextLink" is ${String(first.next)}`);
+    }),
 
-  check('paging', 'next-link-not-from-host', '"@nextLink" is never built from the request\'s Host field (a forged Host must not steer the next request elsewhere)', 'CONTRACT §5: "never built from the request\'s Host"; seed, Collection envelope rule 1', async (c) => {
-    const listing = await c.listing();
-    const response = await c.send({ method: 'GET', path: `/${listing}`, headers: { ...PAGE_OF_5, Host: FOREIGN_HOST } });
-    // Refusing a Host the server does not serve (400, 421) builds no link from it either.
-    if (response.status >= 400 && response.status < 500) return;
-    expectStatus(response, 200);
-    const { next } = expectEnvelope(response);
-    expectThat(next !== undefined, `no "@nextLink" on a page of 5 of ${LISTING_ITEMS} items: ${seen(response)}`);
-    expectThat(!(next as string).toLowerCase().includes(FOREIGN_HOST), `with Host: ${FOREIGN_HOST}, "@nextLink" is ${String(next)}`);
-    const link = response.header('link') ?? '';
-    expectThat(!link.toLowerCase().includes(FOREIGN_HOST), `with Host: ${FOREIGN_HOST}, Link is ${link}`);
-  }),
+  check('paging', 'next-link-not-from-host', { anchor: 'skip-tokens' },
+    '"@nextLink" is never built from the request\'s Host field ' +
+      '(a forged Host must not steer the next request elsewhere)',
+    async (c) => {
+      const listing = await c.listing();
+      const response = await c.send({ method: 'GET', path: `/${listing}`, headers: { ...PAGE_OF_5, Host: FOREIGN_HOST } });
+      // Refusing a Host the server does not serve (400, 421) builds no link from it either.
+      if (response.status >= 400 && response.status < 500) return;
+      expectStatus(response, 200);
+      const { next } = expectEnvelope(response);
+      expectThat(next !== undefined, `no "@nextLink" on a page of 5 of ${LISTING_ITEMS} items: ${seen(response)}`);
+      expectThat(!(next as string).toLowerCase().includes(FOREIGN_HOST), `with Host: ${FOREIGN_HOST}, "@nextLink" is ${String(next)}`);
+      const link = response.header('link') ?? '';
+      expectThat(!link.toLowerCase().includes(FOREIGN_HOST), `with Host: ${FOREIGN_HOST}, Link is ${link}`);
+    }),
 
-  check('paging', 'skiptoken-tampered', 'A $skiptoken altered by the client is refused with 400', 'CONTRACT §5: "a tampered token ... → 400"; seed, Collection envelope rule 1 ("opaque")', async (c) => {
-    const listing = await c.listing();
-    const first = await page(c, `/${listing}`, PAGE_OF_5);
-    const url = new URL(nextOf(first));
-    const token = url.searchParams.get('$skiptoken');
-    expectThat(token !== null && token !== '', `"@nextLink" ${String(first.next)} carries no $skiptoken (CONTRACT §5: /{collection}?$skiptoken=<opaque>)`);
-    const altered = alter(token as string);
-    const response = await c.send({ method: 'GET', path: `${url.origin}${url.pathname}?$skiptoken=${encodeURIComponent(altered)}` });
-    expectProblem(response, 400);
-  }),
-
-  check('paging', 'skiptoken-foreign', 'A $skiptoken issued for another collection is refused with 400', 'CONTRACT §5: "one from another collection or server → 400"', async (c) => {
-    const listing = await c.listing();
-    await c.newItem();
-    const first = await page(c, `/${listing}`, PAGE_OF_5);
-    const response = await c.send({ method: 'GET', path: `/${c.collection}${new URL(nextOf(first)).search}` });
-    expectProblem(response, 400);
-  }),
-
-  check('paging', 'default-page-size', 'Without a preference the page size is about 50: all 12 items on one page, no "@nextLink"', 'seed, Filtering and paging rule 3: "Default page size is about 50"; CONTRACT §5 (default 50)', async (c) => {
-    const listing = await c.listing();
-    const only = await page(c, `/${listing}`);
-    expectThat(only.next === undefined, `"@nextLink" on a listing of ${LISTING_ITEMS} items without Prefer: ${String(only.next)}`);
-    expectIds(only.value, listingIds(), 'the page', false);
-  }),
-
-  check('paging', 'max-page-size-clamped', 'A maxpagesize above the maximum is clamped, not refused: Preference-Applied names at most 1000', 'CONTRACT §5: "Larger asks are clamped to 1000"', async (c) => {
-    const listing = await c.listing();
-    const only = await page(c, `/${listing}`, { Prefer: 'maxpagesize=5000' });
-    expectIds(only.value, listingIds(), 'the page', false);
-    const applied = expectHeader(only.response, 'preference-applied');
-    const size = /maxpagesize\s*=\s*"?(\d+)/i.exec(applied)?.[1];
-    expectThat(size !== undefined && Number(size) <= MAX_PAGE_SIZE, `Preference-Applied: ${applied} after asking for 5000`);
-  }),
-
-  check('paging', 'filter-eq', "$filter=category eq 'c3' returns exactly the items whose category is c3", 'seed, Filtering and paging: "?$filter=<expression> ... OData-style filter language"', async (c) => {
-    const listing = await c.listing();
-    await expectQuery(c, listing, { $filter: "category eq 'c3'" }, listingIds(3, 6, 9, 12));
-  }),
-
-  check('paging', 'filter-no-match', 'A well-formed filter with no match answers 200 with an empty "value"', 'seed, Endpoints row 1: "A well-formed filter with no matches gives 200 with an empty value"', async (c) => {
-    const listing = await c.listing();
-    const only = await page(c, query(listing, { $filter: "category eq 'none'" }));
-    expectThat(only.value.length === 0 && only.next === undefined, `expected "value": [] and no "@nextLink", got ${seen(only.response)}`);
-  }),
-
-  check('paging', 'filter-unknown-property', 'A non-existent property in a filter is refused with a 4xx problem', 'seed, Filtering and paging rule 5: "A non-existent property in a filter gives a 4xx"; CONTRACT §3, §5', async (c) => {
-    const listing = await c.listing();
-    const response = await c.send({ method: 'GET', path: query(listing, { $filter: 'nosuchfield eq 1' }) });
-    expectThat(response.status >= 400 && response.status < 500, `expected a 4xx, got ${seen(response)}`);
-    expectProblem(response, response.status);
-  }),
-
-  check('paging', 'filter-syntax-error', 'A filter that is not well-formed is refused with 400', 'CONTRACT §5: "Syntax errors → 400"; seed, Errors ("4xx: An invalid client request")', async (c) => {
-    const listing = await c.listing();
-    for (const filter of ['category eq', "(category eq 'c1'"]) {
-      expectProblem(await c.send({ method: 'GET', path: query(listing, { $filter: filter }) }), 400);
-    }
-  }),
-
-  check('paging', 'no-q-parameter', 'A full query string in q or query is refused with 400, pointing to $filter', 'seed, Filtering and paging rule 1: "A full query string in a q or query parameter is not accepted"; CONTRACT §5', async (c) => {
-    const listing = await c.listing();
-    for (const name of ['q', 'query']) {
-      const response = await c.send({ method: 'GET', path: query(listing, { [name]: "category eq 'c1'" }) });
+  check('paging', 'skiptoken-tampered', { anchor: 'skip-tokens' },
+    'A $skiptoken altered by the client is refused with 400',
+    async (c) => {
+      const listing = await c.listing();
+      const first = await page(c, `/${listing}`, PAGE_OF_5);
+      const url = new URL(nextOf(first));
+      const token = url.searchParams.get('$skiptoken');
+      const expected = '/{collection}?$skiptoken=<opaque>';
+      expectThat(token !== null && token !== '', `"@nextLink" ${String(first.next)} carries no $skiptoken (expected ${expected})`);
+      const altered = alter(token as string);
+      const response = await c.send({ method: 'GET', path: `${url.origin}${url.pathname}?$skiptoken=${encodeURIComponent(altered)}` });
       expectProblem(response, 400);
-      expectThat(response.text.includes('$filter'), `the problem for ${name}= does not name $filter: ${seen(response)}`);
-    }
-  }),
+    }),
 
-  check('paging', 'simple-query', 'A simple query string matches by contains (strings) or membership (arrays), and & means AND', 'seed, Filtering and paging: "= means contains (or in). & means AND"; CONTRACT §5 (case-insensitive)', async (c) => {
-    const listing = await c.listing();
-    await expectQuery(c, listing, { name: 'ITEM 1' }, listingIds(1, 10, 11, 12));
-    await expectQuery(c, listing, { category: 'c1', tags: 'even' }, listingIds(4, 10));
-  }),
+  check('paging', 'skiptoken-foreign', { anchor: 'skip-tokens' },
+    'A $skiptoken issued for another collection is refused with 400',
+    async (c) => {
+      const listing = await c.listing();
+      await c.newItem();
+      const first = await page(c, `/${listing}`, PAGE_OF_5);
+      const response = await c.send({ method: 'GET', path: `/${c.collection}${new URL(nextOf(first)).search}` });
+      expectProblem(response, 400);
+    }),
 
-  check('paging', 'orderby', '$orderby=price desc returns the items by descending price', 'CONTRACT §5: "$orderby=price desc,name"', async (c) => {
-    const listing = await c.listing();
-    const only = await page(c, query(listing, { $orderby: 'price desc' }));
-    expectIds(only.value, listingIds().reverse(), 'the page', true);
-  }),
+  check('paging', 'default-page-size', { anchor: 'page-size' },
+    'Without a preference the page size is about 50: all 12 items on one page, no "@nextLink"',
+    async (c) => {
+      const listing = await c.listing();
+      const only = await page(c, `/${listing}`);
+      expectThat(only.next === undefined, `"@nextLink" on a listing of ${LISTING_ITEMS} items without Prefer: ${String(only.next)}`);
+      expectIds(only.value, listingIds(), 'the page', false);
+    }),
 
-  check('paging', 'select', '$select=name returns summaries holding exactly the selected field plus "@id", the select link to the detail', 'seed, Filtering and paging rule 4: "Summaries plus a select link to the detail are preferred"; CONTRACT §5', async (c) => {
-    const listing = await c.listing();
-    const only = await page(c, query(listing, { $select: 'name' }));
-    expectThat(only.value.length === LISTING_ITEMS, `${only.value.length} summaries of ${LISTING_ITEMS} items: ${seen(only.response)}`);
-    const details: string[] = [];
-    for (const summary of only.value) {
-      const members = Object.keys(summary).sort().join(',');
-      expectThat(members === '@id,name', `a summary holds ${members}, not exactly @id and name: ${JSON.stringify(summary)}`);
-      const detail = new URL(String(summary['@id']), only.response.url);
-      const id = detail.pathname.slice(detail.pathname.lastIndexOf('/') + 1);
-      expectThat(detail.pathname.endsWith(`/${listing}/${id}`) && summary['name'] === listingItem(Number(id.slice(1)))['name'], `the summary ${JSON.stringify(summary)} does not link to its item`);
-      details.push(detail.href);
-    }
-    const item = await c.send({ method: 'GET', path: details[0] as string });
-    expectStatus(item, 200);
-    expectThat(typeof expectObject(item)['category'] === 'string', `the select link ${String(details[0])} does not give the full record: ${seen(item)}`);
-  }),
+  check('paging', 'max-page-size-clamped', { anchor: 'page-size' },
+    'A maxpagesize above the maximum is clamped, not refused: Preference-Applied names at most 1000',
+    async (c) => {
+      const listing = await c.listing();
+      const only = await page(c, `/${listing}`, { Prefer: 'maxpagesize=5000' });
+      expectIds(only.value, listingIds(), 'the page', false);
+      const applied = expectHeader(only.response, 'preference-applied');
+      const size = /maxpagesize\s*=\s*"?(\d+)/i.exec(applied)?.[1];
+      expectThat(size !== undefined && Number(size) <= MAX_PAGE_SIZE, `Preference-Applied: ${applied} after asking for 5000`);
+    }),
 
-  check('paging', 'count', '$count=true adds "@count", the number of all matches, not of the page', 'CONTRACT §5: "$count=true adds \\"@count\\" (all matches, not the page)"', async (c) => {
-    const listing = await c.listing();
-    const first = await page(c, query(listing, { $filter: "category eq 'c1'", $count: 'true' }), { Prefer: 'maxpagesize=2' });
-    expectThat(first.value.length === 2, `${first.value.length} items on a page asked to hold 2: ${seen(first.response)}`);
-    expectThat(first.body['@count'] === 4, `"@count" is ${JSON.stringify(first.body['@count'])} for 4 matches`);
-  }),
+  check('paging', 'filter-eq', { anchor: 'filter-expressions', rfc: 'OData 4.01 Part 2 §5.1.1' },
+    "$filter=category eq 'c3' returns exactly the items whose category is c3",
+    async (c) => {
+      const listing = await c.listing();
+      await expectQuery(c, listing, { $filter: "category eq 'c3'" }, listingIds(3, 6, 9, 12));
+    }),
 
-  check('paging', 'top', '$top=3 caps the total across pages: 2 items, then 1, then no "@nextLink"', 'CONTRACT §5: "$top=N caps the total across pages"', async (c) => {
-    const listing = await c.listing();
-    const pages = await walk(c, query(listing, { $top: '3' }), { Prefer: 'maxpagesize=2' });
-    const sizes = pages.map(({ value }) => value.length).join(', ');
-    expectThat(sizes === '2, 1', `pages of ${sizes} items for $top=3 in pages of 2`);
-  }),
+  check('paging', 'filter-no-match', { anchor: 'filter-expressions' },
+    'A well-formed filter with no match answers 200 with an empty "value"',
+    async (c) => {
+      const listing = await c.listing();
+      const only = await page(c, query(listing, { $filter: "category eq 'none'" }));
+      expectThat(only.value.length === 0 && only.next === undefined, `expected "value": [] and no "@nextLink", got ${seen(only.response)}`);
+    }),
 
-  check('paging', 'filter-in', "$filter with in (...) matches any of the listed values", 'CONTRACT §5: "in (...)" (OData 4.01 URL Conventions §5.1.1.1.12)', async (c) => {
-    const listing = await c.listing();
-    await expectQuery(c, listing, { $filter: "category in ('c1','c3')" }, listingIds(1, 3, 4, 6, 7, 9, 10, 12));
-  }),
+  check('paging', 'filter-unknown-property', { anchor: 'filter-errors-and-budget' },
+    'A non-existent property in a filter is refused with a 4xx problem',
+    async (c) => {
+      const listing = await c.listing();
+      const response = await c.send({ method: 'GET', path: query(listing, { $filter: 'nosuchfield eq 1' }) });
+      expectThat(response.status >= 400 && response.status < 500, `expected a 4xx, got ${seen(response)}`);
+      expectProblem(response, response.status);
+    }),
 
-  check('paging', 'filter-logic', '$filter combines and, or and not with OData precedence (not, then and, then or)', 'CONTRACT §5: "not binds tighter than and, and tighter than or"', async (c) => {
-    const listing = await c.listing();
-    await expectQuery(c, listing, { $filter: "price gt 30 and not (category eq 'c1') or id eq 'i01'" }, listingIds(1, 5, 6, 8, 9, 11, 12));
-  }),
+  check('paging', 'filter-syntax-error', { anchor: 'filter-errors-and-budget' },
+    'A filter that is not well-formed is refused with 400',
+    async (c) => {
+      const listing = await c.listing();
+      for (const filter of ['category eq', "(category eq 'c1'"]) {
+        expectProblem(await c.send({ method: 'GET', path: query(listing, { $filter: filter }) }), 400);
+      }
+    }),
 
-  check('paging', 'filter-functions', '$filter supports string functions and any() over arrays', 'CONTRACT §5: "startswith ...", "any/all lambdas over arrays"', async (c) => {
-    const listing = await c.listing();
-    await expectQuery(c, listing, { $filter: "startswith(name,'item 1') and tags/any(t: t eq 'even')" }, listingIds(10, 12));
-  }),
+  check('paging', 'no-q-parameter', { anchor: 'refused-parameters' },
+    'A full query string in q or query is refused with 400, pointing to $filter',
+    async (c) => {
+      const listing = await c.listing();
+      for (const name of ['q', 'query']) {
+        const response = await c.send({ method: 'GET', path: query(listing, { [name]: "category eq 'c1'" }) });
+        expectProblem(response, 400);
+        expectThat(response.text.includes('$filter'), `the problem for ${name}= does not name $filter: ${seen(response)}`);
+      }
+    }),
 
-  check('paging', 'no-jump-to-page', 'Jumping to an arbitrary page ($skip, a page number) is refused with 400', 'seed, Filtering and paging rule 2: "Arbitrary \\"jump to page N\\" is avoided"; CONTRACT §5', async (c) => {
-    const listing = await c.listing();
-    const jumps: readonly Readonly<Record<string, string>>[] = [{ $skip: '5' }, { _page: '2' }];
-    for (const params of jumps) expectProblem(await c.send({ method: 'GET', path: query(listing, params) }), 400);
-  }),
+  check('paging', 'simple-query', { anchor: 'simple-query-strings' },
+    'A simple query string matches by contains (strings) or membership (arrays), and & means AND',
+    async (c) => {
+      const listing = await c.listing();
+      await expectQuery(c, listing, { name: 'ITEM 1' }, listingIds(1, 10, 11, 12));
+      await expectQuery(c, listing, { category: 'c1', tags: 'even' }, listingIds(4, 10));
+    }),
 
-  check('paging', 'query-resource', 'A query resource created with PUT runs on GET: a cacheable envelope (with an ETag) of exactly the matching items', 'seed, Query resource: "A complex query may be created as a resource with PUT. A GET on its URL then runs it"; Endpoints row 7; CONTRACT §5', async (c) => {
-    const match = await c.newItem({ shade: 'query-match' });
-    await c.newItem({ shade: 'other' });
-    const path = `/${c.collection}/$queries/${c.newQueryName()}`;
-    const created = await c.send({ method: 'PUT', path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ filter: "shade eq 'query-match'" }) });
-    expectStatus(created, 201);
-    const run = await page(c, path);
-    expectIds(run.value, [match.id], 'the query resource', false);
-    expectHeader(run.response, 'etag');
-  }),
+  check('paging', 'orderby', { anchor: 'select-and-orderby' },
+    '$orderby=price desc returns the items by descending price',
+    async (c) => {
+      const listing = await c.listing();
+      const only = await page(c, query(listing, { $orderby: 'price desc' }));
+      expectIds(only.value, listingIds().reverse(), 'the page', true);
+    }),
+
+  check('paging', 'select', { anchor: 'select-and-orderby' },
+    '$select=name returns summaries holding exactly the selected field plus "@id", the select link to the detail',
+    async (c) => {
+      const listing = await c.listing();
+      const only = await page(c, query(listing, { $select: 'name' }));
+      expectThat(only.value.length === LISTING_ITEMS, `${only.value.length} summaries of ${LISTING_ITEMS} items: ${seen(only.response)}`);
+      const details: string[] = [];
+      for (const summary of only.value) {
+        const members = Object.keys(summary).sort().join(',');
+        expectThat(members === '@id,name', `a summary holds ${members}, not exactly @id and name: ${JSON.stringify(summary)}`);
+        const detail = new URL(String(summary['@id']), only.response.url);
+        const id = detail.pathname.slice(detail.pathname.lastIndexOf('/') + 1);
+        expectThat(detail.pathname.endsWith(`/${listing}/${id}`) && summary['name'] === listingItem(Number(id.slice(1)))['name'], `the summary ${JSON.stringify(summary)} does not link to its item`);
+        details.push(detail.href);
+      }
+      const item = await c.send({ method: 'GET', path: details[0] as string });
+      expectStatus(item, 200);
+      expectThat(typeof expectObject(item)['category'] === 'string', `the select link ${String(details[0])} does not give the full record: ${seen(item)}`);
+    }),
+
+  check('paging', 'count', { anchor: 'count-and-top' },
+    '$count=true adds "@count", the number of all matches, not of the page',
+    async (c) => {
+      const listing = await c.listing();
+      const first = await page(c, query(listing, { $filter: "category eq 'c1'", $count: 'true' }), { Prefer: 'maxpagesize=2' });
+      expectThat(first.value.length === 2, `${first.value.length} items on a page asked to hold 2: ${seen(first.response)}`);
+      expectThat(first.body['@count'] === 4, `"@count" is ${JSON.stringify(first.body['@count'])} for 4 matches`);
+    }),
+
+  check('paging', 'top', { anchor: 'count-and-top' },
+    '$top=3 caps the total across pages: 2 items, then 1, then no "@nextLink"',
+    async (c) => {
+      const listing = await c.listing();
+      const pages = await walk(c, query(listing, { $top: '3' }), { Prefer: 'maxpagesize=2' });
+      const sizes = pages.map(({ value }) => value.length).join(', ');
+      expectThat(sizes === '2, 1', `pages of ${sizes} items for $top=3 in pages of 2`);
+    }),
+
+  check('paging', 'filter-in', { anchor: 'filter-expressions', rfc: 'OData 4.01 Part 2 §5.1.1.1' },
+    "$filter with in (...) matches any of the listed values",
+    async (c) => {
+      const listing = await c.listing();
+      await expectQuery(c, listing, { $filter: "category in ('c1','c3')" }, listingIds(1, 3, 4, 6, 7, 9, 10, 12));
+    }),
+
+  check('paging', 'filter-logic', { anchor: 'filter-grammar', rfc: 'OData 4.01 Part 2 §5.1.1' },
+    '$filter combines and, or and not with OData precedence (not, then and, then or)',
+    async (c) => {
+      const listing = await c.listing();
+      await expectQuery(c, listing, { $filter: "price gt 30 and not (category eq 'c1') or id eq 'i01'" }, listingIds(1, 5, 6, 8, 9, 11, 12));
+    }),
+
+  check('paging', 'filter-functions', { anchor: 'filter-expressions', rfc: 'OData 4.01 Part 2 §5.1.1' },
+    '$filter supports string functions and any() over arrays',
+    async (c) => {
+      const listing = await c.listing();
+      await expectQuery(c, listing, { $filter: "startswith(name,'item 1') and tags/any(t: t eq 'even')" }, listingIds(10, 12));
+    }),
+
+  check('paging', 'no-jump-to-page', { anchor: 'paging' },
+    'Jumping to an arbitrary page ($skip, a page number) is refused with 400',
+    async (c) => {
+      const listing = await c.listing();
+      const jumps: readonly Readonly<Record<string, string>>[] = [{ $skip: '5' }, { _page: '2' }];
+      for (const params of jumps) expectProblem(await c.send({ method: 'GET', path: query(listing, params) }), 400);
+    }),
+
+  check('paging', 'query-resource', { anchor: 'query-resources' },
+    'A query resource created with PUT runs on GET: a cacheable envelope (with an ETag) of exactly the matching items',
+    async (c) => {
+      const match = await c.newItem({ shade: 'query-match' });
+      await c.newItem({ shade: 'other' });
+      const path = `/${c.collection}/$queries/${c.newQueryName()}`;
+      const created = await c.send({ method: 'PUT', path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ filter: "shade eq 'query-match'" }) });
+      expectStatus(created, 201);
+      const run = await page(c, path);
+      expectIds(run.value, [match.id], 'the query resource', false);
+      expectHeader(run.response, 'etag');
+    }),
 ];
 
 interface Page {

@@ -1,69 +1,87 @@
-// Checks of the seed's "Resources and their fields" and "Endpoints" (rows 1-3, 5): items at
-// /{collection}/{id} created by PUT, collections as an envelope object, representations described by
-// Content-Type, and a 404 for an item that does not exist (CONTRACT §2, §3).
+// Checks of resources and their routes: items at /{collection}/{id} created by PUT
+// (CONVENTIONS.md#conditional-create) and read back (CONVENTIONS.md#items), representations described
+// by Content-Type (CONVENTIONS.md#representations), a 404 for an item that does not exist
+// (CONVENTIONS.md#routes), collections as an envelope object (CONVENTIONS.md#collection-envelope), and
+// DELETE (CONVENTIONS.md#delete-and-tombstones).
 import { check, JSON_BODY } from '../define.js';
 import { expectEnvelope, expectHeader, expectObject, expectStatus, expectThat, seen } from '../expect.js';
 import type { Check } from '../types.js';
 
 export const RESOURCE_CHECKS: readonly Check[] = [
-  check('resources', 'put-create', 'PUT with If-None-Match: * creates the item: 201 with an ETag', 'seed, Endpoints row 3', async (c) => {
-    const id = c.newId();
-    const response = await c.send({ method: 'PUT', path: `/${c.collection}/${id}`, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ id, name: 'created' }) });
-    expectStatus(response, 201);
-    expectHeader(response, 'etag');
-  }),
+  check('resources', 'put-create', { anchor: 'conditional-create' },
+    'PUT with If-None-Match: * creates the item: 201 with an ETag',
+    async (c) => {
+      const id = c.newId();
+      const response = await c.send({ method: 'PUT', path: `/${c.collection}/${id}`, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ id, name: 'created' }) });
+      expectStatus(response, 201);
+      expectHeader(response, 'etag');
+    }),
 
-  check('resources', 'get-item', 'GET of an item answers 200 with the representation and an ETag', 'seed, Endpoints row 2', async (c) => {
-    const item = await c.newItem({ name: 'read me' });
-    const response = await c.send({ method: 'GET', path: item.path });
-    expectStatus(response, 200);
-    expectHeader(response, 'etag');
-    const body = expectObject(response);
-    expectThat(body['name'] === 'read me', `the item read back is ${seen(response)}`);
-  }),
+  check('resources', 'get-item', { anchor: 'items' },
+    'GET of an item answers 200 with the representation and an ETag',
+    async (c) => {
+      const item = await c.newItem({ name: 'read me' });
+      const response = await c.send({ method: 'GET', path: item.path });
+      expectStatus(response, 200);
+      expectHeader(response, 'etag');
+      const body = expectObject(response);
+      expectThat(body['name'] === 'read me', `the item read back is ${seen(response)}`);
+    }),
 
-  check('resources', 'content-type', 'The Content-Type of a response describes its representation (application/json for an item)', 'seed, What the service does: "The Content-Type response header describes the returned representation"', async (c) => {
-    const item = await c.newItem();
-    const response = await c.send({ method: 'GET', path: item.path, headers: { Accept: 'application/json' } });
-    expectStatus(response, 200);
-    const type = expectHeader(response, 'content-type');
-    expectThat(/^application\/json\s*(;|$)/i.test(type), `Content-Type: ${type}`);
-  }),
+  check('resources', 'content-type', { anchor: 'representations', rfc: 'RFC 9110 §8.3' },
+    'The Content-Type of a response describes its representation (application/json for an item)',
+    async (c) => {
+      const item = await c.newItem();
+      const response = await c.send({ method: 'GET', path: item.path, headers: { Accept: 'application/json' } });
+      expectStatus(response, 200);
+      const type = expectHeader(response, 'content-type');
+      expectThat(/^application\/json\s*(;|$)/i.test(type), `Content-Type: ${type}`);
+    }),
 
-  check('resources', 'missing-item', 'GET of an item that does not exist answers 404', 'seed, Endpoints row 2', async (c) => {
-    const response = await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` });
-    expectStatus(response, 404);
-  }),
+  check('resources', 'missing-item', { anchor: 'routes' },
+    'GET of an item that does not exist answers 404',
+    async (c) => {
+      const response = await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` });
+      expectStatus(response, 404);
+    }),
 
-  check('resources', 'envelope', 'A collection is an object with a "value" array, never a bare array', 'seed, Collection envelope rule 2', async (c) => {
-    await c.newItem();
-    const response = await c.send({ method: 'GET', path: `/${c.collection}` });
-    expectStatus(response, 200);
-    const { value } = expectEnvelope(response);
-    expectThat(value.length >= 1, `the collection's value is empty after an item was created: ${seen(response)}`);
-  }),
+  check('resources', 'envelope', { anchor: 'collection-envelope' },
+    'A collection is an object with a "value" array, never a bare array',
+    async (c) => {
+      await c.newItem();
+      const response = await c.send({ method: 'GET', path: `/${c.collection}` });
+      expectStatus(response, 200);
+      const { value } = expectEnvelope(response);
+      expectThat(value.length >= 1, `the collection's value is empty after an item was created: ${seen(response)}`);
+    }),
 
-  check('resources', 'no-null-next-link', '"@nextLink" is present only when a next page exists (absent, not null, on the last page)', 'seed, Collection envelope: "It is present only when a next page exists"', async (c) => {
-    await c.newItem();
-    const response = await c.send({ method: 'GET', path: `/${c.collection}` });
-    expectStatus(response, 200);
-    const { body, value } = expectEnvelope(response);
-    expectThat(value.length < 50 ? !('@nextLink' in body) : true, `a page with ${value.length} items carries "@nextLink": ${JSON.stringify(body['@nextLink'])}`);
-  }),
+  check('resources', 'no-null-next-link', { anchor: 'collection-envelope' },
+    '"@nextLink" is present only when a next page exists (absent, not null, on the last page)',
+    async (c) => {
+      await c.newItem();
+      const response = await c.send({ method: 'GET', path: `/${c.collection}` });
+      expectStatus(response, 200);
+      const { body, value } = expectEnvelope(response);
+      expectThat(value.length < 50 ? !('@nextLink' in body) : true, `a page with ${value.length} items carries "@nextLink": ${JSON.stringify(body['@nextLink'])}`);
+    }),
 
-  check('resources', 'delete', 'DELETE removes the item: a GET afterwards is 404', 'seed, Endpoints row 5', async (c) => {
-    const item = await c.newItem();
-    const deleted = await c.send({ method: 'DELETE', path: item.path });
-    expectThat(deleted.status >= 200 && deleted.status < 300, `DELETE answered ${seen(deleted)}`);
-    const after = await c.send({ method: 'GET', path: item.path });
-    expectStatus(after, 404);
-  }),
+  check('resources', 'delete', { anchor: 'delete-and-tombstones' },
+    'DELETE removes the item: a GET afterwards is 404',
+    async (c) => {
+      const item = await c.newItem();
+      const deleted = await c.send({ method: 'DELETE', path: item.path });
+      expectThat(deleted.status >= 200 && deleted.status < 300, `DELETE answered ${seen(deleted)}`);
+      const after = await c.send({ method: 'GET', path: item.path });
+      expectStatus(after, 404);
+    }),
 
-  check('resources', 'delete-idempotent', 'DELETE is idempotent: deleting an item that is already gone succeeds again', 'seed, Endpoints row 5: "Idempotent"', async (c) => {
-    const item = await c.newItem();
-    const first = await c.send({ method: 'DELETE', path: item.path });
-    const second = await c.send({ method: 'DELETE', path: item.path });
-    expectThat(first.status >= 200 && first.status < 300, `the first DELETE answered ${seen(first)}`);
-    expectThat(second.status === first.status, `the second DELETE answered ${second.status} after ${first.status}`);
-  }),
+  check('resources', 'delete-idempotent', { anchor: 'delete-and-tombstones', rfc: 'RFC 9110 §9.2.2' },
+    'DELETE is idempotent: deleting an item that is already gone succeeds again',
+    async (c) => {
+      const item = await c.newItem();
+      const first = await c.send({ method: 'DELETE', path: item.path });
+      const second = await c.send({ method: 'DELETE', path: item.path });
+      expectThat(first.status >= 200 && first.status < 300, `the first DELETE answered ${seen(first)}`);
+      expectThat(second.status === first.status, `the second DELETE answered ${second.status} after ${first.status}`);
+    }),
 ];
