@@ -1,5 +1,5 @@
-// Tests for lib/seed.ts: `--seed PATH` (CONTRACT §1), a folder of JSON arrays named after their
-// collections or a json-server style db.json, loaded into a store that is still empty.
+// Tests for lib/seed.ts: `--seed PATH` (CONVENTIONS.md#command-line), a folder of JSON arrays named
+// after their collections or a json-server style db.json, loaded into a store that is still empty.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,9 +1,10 @@
-// Benchmark (README, Performance): how fast the webhook sender (CONTRACT §8; seed, "Sending side")
-// empties its outbox. ITEMS PUT-creates from CLIENTS keep-alive clients on a server with one
-// subscription to a receiver that reads each delivery and answers 200 at once, timed from the first
-// write until /$outbox lists nothing left to deliver, at the default `outbox.workers` (4: at most 2 at
-// once to one subscription) and at 16. The receiver counts what it got, so the table also shows that
-// nothing was lost or sent twice. Figures are printed, never asserted.
+// Benchmark (README, Performance): how fast the webhook sender (CONVENTIONS.md#deliveries,
+// CONVENTIONS.md#outbox) empties its outbox. ITEMS PUT-creates from CLIENTS keep-alive clients on a
+// server with one subscription to a receiver that reads each delivery and answers 200 at once,
+// timed from the first write until /$outbox lists nothing left to deliver, at the default
+// `outbox.workers` (4: at most 2 at once to one subscription) and at 16. The receiver counts what
+// it got, so the table also shows that nothing was lost or sent twice. Figures are printed, never
+// asserted.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
