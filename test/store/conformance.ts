@@ -1,5 +1,6 @@
 // The Store conformance suite (one interface, one shared suite, every implementation).
-// Not a test file itself: memory.test.ts and file.test.ts call storeConformance with their opener.
+// Not a test file itself: memory.test.ts and file.test.ts call storeConformance with a function that
+// runs a test on a fresh store of their kind.
 // Every method of the Store interface (lib/store/types.ts) is covered here; durability is not (it
 // belongs to file.test.ts, crash.test.ts and recovery.test.ts).
 import { describe, it } from 'node:test';
