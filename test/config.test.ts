@@ -30,7 +30,7 @@ function isDeeplyFrozen(value: unknown): boolean {
 }
 
 describe('DEFAULT_CONFIG', () => {
-  it('should hold exactly the defaults of CONTRACT §1', () => {
+  it('should hold exactly the defaults CONVENTIONS.md#configuration-file lists', () => {
     assert.deepEqual(DEFAULT_CONFIG, {
       allowUnconditionalPut: false,
       tombstoneDays: 30,
@@ -251,7 +251,7 @@ describe('parseConfig', () => {
   });
 
   describe('collections', () => {
-    it('should accept names of CONTRACT §2', () => {
+    it('should accept the names CONVENTIONS.md#names allows', () => {
       const name = `A${'b'.repeat(63)}`;
       assert.deepEqual(Object.keys(accepted({ collections: { p: {}, 'my_col-2': {}, [name]: {} } }).collections), ['p', 'my_col-2', name]);
     });

@@ -1,5 +1,5 @@
-// Tests for lib/ids.ts: server-chosen ids for POST (CONTRACT §6: time-ordered, unguessable), which
-// must also be valid resource ids (CONTRACT §2).
+// Tests for lib/ids.ts: server-chosen ids for POST (CONVENTIONS.md#post-creates: time-ordered,
+// unguessable), which must also be valid resource ids (CONVENTIONS.md#names).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { newId } from '../lib/ids.js';

@@ -1,5 +1,6 @@
-// Tests for lib/json-text.ts: the JSON reader of every write path (CONTRACT §3; RFC 8259; RFC 6901
-// pointers). Numbers are stored exactly or refused; errors are resapi's words with the offset.
+// Tests for lib/json-text.ts: the JSON reader of every write path (CONVENTIONS.md#json-bodies;
+// RFC 8259; RFC 6901 pointers). Numbers are stored exactly or refused; errors are resapi's words
+// with the offset.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonValue } from '../lib/json.js';

@@ -1,4 +1,4 @@
-// Tests for lib/names.ts: collection names and resource ids of CONTRACT §2 (RFC 3986 §2.3
+// Tests for lib/names.ts: collection names and resource ids (CONVENTIONS.md#names; RFC 3986 §2.3
 // unreserved characters; §5.2.4 dot-segments).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -104,7 +104,7 @@ describe('openApiDocument', () => {
     );
   });
 
-  it('should describe the collection envelope of the seed: value, @count, @nextLink, only value required', () => {
+  it('should describe the collection envelope (CONVENTIONS.md#collection-envelope): value, @count, @nextLink, only value required', () => {
     const envelope = objectAt(schemas['Envelope'], 'Envelope');
     assert.deepEqual(envelope['required'], ['value']);
     assert.deepEqual(Object.keys(objectAt(envelope['properties'], 'properties')), ['@count', 'value', '@nextLink']);

@@ -1,5 +1,6 @@
-// Tests for lib/retry.ts: d = min(capMs, baseMs × factor^n) (CONTRACT §1), full jitter for the
-// receiver's handlers (§7) and equal jitter for the sender's deliveries (§8).
+// Tests for lib/retry.ts: d = min(capMs, baseMs × factor^n) (CONVENTIONS.md#retry-schedules), full
+// jitter for the receiver's handlers (CONVENTIONS.md#inbox-retries-and-dead-letters) and equal jitter
+// for the sender's deliveries (CONVENTIONS.md#delivery-retries).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Random } from '../lib/clock.js';

@@ -1,12 +1,12 @@
-// Tests for lib/seed.ts: `--seed PATH` (CONTRACT §1), a folder of JSON arrays named after their
-// collections or a json-server style db.json, loaded into a store that is still empty.
+// Tests for lib/seed.ts: `--seed PATH` (CONVENTIONS.md#command-line), a folder of JSON arrays named
+// after their collections or a json-server style db.json, loaded into a store that is still empty.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadSeed } from '../lib/seed.js';
 import { clockAt } from './support/clock.js';
+import { withTempDir } from './support/temp-dir.js';
 import { RepresentationCache } from '../lib/writes/representation.js';
 import { Writer } from '../lib/writes/writer.js';
 import type { Store } from '../lib/store/types.js';
@@ -45,13 +45,37 @@ function idsOf(store: MemoryStore, collection: string): string[] {
   return store.scan(collection).map((record) => record.id);
 }
 
+/**
+ * A withTempDir folder held from before() to after(): `open` resolves with its path once it exists,
+ * `close` lets withTempDir's callback return, so the folder is removed.
+ */
+function heldTempDir(name: string): { open: () => Promise<string>; close: () => Promise<void> } {
+  let release = (): void => {};
+  let removed: Promise<void> = Promise.resolve();
+  return {
+    open: () =>
+      new Promise<string>((resolve, reject) => {
+        const held = new Promise<void>((done) => (release = done));
+        removed = withTempDir(name, async (dir) => {
+          resolve(dir);
+          await held;
+        });
+        removed.catch(reject);
+      }),
+    close: async () => {
+      release();
+      await removed;
+    },
+  };
+}
+
+const rootDir = heldTempDir('seed-test');
+
 before(async () => {
-  root = await mkdtemp(join(tmpdir(), 'resapi-seed-test-'));
+  root = await rootDir.open();
 });
 
-after(async () => {
-  await rm(root, { recursive: true, force: true });
-});
+after(() => rootDir.close());
 
 describe('loadSeed', () => {
   it('should load a folder with one array per collection, named after the file', async () => {

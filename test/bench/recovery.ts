@@ -3,12 +3,10 @@
 // FileStore commits (so snapshots and journal rotation happen as in production), closed, then
 // opened by a fresh child process that reports how long the open took and its RSS.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openFileStore } from '../../lib/store/file.js';
 import { silentLogger } from '../../lib/log.js';
+import { withTempDir } from '../support/temp-dir.js';
 import type { Mutation } from '../../lib/store/types.js';
 import type { Report } from './measure.js';
 
@@ -17,8 +15,7 @@ const BATCH = 1000;
 
 export async function benchRecovery(report: Report, sizes: readonly number[]): Promise<void> {
   for (const size of sizes) {
-    const dir = mkdtempSync(join(tmpdir(), 'resapi-recovery-'));
-    try {
+    await withTempDir('recovery', async (dir) => {
       const opened = await openFileStore({ dir, log: silentLogger, progress: () => {} });
       if (!opened.ok) throw new Error(opened.message);
       for (let start = 0; start < size; start += BATCH) {
@@ -37,8 +34,6 @@ export async function benchRecovery(report: Report, sizes: readonly number[]): P
         'recovery s': (measured.ms / 1000).toFixed(2),
         'resident MiB': (measured.rss / 1048576).toFixed(0),
       });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   }
 }

@@ -7,9 +7,9 @@
 // rate relative to the 10k rate, each first divided by the rate of the bare server measured beside it
 // so that the machine's drift between the two sizes cancels out. Figures are printed and saved,
 // never asserted.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { withTempDir } from '../support/temp-dir.js';
 import { load, rawRequest, sendRaw, type LoadResult } from './load.js';
 import type { Report } from './measure.js';
 import { SCENARIOS, WEBHOOK_SECRET, type Scenario } from './scenarios.js';
@@ -53,37 +53,37 @@ export async function benchSuite(report: Report, options: SuiteOptions): Promise
   const results: ScenarioResult[] = [];
   const scenarios = SCENARIOS.filter((scenario) => options.only.length === 0 || options.only.includes(scenario.key));
   for (const size of options.sizes) {
-    const folder = mkdtempSync(join(tmpdir(), 'resapi-bench-'));
-    const handlers = join(folder, 'handlers.mjs');
-    writeFileSync(handlers, NO_OP_HANDLERS);
-    const dir = join(folder, 'data');
-    process.stdout.write(`seeding ${size.toLocaleString('en')} items...\n`);
-    await seedStore(dir, size);
-    const receiver = await spawnReceiver();
-    const resapi = await spawnResapi(['--data-dir', dir, '--handlers', handlers], { RESAPI_WEBHOOK_SECRETS: WEBHOOK_SECRET });
-    try {
-      await settle(resapi, receiver.url, size, folder, options);
-      for (const scenario of scenarios) {
-        const result = await measure(scenario, resapi, receiver.url, size, folder, options);
-        const base = results.find((earlier) => earlier.scenario === scenario.key && earlier.items === options.sizes[0]);
-        const withBase = base === undefined || size === options.sizes[0] ? result : { ...result, vs10k: result.ratio / base.ratio };
-        results.push(withBase);
-        report.row('performance', `${scenario.label}, ${size.toLocaleString('en')} items`, {
-          'resapi /s': withBase.resapi.perSecond.toFixed(0),
-          'p50 / p99 ms': `${withBase.resapi.p50Ms.toFixed(2)} / ${withBase.resapi.p99Ms.toFixed(2)}`,
-          'bare /s': withBase.bare.perSecond.toFixed(0),
-          'vs bare': withBase.ratio.toFixed(2),
-          target: withBase.target === undefined ? '' : `≥ ${withBase.target}`,
-          'vs 10k': withBase.vs10k === undefined ? '' : withBase.vs10k.toFixed(2),
-          'fsync ms × writes': withBase.fsync === undefined ? '' : `${withBase.fsync.ms.toFixed(2)} × ${withBase.fsync.perGroup.toFixed(1)}`,
-          failed: withBase.resapi.failures,
-        });
+    await withTempDir('bench', async (folder) => {
+      const handlers = join(folder, 'handlers.mjs');
+      writeFileSync(handlers, NO_OP_HANDLERS);
+      const dir = join(folder, 'data');
+      process.stdout.write(`seeding ${size.toLocaleString('en')} items...\n`);
+      await seedStore(dir, size);
+      const receiver = await spawnReceiver();
+      const resapi = await spawnResapi(['--data-dir', dir, '--handlers', handlers], { RESAPI_WEBHOOK_SECRETS: WEBHOOK_SECRET });
+      try {
+        await settle(resapi, receiver.url, size, folder, options);
+        for (const scenario of scenarios) {
+          const result = await measure(scenario, resapi, receiver.url, size, folder, options);
+          const base = results.find((earlier) => earlier.scenario === scenario.key && earlier.items === options.sizes[0]);
+          const withBase = base === undefined || size === options.sizes[0] ? result : { ...result, vs10k: result.ratio / base.ratio };
+          results.push(withBase);
+          report.row('performance', `${scenario.label}, ${size.toLocaleString('en')} items`, {
+            'resapi /s': withBase.resapi.perSecond.toFixed(0),
+            'p50 / p99 ms': `${withBase.resapi.p50Ms.toFixed(2)} / ${withBase.resapi.p99Ms.toFixed(2)}`,
+            'bare /s': withBase.bare.perSecond.toFixed(0),
+            'vs bare': withBase.ratio.toFixed(2),
+            target: withBase.target === undefined ? '' : `≥ ${withBase.target}`,
+            'vs 10k': withBase.vs10k === undefined ? '' : withBase.vs10k.toFixed(2),
+            'fsync ms × writes': withBase.fsync === undefined ? '' : `${withBase.fsync.ms.toFixed(2)} × ${withBase.fsync.perGroup.toFixed(1)}`,
+            failed: withBase.resapi.failures,
+          });
+        }
+      } finally {
+        await resapi.stop();
+        await receiver.stop();
       }
-    } finally {
-      await resapi.stop();
-      await receiver.stop();
-      rmSync(folder, { recursive: true, force: true });
-    }
+    });
   }
   return results;
 }

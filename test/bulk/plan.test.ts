@@ -56,7 +56,7 @@ function outcomes(csv: string, store: ReadonlyMap<string, JsonObject>): string[]
 }
 
 describe('readBulkHeader', () => {
-  it('should find the id column and the current/new pair of the seed example', () => {
+  it('should find the id column and the current/new pair of a productId,currentPrice,newPrice file', () => {
     assert.deepEqual(columnsOf(['productId', 'currentPrice', 'newPrice']), {
       idColumn: 'productId',
       idIndex: 0,
@@ -154,7 +154,7 @@ describe('readBulkHeader', () => {
 describe('planBulk', () => {
   const csvHeader = 'productId,currentPrice,newPrice\n';
 
-  it('should apply, skip, conflict and not find rows as CONTRACT §6 says', () => {
+  it('should apply, skip, conflict and not find rows as CONVENTIONS.md#bulk-updates says', () => {
     const store = storeOf([
       { id: 'p1', price: 10, name: 'one' },
       { id: 'p2', price: 12 },
@@ -448,7 +448,7 @@ describe('reportOf', () => {
     });
   });
 
-  it('should serialize to the JSON body CONTRACT §6 names', () => {
+  it('should serialize to the JSON body CONVENTIONS.md#bulk-updates names', () => {
     const report = reportOf({ outcomes: [], updates: new Map() });
     assert.equal(JSON.stringify(report), '{"applied":0,"skipped":0,"conflicts":[],"notFound":[]}');
   });

@@ -1,5 +1,5 @@
-// Tests for lib/client/cache.ts, the client's private cache (CONTRACT §9; seed "Caching and
-// conditional-request headers"): its pure decisions (RFC 9111 §4.2 freshness and age, §5.2 request
+// Tests for lib/client/cache.ts, the client's private cache (CONVENTIONS.md#client-library;
+// CONVENTIONS.md#cache-control): its pure decisions (RFC 9111 §4.2 freshness and age, §5.2 request
 // and response directives, RFC 5861 stale-if-error, RFC 8246 immutable) and the store itself
 // (§3 storability, §4.1 Vary, §4.3.4 refresh by a 304, §4.4 invalidation, bounded size by LRU).
 // Times are plain numbers: nothing here reads a clock.
@@ -166,7 +166,7 @@ describe('decide', () => {
     assert.equal(decideAt('no-cache, max-age=60', 61, 'max-stale'), 'revalidate');
   });
 
-  it('should not serve a must-revalidate response stale for any max-stale (seed: "must-revalidate means stale copies are not served")', () => {
+  it('should not serve a must-revalidate response stale for any max-stale (RFC 9111 §5.2.2.2; CONVENTIONS.md#cache-control)', () => {
     assert.equal(decideAt('max-age=60, must-revalidate', 30), 'fresh');
     assert.equal(decideAt('max-age=60, must-revalidate', 61, 'max-stale'), 'revalidate');
     assert.equal(decideAt('max-age=60, must-revalidate', 61, 'max-stale=3600'), 'revalidate');

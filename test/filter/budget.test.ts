@@ -1,5 +1,5 @@
-// The work budget of `$filter` evaluation (CONTRACT §5: "Every filter runs under a work budget
-// (evaluation steps and bytes built), so no request can stall the server"). The regressions are
+// The work budget of `$filter` evaluation (CONVENTIONS.md#filter-errors-and-budget): evaluation
+// steps and bytes built are counted, so no request can stall the server. The regressions are
 // the two filters that stalled it: three nested lambdas over 1,000-element arrays (10⁹ element
 // visits per item) and a concat tree over a 1 MB string. No test reads a clock: a budget counts
 // work, so every outcome here is the same on any machine.

@@ -1,8 +1,8 @@
 // The `$filter` corpus: a fixture of twelve items and the cases every filter implementation must
-// agree on (CONTRACT §5 "$filter"). Written from OASIS OData 4.01 Part 2 §5.1.1 (URL Conventions)
-// and the OData ABNF; each group cites the section it exercises. A valid case lists the exact ids
-// it must match, sorted; an invalid case gives the error kind and, where meaningful, the offset.
-// Not a test file: corpus.test.ts runs it against the compiler and the interpreter.
+// agree on (CONVENTIONS.md#filter-expressions). Written from OASIS OData 4.01 Part 2 §5.1.1 (URL
+// Conventions) and the OData ABNF; each group cites the section it exercises. A valid case lists
+// the exact ids it must match, sorted; an invalid case gives the error kind and, where meaningful,
+// the offset. Not a test file: corpus.test.ts runs it against the compiler and the interpreter.
 import type { JsonObject, JsonValue } from '../../lib/json.js';
 import type { FilterErrorKind } from '../../lib/filter/index.js';
 
@@ -342,7 +342,7 @@ export const VALID: readonly ValidCase[] = [
   { filter: 'matrix/any(row: row/$count eq 1)', ids: ['k11'] },
 
   // §5.1.1 "Path Expressions", equality of structured values (§5.1.1.1.1), grouping (§5.1.1.3),
-  // and whitespace (ABNF BWS; CONTRACT §5 "surrounding whitespace is tolerated").
+  // and whitespace (ABNF BWS; CONVENTIONS.md#filter-grammar: surrounding whitespace is tolerated).
   { filter: 'address/city eq address/city', ids: ALL },
   { filter: 'address eq address', ids: ALL },
   { filter: 'items eq items', ids: ALL },
@@ -451,8 +451,8 @@ export const INVALID: readonly InvalidCase[] = [
   { filter: "matchesPattern(name, '^A')", kind: 'unknown-function', offset: 0 },
   { filter: "address/city/contains(x, 'a')", kind: 'unknown-function', offset: 13 },
 
-  // Unknown properties (seed "Filtering and paging" rule 5). Names are case-sensitive, and so is
-  // `null` (ABNF nullValue = 'null'): `NULL` is a property path.
+  // Unknown properties → 4xx (CONVENTIONS.md#filter-errors-and-budget). Names are case-sensitive,
+  // and so is `null` (ABNF nullValue = 'null'): `NULL` is a property path.
   { filter: 'nope eq 1', kind: 'unknown-property', offset: 0 },
   { filter: "address/country eq 'FR'", kind: 'unknown-property', offset: 0 },
   { filter: "name eq 'x' or Name eq 'y'", kind: 'unknown-property', offset: 15 },
@@ -489,7 +489,7 @@ export const INVALID: readonly InvalidCase[] = [
   { filter: 'price in tags/any()', kind: 'type', offset: 9 },
   { filter: 'price add 1 in (2) eq 3', kind: 'type', offset: 10 },
 
-  // Limits (CONTRACT §5: longer than 4 KiB or nested deeper than 64 → 400).
+  // Limits: longer than 4 KiB or nested deeper than 64 → 400 (CONVENTIONS.md#filter-errors-and-budget).
   { filter: `name eq '${'a'.repeat(4087)}'`, kind: 'too-long', offset: 4096 },
   { filter: 'x'.repeat(100_000), kind: 'too-long', offset: 4096 },
   { filter: `${'('.repeat(65)}true${')'.repeat(65)}`, kind: 'too-deep', offset: 64 },

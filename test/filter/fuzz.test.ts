@@ -1,8 +1,9 @@
-// Property-based tests of the `$filter` stages on random input (CONTRACT §5: `$filter` comes from
-// strangers). Seeded, so a failure reproduces: the assertion message carries the input.
-// Properties: compileFilter returns a result or an error and never throws; errors carry a known
-// kind and an offset inside the input that the message repeats; nothing hangs; and wherever a
-// random filter compiles, the compiled predicate and the interpreter agree on every item.
+// Property-based tests of the `$filter` stages on random input (`$filter` comes from strangers:
+// CONVENTIONS.md#filter-errors-and-budget). Seeded, so a failure reproduces: the assertion message
+// carries the input. Properties: compileFilter returns a result or an error and never throws;
+// errors carry a known kind and an offset inside the input that the message repeats; nothing hangs;
+// and wherever a random filter compiles, the compiled predicate and the interpreter agree on every
+// item.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/json.js';

@@ -1,6 +1,6 @@
 // The browsable pages as pure text (lib/html/markup.ts, lib/html/views.ts): user data is escaped
-// wherever it lands, and a page offers only the navigation that applies (seed, Collection envelope
-// rule 3: "A page includes only the links that apply. The first page has no previous link.").
+// wherever it lands, and a page offers only the navigation that applies, so a first page has
+// no previous link (CONVENTIONS.md#html-pages, CONVENTIONS.md#collection-envelope).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { anchor, escapeHtml } from '../../lib/html/markup.js';

@@ -1,5 +1,5 @@
-// Tests for lib/http/auth.ts: optional API keys, `Authorization: Bearer <key>` (CONTRACT §1
-// RESAPI_API_KEYS; RFC 6750 §2.1; RFC 9110 §11.1 and §11.6.2).
+// Tests for lib/http/auth.ts: optional API keys, `Authorization: Bearer <key>` (RESAPI_API_KEYS,
+// CONVENTIONS.md#api-keys; RFC 6750 §2.1; RFC 9110 §11.1 and §11.6.2).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiKeys } from '../../lib/http/auth.js';

@@ -1,5 +1,5 @@
-// Tests for lib/http/cache-control.ts: the cache policy of CONTRACT §4 (seed, "Caching and
-// conditional-request headers" rules 2, 4 and 6; Authentication rule 5; RFC 9111 §5.2.2).
+// Tests for lib/http/cache-control.ts: the cache policy (CONVENTIONS.md#cache-control,
+// CONVENTIONS.md#vary; RFC 9111 §5.2.2).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -29,7 +29,7 @@ function directives(value: string): string[] {
 }
 
 describe('readCacheControl', () => {
-  it('should default to max-age=0, must-revalidate for changing data (seed rule 4)', () => {
+  it('should default to max-age=0, must-revalidate for changing data (CONVENTIONS.md#cache-control)', () => {
     assert.equal(DEFAULT_READ_POLICY, 'max-age=0, must-revalidate');
     assert.equal(readCacheControl(policy(), 'products'), 'max-age=0, must-revalidate');
   });
@@ -48,7 +48,7 @@ describe('readCacheControl', () => {
     assert.equal(asked, false);
   });
 
-  it('should send a collection configured as reference data as configured (seed rule 2)', () => {
+  it('should send a collection configured as reference data as configured (CONVENTIONS.md#cache-control)', () => {
     const p = policy({ configured: { countries: REFERENCE } });
     assert.equal(readCacheControl(p, 'countries'), REFERENCE);
     assert.equal(readCacheControl(p, 'products'), DEFAULT_READ_POLICY);
@@ -83,7 +83,7 @@ describe('readCacheControl', () => {
     assert.match(value, /stale-if-error=600/);
   });
 
-  it('should send no-cache, no-store on every read in no-cache mode (seed rule 6)', () => {
+  it('should send no-cache, no-store on every read in no-cache mode (CONVENTIONS.md#cache-control)', () => {
     assert.equal(RISKY_DEPLOY, 'no-cache, no-store');
     const configured = { countries: REFERENCE };
     for (const credentialed of [false, true]) {
@@ -105,7 +105,7 @@ describe('readCacheControl', () => {
 });
 
 describe('noStoreCacheControl', () => {
-  it('should be no-store for errors and unsafe methods (CONTRACT §4)', () => {
+  it('should be no-store for errors and unsafe methods (CONVENTIONS.md#cache-control)', () => {
     assert.equal(NO_STORE, 'no-store');
     assert.equal(noStoreCacheControl(policy()), 'no-store');
     assert.equal(noStoreCacheControl(policy({ credentialed: true })), 'no-store');
@@ -126,7 +126,7 @@ describe('varyOf', () => {
     assert.equal(varyOf(policy(), ['Accept', 'Prefer']), 'Accept, Prefer');
   });
 
-  it('should add Authorization when API keys are on (seed, Authentication rule 5)', () => {
+  it('should add Authorization when API keys are on (CONVENTIONS.md#vary)', () => {
     assert.equal(varyOf(policy({ credentialed: true }), []), 'Authorization');
     assert.equal(varyOf(policy({ credentialed: true }), ['Accept', 'Prefer']), 'Accept, Prefer, Authorization');
   });

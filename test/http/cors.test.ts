@@ -1,5 +1,5 @@
-// The CORS policy (lib/http/cors.ts; CONTRACT §1 cors.origins): who may read responses, and the
-// default that depends on whether API keys are on.
+// The CORS policy (lib/http/cors.ts; `cors.origins`, CONVENTIONS.md#cors): who may read responses,
+// and the default that depends on whether API keys are on.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { corsPolicy, isSerializedOrigin } from '../../lib/http/cors.js';
@@ -28,7 +28,7 @@ describe('corsPolicy', () => {
     assert.equal(result.policy.variesByOrigin, true);
   });
 
-  it('should refuse "*" while API keys are on (CONTRACT §1: never "*")', () => {
+  it('should refuse "*" while API keys are on (CONVENTIONS.md#cors: never "*")', () => {
     const result = corsPolicy(['*'], true);
     assert.equal(result.ok, false);
     assert.match(result.ok ? '' : result.message, /not "\*"/);

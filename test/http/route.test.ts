@@ -1,5 +1,5 @@
 // Tests for lib/http/route.ts over the real route table of lib/routes.ts: request target → route
-// (CONTRACT §2; RFC 9112 §3.2 request-target forms; RFC 3986 §2.2, §5.2.4 and §6.2.2.2 for
+// (CONVENTIONS.md#routes; RFC 9112 §3.2 request-target forms; RFC 3986 §2.2, §5.2.4 and §6.2.2.2 for
 // percent-encoding and dot-segments), and the methods each route allows.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -188,7 +188,7 @@ describe('matchRoute', () => {
     assert.deepEqual(route('/$health/x'), { kind: 'unknown' });
   });
 
-  it('should route $bulk and query resources (CONTRACT §2)', () => {
+  it('should route $bulk and query resources (CONVENTIONS.md#routes)', () => {
     assert.deepEqual(route('/products/$bulk'), { kind: 'bulk', collection: 'products' });
     assert.deepEqual(route('/products/$queries/cheap'), { kind: 'query', collection: 'products', name: 'cheap' });
     assert.deepEqual(route('/products/$queries/cheap/$definition'), { kind: 'query-definition', collection: 'products', name: 'cheap' });
@@ -243,14 +243,14 @@ describe('allowedMethods', () => {
   const methodsOf = (name: RouteName): string[] => allowedMethods(entries.get(name) as RouteEntry);
   const names: readonly RouteName[] = ['service', 'health', 'metrics', 'openapi', 'webhook', 'collection', 'item', 'undo', 'bulk', 'query', 'query-definition'];
 
-  it('should list HEAD wherever it lists GET (CONTRACT §2)', () => {
+  it('should list HEAD wherever it lists GET (CONVENTIONS.md#methods)', () => {
     for (const name of names) {
       const methods = methodsOf(name);
       assert.equal(methods.includes('HEAD'), methods.includes('GET'), name);
     }
   });
 
-  it('should allow the methods CONTRACT §2 and §4 give each route', () => {
+  it('should allow the methods CONVENTIONS.md#routes gives each route', () => {
     assert.ok(methodsOf('item').includes('PUT') && methodsOf('item').includes('DELETE') && methodsOf('item').includes('GET'));
     assert.ok(methodsOf('collection').includes('POST') && methodsOf('collection').includes('GET'));
     assert.ok(methodsOf('undo').includes('PUT'));
@@ -259,7 +259,7 @@ describe('allowedMethods', () => {
     assert.ok(methodsOf('health').includes('GET'));
   });
 
-  it('should not allow writes where the contract has none', () => {
+  it('should not allow writes where CONVENTIONS.md#routes has none', () => {
     assert.ok(!methodsOf('collection').includes('PUT') && !methodsOf('collection').includes('DELETE'));
     assert.ok(!methodsOf('item').includes('POST'));
     assert.ok(!methodsOf('webhook').includes('GET') && !methodsOf('webhook').includes('PUT'));

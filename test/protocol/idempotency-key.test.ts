@@ -1,5 +1,6 @@
-// Tests for lib/http/idempotency-key.ts: the Idempotency-Key request header (CONTRACT §6: 1-255
-// visible ASCII characters, "abc" and abc the same key, the header twice → 400).
+// Tests for lib/http/idempotency-key.ts: the Idempotency-Key request header
+// (CONVENTIONS.md#idempotency-keys): 1-255 visible ASCII characters, "abc" and abc the same key, the
+// header twice → 400.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseIdempotencyKey } from '../../lib/protocol/idempotency-key.js';

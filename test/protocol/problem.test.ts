@@ -1,5 +1,5 @@
-// Tests for lib/http/problem.ts: RFC 9457 problem details (CONTRACT §3) and the seed's rule that
-// internal error details are not leaked to callers (seed, Errors rule 2).
+// Tests for lib/http/problem.ts: RFC 9457 problem details, which never leak internal
+// error details to callers (CONVENTIONS.md#problem-details).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PROBLEM_TYPES, PROBLEM_TYPE_PREFIX, problem, problemBody } from '../../lib/protocol/problem.js';
@@ -18,7 +18,7 @@ describe('PROBLEM_TYPES', () => {
     }
   });
 
-  it('should hold the statuses the contract names', () => {
+  it('should hold every error status the conventions use (CONVENTIONS.md#problem-details)', () => {
     const statuses = new Set<number>(TYPES.map((type) => PROBLEM_TYPES[type].status));
     for (const status of [400, 401, 404, 405, 406, 409, 412, 413, 415, 422, 428, 500, 503]) {
       assert.ok(statuses.has(status), String(status));

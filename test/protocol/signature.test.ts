@@ -1,5 +1,6 @@
 // Tests for lib/protocol/signature.ts: HMAC-SHA256 over the raw body, lowercase hex, constant-time
-// comparison against every configured secret (seed, Authentication; CONTRACT §7).
+// comparison against every configured secret (CONVENTIONS.md#webhook-signature,
+// CONVENTIONS.md#secret-rotation).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';

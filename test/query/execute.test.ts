@@ -1,7 +1,7 @@
 // runPage (lib/query/execute.ts) over a real MemoryStore: keyset paging on (orderby keys, id)
-// (CONTRACT §5: "items that exist for the whole walk are seen exactly once even while others are
-// inserted or deleted"), `$top` across pages, `$count` of all matches, and `next` only when a next
-// page exists.
+// (CONVENTIONS.md#paging: an item that exists for the whole walk is seen exactly once, even while
+// others are inserted or deleted), `$top` across pages, `$count` of all matches, and `next` only
+// when a next page exists.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/json.js';

@@ -1,6 +1,7 @@
-// FieldIndex (lib/query/fields.ts): the properties a collection knows (CONTRACT §5), from the declared
-// schema or from every path its items have ever had (the field registry the write path keeps), so a
-// query's validity never depends on which items exist at the moment.
+// FieldIndex (lib/query/fields.ts): the properties a collection knows
+// (CONVENTIONS.md#filter-errors-and-budget), from the declared schema or from every path its items
+// have ever had (the field registry the write path keeps), so a query's validity never depends on
+// which items exist at the moment.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CollectionConfig } from '../../lib/config.js';
@@ -120,7 +121,7 @@ describe('FieldIndex', () => {
     });
 
     // A stored key may contain "/"; the index joins paths with "/", so {"a/b": 1} must not make the
-    // nested path a → b known (CONTRACT §5: a property no item has → 400).
+    // nested path a → b known (CONVENTIONS.md#filter-errors-and-budget: a property no item has → 400).
     it('should not mistake a key containing "/" for a nested path', async () => {
       const h = harness();
       await h.put('products', { id: 'a', 'a/b': 1 });

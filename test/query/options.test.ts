@@ -1,5 +1,6 @@
-// parseQueryString (lib/query/options.ts) against CONTRACT §5 and the seed's "Filtering and paging
-// on GET /{collection}" rules: system options, refused parameters, simple conditions, decoding.
+// parseQueryString (lib/query/options.ts) against the rules of CONVENTIONS.md#collections: system
+// options, refused parameters (CONVENTIONS.md#refused-parameters), simple conditions
+// (CONVENTIONS.md#simple-query-strings), decoding (CONVENTIONS.md#query-string-decoding).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseOrderby, parseQueryString, parseSelect, type CollectionQuery } from '../../lib/query/options.js';
@@ -224,7 +225,7 @@ describe('parseQueryString', () => {
       assert.deepEqual(accepted('na%6De=caf%C3%A9%20au%20lait').conditions, [{ path: ['name'], value: 'café au lait' }]);
     });
 
-    it("should read '+' as a space and '%2B' as a plus sign, as forms are decoded (CONTRACT §5)", () => {
+    it("should read '+' as a space and '%2B' as a plus sign, as forms are decoded (CONVENTIONS.md#query-string-decoding)", () => {
       assert.deepEqual(accepted('name=Red+cup').conditions, [{ path: ['name'], value: 'Red cup' }]);
       assert.deepEqual(accepted('name=a%2Bb').conditions, [{ path: ['name'], value: 'a+b' }]);
       assert.equal(accepted('$filter=price+lt+20').filter, 'price lt 20');

@@ -1,5 +1,5 @@
 // The total order of JSON values and the (keys, id) sort keys behind keyset paging
-// (lib/query/order.ts; CONTRACT §5 "$orderby ... id is the final tiebreaker"; OData 4.01 Part 2
+// (lib/query/order.ts; CONVENTIONS.md#select-and-orderby: id is the final tiebreaker; OData 4.01 Part 2
 // §5.1.5 on null placement).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,7 @@
-// planQuery and conditionPredicate (lib/query/plan.ts) against CONTRACT §5: unknown properties →
-// 400, simple-condition semantics, `$select` summaries with their `@id` select link.
+// planQuery and conditionPredicate (lib/query/plan.ts): unknown properties → 400
+// (CONVENTIONS.md#filter-errors-and-budget), simple-condition semantics
+// (CONVENTIONS.md#simple-query-strings), `$select` summaries with their `@id` select link
+// (CONVENTIONS.md#select-and-orderby).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/json.js';

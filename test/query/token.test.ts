@@ -1,6 +1,6 @@
-// The authenticated `$skiptoken` (lib/query/token.ts; CONTRACT §5: "a tampered token or one from
-// another collection or server → 400"). The token format is the one documented in the module
-// header: base64url(JSON payload) "." base64url(first 16 bytes of HMAC-SHA256).
+// The authenticated `$skiptoken` (lib/query/token.ts; CONVENTIONS.md#skip-tokens: a tampered token,
+// or one from another collection or server, → 400). The token format is the one documented in the
+// module header: base64url(JSON payload) "." base64url(first 16 bytes of HMAC-SHA256).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
@@ -111,7 +111,7 @@ describe('signToken / verifyToken', () => {
     assert.equal(verifyToken(KEY, `${token}AAAA`, 'products'), undefined);
   });
 
-  // CONTRACT §5: "a tampered token ... → 400". The MAC text is decoded leniently, so these
+  // A tampered token → 400 (CONVENTIONS.md#skip-tokens). The MAC text is decoded leniently, so these
   // altered strings would still be accepted if verifyToken did not insist on the exact text.
   it('should refuse any change to the text of the MAC, not only changes to its bytes', () => {
     const token = signToken(KEY, POSITION);

@@ -1,5 +1,6 @@
-// Tests for the pure functions of lib/resources/common.ts: JSON object bodies (CONTRACT §3; RFC 8259)
-// and the problems of precondition verdicts (CONTRACT §4).
+// Tests for the pure functions of lib/resources/common.ts: JSON object bodies
+// (CONVENTIONS.md#json-bodies; RFC 8259) and the problems of precondition verdicts
+// (CONVENTIONS.md#precondition-order).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseJsonObject, verdictProblem } from '../../lib/resources/common.js';
@@ -68,7 +69,7 @@ describe('parseJsonObject', () => {
     }
   });
 
-  it('should refuse a JSON value that is not an object (CONTRACT §3)', () => {
+  it('should refuse a JSON value that is not an object (CONVENTIONS.md#json-bodies)', () => {
     for (const text of ['[]', '[{"a":1}]', '"text"', 'null', '42', 'true', 'false']) {
       const p = refused(text);
       assert.equal(p.type, 'invalid-body', text);

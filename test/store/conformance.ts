@@ -1,5 +1,6 @@
 // The Store conformance suite (one interface, one shared suite, every implementation).
-// Not a test file itself: memory.test.ts and file.test.ts call storeConformance with their opener.
+// Not a test file itself: memory.test.ts and file.test.ts call storeConformance with a function that
+// runs a test on a fresh store of their kind.
 // Every method of the Store interface (lib/store/types.ts) is covered here; durability is not (it
 // belongs to file.test.ts, crash.test.ts and recovery.test.ts).
 import { describe, it } from 'node:test';
@@ -11,13 +12,11 @@ import type { Batch, Commit, CommitResult, Mutation, Store } from '../../lib/sto
 import { clockAt } from '../support/clock.js';
 import { readable } from '../support/store.js';
 
-export interface ConformanceFixture {
-  readonly store: Store;
-  cleanup(): Promise<void>;
-}
-
-/** Opens a fresh, empty store on `clock` (expiry tests move it) that logs to `log`. */
-export type OpenStore = (options: { readonly clock: Clock; readonly log: Logger }) => Promise<ConformanceFixture>;
+/**
+ * Runs `run` on a fresh, empty store on `clock` (expiry tests move it) that logs to `log`, then closes
+ * the store and removes whatever it left behind, whether `run` passed or threw.
+ */
+export type WithStore = (options: { readonly clock: Clock; readonly log: Logger }, run: (store: Store) => Promise<void>) => Promise<void>;
 
 const T0 = 1_700_000_000_000;
 
@@ -40,16 +39,13 @@ async function ok(store: Store, ...mutations: Mutation[]): Promise<Commit> {
   return (result as Extract<CommitResult, { ok: true }>).commit;
 }
 
-export function storeConformance(name: string, open: OpenStore): void {
+export function storeConformance(name: string, withFreshStore: WithStore): void {
   const withStore = (run: (harness: Harness) => Promise<void>) => async () => {
     let time = T0;
     const logged: string[] = [];
-    const fixture = await open({ clock: clockAt(() => time), log: (_level, message) => void logged.push(message) });
-    try {
-      await run({ store: fixture.store, advance: (ms) => void (time += ms), time: () => time, logged });
-    } finally {
-      await fixture.cleanup();
-    }
+    await withFreshStore({ clock: clockAt(() => time), log: (_level, message) => void logged.push(message) }, (store) =>
+      run({ store, advance: (ms) => void (time += ms), time: () => time, logged }),
+    );
   };
 
   describe(`${name} (Store conformance)`, () => {
@@ -409,22 +405,18 @@ export function storeConformance(name: string, open: OpenStore): void {
     });
 
     describe('health and close', () => {
-      it('should be writable while open and refuse commits after close', async () => {
-        const fixture = await open({ clock: clockAt(() => T0), log: () => {} });
-        try {
-          assert.deepEqual(fixture.store.health(), { writable: true });
+      it('should be writable while open and refuse commits after close', () =>
+        withFreshStore({ clock: clockAt(() => T0), log: () => {} }, async (store) => {
+          assert.deepEqual(store.health(), { writable: true });
           const batch: Batch = { mutations: [put('items', 'a', { n: 1 })] };
-          const pending = fixture.store.commit(batch);
-          await fixture.store.close();
+          const pending = store.commit(batch);
+          await store.close();
           assert.equal((await pending).ok, true);
-          const late = await fixture.store.commit({ mutations: [put('items', 'b', {})] });
+          const late = await store.commit({ mutations: [put('items', 'b', {})] });
           assert.equal(late.ok === false && late.reason, 'unavailable');
-          assert.equal(fixture.store.health().writable, false);
-          assert.deepEqual(fixture.store.get('items', 'a')?.doc, { n: 1 });
-        } finally {
-          await fixture.cleanup();
-        }
-      });
+          assert.equal(store.health().writable, false);
+          assert.deepEqual(store.get('items', 'a')?.doc, { n: 1 });
+        }));
     });
   });
 }

@@ -10,7 +10,7 @@
 //     Opens the store and keeps it (and its lock) until killed. Prints `ready <pid>`.
 //
 // Either mode exits 1 with the store's message on stderr when the store cannot open, as the server
-// must (CONTRACT §1).
+// must (CONVENTIONS.md#data-directory).
 import { openFileStore } from '../../lib/store/file.js';
 import type { FileStore } from '../../lib/store/file.js';
 import type { Mutation } from '../../lib/store/types.js';

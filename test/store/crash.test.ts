@@ -3,20 +3,32 @@
 // reopened here and must hold every acknowledged batch, completely, and no batch partially.
 // The child's small snapshot threshold puts many kills in the middle of a snapshot or a rotation,
 // and early kills land in the middle of recovery.
+// The kill times come from a seeded generator: CRASH_TEST_SEED=<n> replays a run's kill times (the
+// child's own pace still varies), and every failure message names the seed it ran with.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openFileStore } from '../../lib/store/file.js';
 import type { Store } from '../../lib/store/types.js';
+import { mulberry32 } from '../support/random.js';
+import { withTempDir } from '../support/temp-dir.js';
 
 const CHILD = fileURLToPath(new URL('./crash-child.js', import.meta.url));
 const ROUNDS = 24;
 const WRITERS = 8;
 const SNAPSHOT_THRESHOLD = 256 << 10;
+const SEED = seedFrom(process.env['CRASH_TEST_SEED']);
+/** Ends every failure message, so a failing run can be replayed. */
+const REPLAY = `CRASH_TEST_SEED=${SEED}`;
+
+/** The seed given in the environment (an integer), or a random one. */
+function seedFrom(text: string | undefined): number {
+  if (text === undefined || text === '') return Math.floor(Math.random() * 2 ** 32);
+  const seed = Number(text);
+  if (!Number.isSafeInteger(seed)) throw new TypeError(`CRASH_TEST_SEED must be an integer, not ${JSON.stringify(text)}`);
+  return seed >>> 0;
+}
 
 interface Round {
   readonly acks: ReadonlyArray<readonly [string, number]>;
@@ -44,7 +56,7 @@ function runAndKill(dir: string, run: number, killAfterMs: number, early: boolea
     child.on('close', (_code, signal) => {
       clearTimeout(timer);
       if (signal !== 'SIGKILL') {
-        reject(new Error(`child ended by itself (${signal ?? 'exit'}): ${stderr}`));
+        reject(new Error(`child ended by itself (${signal ?? 'exit'}) in round ${run}: ${stderr} (${REPLAY})`));
         return;
       }
       const acks: Array<[string, number]> = [];
@@ -58,9 +70,10 @@ function runAndKill(dir: string, run: number, killAfterMs: number, early: boolea
   });
 }
 
-function verify(store: Store, acked: ReadonlyMap<string, number>): void {
+/** Checks the reopened store; `where` (round, kill time and seed) ends every message. */
+function verify(store: Store, acked: ReadonlyMap<string, number>, where: string): void {
   for (const batch of acked.keys()) {
-    for (const part of [0, 1]) assert.ok(store.get('rows', `${batch}.${part}`) !== undefined, `acknowledged batch ${batch} lost row ${part}`);
+    for (const part of [0, 1]) assert.ok(store.get('rows', `${batch}.${part}`) !== undefined, `acknowledged batch ${batch} lost row ${part} (${where})`);
   }
   const versions = new Map<string, number[]>();
   for (const row of store.scan('rows')) {
@@ -68,39 +81,39 @@ function verify(store: Store, acked: ReadonlyMap<string, number>): void {
     versions.set(batch, [...(versions.get(batch) ?? []), row.version]);
   }
   for (const [batch, seen] of versions) {
-    assert.equal(seen.length, 2, `batch ${batch} is partial: ${seen.length} of 2 rows`);
-    assert.equal(seen[0], seen[1], `batch ${batch} rows come from different commits`);
+    assert.equal(seen.length, 2, `batch ${batch} is partial: ${seen.length} of 2 rows (${where})`);
+    assert.equal(seen[0], seen[1], `batch ${batch} rows come from different commits (${where})`);
   }
   for (const counter of store.scan('counters')) {
     const batch = String(counter.doc.batch);
-    assert.deepEqual(versions.get(batch), [counter.version, counter.version], `counter ${counter.id} names batch ${batch}, which is not whole`);
+    assert.deepEqual(versions.get(batch), [counter.version, counter.version], `counter ${counter.id} names batch ${batch}, which is not whole (${where})`);
   }
 }
 
 describe('FileStore crash safety', () => {
-  it(`should keep every acknowledged batch and no partial one over ${ROUNDS} kill -9 rounds`, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'resapi-crash-'));
-    const acked = new Map<string, number>();
-    const errors: string[] = [];
-    try {
+  it(`should keep every acknowledged batch and no partial one over ${ROUNDS} kill -9 rounds`, (t) =>
+    withTempDir('crash', async (dir) => {
+      t.diagnostic(REPLAY);
+      const random = mulberry32(SEED);
+      const acked = new Map<string, number>();
+      const errors: string[] = [];
       for (let run = 0; run < ROUNDS; run++) {
         const early = run % 6 === 5;
-        const round = await runAndKill(dir, run, Math.floor(Math.random() * (early ? 120 : 150)), early);
-        assert.doesNotMatch(round.stderr, /commit failed|error:/, round.stderr);
+        const killAfterMs = Math.floor(random() * (early ? 120 : 150));
+        const where = `round ${run}, killed ${killAfterMs} ms after ${early ? 'spawning' : 'ready'}, ${REPLAY}`;
+        const round = await runAndKill(dir, run, killAfterMs, early);
+        assert.doesNotMatch(round.stderr, /commit failed|error:/, `${round.stderr} (${where})`);
         for (const [batch, parts] of round.acks) acked.set(batch, parts);
         const opened = await openFileStore({ dir, log: (level, message) => void (level === 'error' && errors.push(message)), progress: () => {} });
-        assert.ok(opened.ok, opened.ok ? '' : opened.message);
+        assert.ok(opened.ok, `${opened.ok ? '' : opened.message} (${where})`);
         try {
-          verify(opened.store, acked);
+          verify(opened.store, acked, where);
         } finally {
           await opened.store.close();
         }
       }
-      assert.deepEqual(errors, []);
+      assert.deepEqual(errors, [], `the store logged errors on reopening (${REPLAY})`);
       // The rounds must have written something, or the checks above prove nothing.
-      assert.ok(acked.size > ROUNDS * 10, `only ${acked.size} batches acknowledged`);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+      assert.ok(acked.size > ROUNDS * 10, `only ${acked.size} batches acknowledged (${REPLAY})`);
+    }));
 });

@@ -3,15 +3,14 @@
 // the failed group is ever visible or recovered, and writes resume when the disk does.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdir } from 'node:fs/promises';
 import type { FileStore, FileStoreOptions } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import type { CommitResult } from '../../lib/store/types.js';
 import { clockAt } from '../support/clock.js';
-
+import { eventually } from '../support/eventually.js';
+import { withTempDir } from '../support/temp-dir.js';
 
 interface Setup {
   readonly dir: string;
@@ -21,27 +20,23 @@ interface Setup {
   open(extra?: Partial<FileStoreOptions>): Promise<FileStore>;
 }
 
-async function withSetup(run: (setup: Setup) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'resapi-failure-'));
-  const io = new FaultyIO();
-  const errors: string[] = [];
-  let time = 1_700_000_000_000;
-  const setup: Setup = {
-    dir,
-    io,
-    errors,
-    advance: (ms) => void (time += ms),
-    async open(extra = {}) {
-      const opened = await openFileStore({ dir, io, clock: clockAt(() => time), log: (level, message) => void (level === 'error' && errors.push(message)), progress: () => {}, ...extra });
-      assert.ok(opened.ok, opened.ok ? '' : opened.message);
-      return opened.store;
-    },
-  };
-  try {
-    await run(setup);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+function withSetup(run: (setup: Setup) => Promise<void>): Promise<void> {
+  return withTempDir('failure', async (dir) => {
+    const io = new FaultyIO();
+    const errors: string[] = [];
+    let time = 1_700_000_000_000;
+    await run({
+      dir,
+      io,
+      errors,
+      advance: (ms) => void (time += ms),
+      async open(extra = {}) {
+        const opened = await openFileStore({ dir, io, clock: clockAt(() => time), log: (level, message) => void (level === 'error' && errors.push(message)), progress: () => {}, ...extra });
+        assert.ok(opened.ok, opened.ok ? '' : opened.message);
+        return opened.store;
+      },
+    });
+  });
 }
 
 function put(store: FileStore, id: string): Promise<CommitResult> {
@@ -121,10 +116,16 @@ describe('FileStore write failures', () => {
       assert.equal((await put(store, 'a')).ok, false);
       io.heal();
       assert.equal(store.health().writable, false); // starts a probe in the background
-      for (let wait = 0; wait < 200 && !store.health().writable; wait++) {
-        advance(1000);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      // The probe is real disk I/O, so this waits in real time; the clock moves a probe interval per
+      // look so that health() may start another probe if one found the disk still failing.
+      await eventually(
+        'health() to find the disk writable again',
+        () => {
+          advance(1000);
+          return store.health().writable;
+        },
+        { detail: () => JSON.stringify(store.health()) },
+      );
       assert.deepEqual(store.health(), { writable: true });
       await store.close();
     }));

@@ -2,8 +2,7 @@
 // promises: everything acknowledged is there after a reopen, through journal replay and snapshots.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFile, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject } from '../../lib/json.js';
 import type { FileStore, FileStoreOptions } from '../../lib/store/file.js';
@@ -12,12 +11,9 @@ import type { CommitResult, Mutation, Store } from '../../lib/store/types.js';
 import { storeConformance } from './conformance.js';
 import { clockAt } from '../support/clock.js';
 import { readable } from '../support/store.js';
+import { withTempDir } from '../support/temp-dir.js';
 
 const T0 = 1_700_000_000_000;
-
-async function tempDir(): Promise<string> {
-  return mkdtemp(join(tmpdir(), 'resapi-file-'));
-}
 
 async function openOk(options: FileStoreOptions): Promise<FileStore> {
   const opened = await openFileStore({ log: () => {}, progress: () => {}, ...options });
@@ -48,24 +44,22 @@ function observe(store: Store, collections: readonly string[]): unknown {
   }));
 }
 
-storeConformance('FileStore', async (options) => {
-  const dir = await tempDir();
-  const store = await openOk({ dir, ...options });
-  return {
-    store,
-    cleanup: async () => {
+storeConformance('FileStore', (options, run) =>
+  withTempDir('file', async (dir) => {
+    const store = await openOk({ dir, ...options });
+    try {
+      await run(store);
+    } finally {
       await store.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-});
+    }
+  }),
+);
 
 describe('FileStore durability', () => {
   it('should bring back records, tombstones, versions and times after a reopen', async () => {
-    const dir = await tempDir();
-    let time = T0;
-    const now = (): number => time;
-    try {
+    await withTempDir('file', async (dir) => {
+      let time = T0;
+      const now = (): number => time;
       const first = await openOk({ dir, clock: clockAt(now) });
       assert.equal(first.durable, true);
       await commitOk(first, { kind: 'put', collection: 'items', id: 'a', doc: { n: 1 } }, { kind: 'put', collection: '$idem', id: 'k', doc: { s: 201 }, expiresAt: T0 + 10_000 });
@@ -86,14 +80,11 @@ describe('FileStore durability', () => {
       assert.deepEqual({ view: observe(second, names), a: second.getTombstone('items', 'a'), c: second.getTombstone('items', 'c'), collections: second.collections() }, before);
       assert.equal(await commitOk(second, { kind: 'put', collection: 'items', id: 'd', doc: {} }), 9);
       await second.close();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('should keep __proto__ keys as data after replay and after a snapshot', async () => {
-    const dir = await tempDir();
-    try {
+    await withTempDir('file', async (dir) => {
       const doc = JSON.parse('{"__proto__":{"polluted":true},"n":1}') as JsonObject;
       const first = await openOk({ dir, snapshotThresholdBytes: 1 });
       await commitOk(first, { kind: 'put', collection: 'items', id: '__proto__', doc });
@@ -103,17 +94,14 @@ describe('FileStore durability', () => {
       assert.equal(Object.getPrototypeOf(record?.doc), Object.prototype);
       assert.deepEqual(Object.getOwnPropertyDescriptor(record?.doc, '__proto__')?.value, { polluted: true });
       await second.close();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('should snapshot past the threshold, delete old journals and recover the same state', async () => {
-    const dir = await tempDir();
-    let time = T0;
-    const now = (): number => time;
-    const logged: string[] = [];
-    try {
+    await withTempDir('file', async (dir) => {
+      let time = T0;
+      const now = (): number => time;
+      const logged: string[] = [];
       const first = await openOk({ dir, clock: clockAt(now), snapshotThresholdBytes: 4096, log: (_level, message) => logged.push(message) });
       for (let round = 0; round < 30; round++) {
         time += 1;
@@ -137,15 +125,12 @@ describe('FileStore durability', () => {
       assert.deepEqual({ view: observe(second, ['items', 'gone', '$tmp']), tombstone: second.getTombstone('gone', 'g29') }, before);
       assert.equal(second.lastModified('gone'), T0 + 30);
       await second.close();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('should bring back patches and due times through replay and through a snapshot, journaling only the patch', async () => {
     for (const snapshotThresholdBytes of [64 << 20, 1]) {
-      const dir = await tempDir();
-      try {
+      await withTempDir('file', async (dir) => {
         const first = await openOk({ dir, clock: clockAt(() => T0), snapshotThresholdBytes });
         const body = 'b'.repeat(100_000);
         await commitOk(first, { kind: 'put', collection: '$inbox', id: 'e1', doc: { body, status: 'accepted' }, dueAt: T0 });
@@ -164,15 +149,12 @@ describe('FileStore durability', () => {
         assert.equal(second.get('$inbox', 'e1')?.dueAt, T0 + 5000);
         assert.equal(second.get('$inbox', 'e2')?.dueAt, undefined);
         await second.close();
-      } finally {
-        await rm(dir, { recursive: true, force: true });
-      }
+      });
     }
   });
 
   it('should write side logs as <name>.jsonl lines and cut a line torn by a crash before appending', async () => {
-    const dir = await tempDir();
-    try {
+    await withTempDir('file', async (dir) => {
       const first = await openOk({ dir });
       await first.appendSideLog('dead-letter', { id: 'e1' });
       await first.close();
@@ -184,14 +166,11 @@ describe('FileStore durability', () => {
       await second.appendSideLog('dead-letter', { id: 'e3' });
       await second.close();
       assert.equal(await readFile(join(dir, 'dead-letter.jsonl'), 'utf8'), '{"id":"e1"}\n{"id":"e3"}\n');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('should answer commits queued before close and release the directory', async () => {
-    const dir = await tempDir();
-    try {
+    await withTempDir('file', async (dir) => {
       const first = await openOk({ dir });
       const pending = Array.from({ length: 10 }, (_, n) => first.commit({ mutations: [{ kind: 'put', collection: 'items', id: `k${n}`, doc: {} }] }));
       await first.close();
@@ -200,8 +179,6 @@ describe('FileStore durability', () => {
       const second = await openOk({ dir });
       assert.equal(second.count('items'), 10);
       await second.close();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });

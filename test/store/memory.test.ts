@@ -2,7 +2,11 @@
 import { MemoryStore } from '../../lib/store/memory.js';
 import { storeConformance } from './conformance.js';
 
-storeConformance('MemoryStore', async (options) => {
+storeConformance('MemoryStore', async (options, run) => {
   const store = new MemoryStore(options);
-  return { store, cleanup: () => store.close() };
+  try {
+    await run(store);
+  } finally {
+    await store.close();
+  }
 });

@@ -1,5 +1,5 @@
-// Tests for lib/writes/document.ts: what every stored document must be (CONTRACT §3) and the declared
-// collection schema (CONTRACT §1).
+// Tests for lib/writes/document.ts: what every stored document must be (CONVENTIONS.md#items) and the
+// declared collection schema (CONVENTIONS.md#configuration-file).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkId, checkSchema, shapeProblem, MAX_JSON_DEPTH } from '../../lib/writes/document.js';

@@ -1,5 +1,5 @@
 // Tests for lib/writes/fields.ts: the property paths of a document, and the registry patches the write
-// path adds for paths a collection has not had before (CONTRACT §5).
+// path adds for paths a collection has not had before (CONVENTIONS.md#filter-errors-and-budget).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/json.js';
