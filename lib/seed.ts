@@ -1,10 +1,10 @@
 // `--seed PATH` (CONVENTIONS.md#command-line): a folder of JSON files, one array per collection named
 // after the file (products.json → /products), or a json-server style db.json
-// ({ "products": [...], ... }), loaded into a store that is still empty, in one atomic batch. "Still empty" means never seeded
-// and never written: the seed leaves a marker record in the `$meta` space, so sample data that a user
-// deleted does not come back on the next `npm start`; a seed that is skipped for that reason says so
-// (seedSkipReason), because a user who changed the seed files would otherwise wonder why nothing
-// changed.
+// ({ "products": [...], ... }), loaded into a store that is still empty, in one atomic batch. "Still
+// empty" means never seeded and never written: loading leaves a marker record in the `$meta` space, so
+// sample data that a user deleted does not come back on the next `npm start`; a load that is skipped
+// for that reason says so (seedSkipReason), because a user who changed the sample files would
+// otherwise wonder why nothing changed.
 //
 // Seed files are read as every write path reads JSON (json-text.ts): a number a double cannot hold
 // exactly refuses the start (two ids 2^53 and 2^53+1 would otherwise collide), naming the file, the
