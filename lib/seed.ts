@@ -102,13 +102,17 @@ export async function readSeed(path: string, clock: Clock): Promise<SeedRead> {
     if (!isCollectionName(collection)) {
       return { ok: false, message: `seed ${file}: '${collection}' is not a valid collection name` };
     }
-    if (!Array.isArray(items)) return { ok: false, message: `seed ${file}: "${collection}" must be an array of objects` };
+    if (!Array.isArray(items)) {
+      return { ok: false, message: `seed ${file}: "${collection}" must be an array of objects` };
+    }
     const seen = new Set<string>();
     for (const [index, item] of items.entries()) {
       if (!isJsonObject(item)) return { ok: false, message: `seed ${file}: ${collection}[${index}] is not an object` };
       const doc = withTextId(item, clock);
       const id = doc['id'] as string;
-      if (!isResourceId(id)) return { ok: false, message: `seed ${file}: ${collection}[${index}] has an invalid id '${id}'` };
+      if (!isResourceId(id)) {
+        return { ok: false, message: `seed ${file}: ${collection}[${index}] has an invalid id '${id}'` };
+      }
       if (seen.has(id)) return { ok: false, message: `seed ${file}: ${collection}[${index}] repeats id '${id}'` };
       seen.add(id);
       mutations.push({ kind: 'put', collection, id, doc });
@@ -150,7 +154,10 @@ async function readSources(path: string): Promise<Sources> {
   return { ok: true, collections, notes };
 }
 
-/** A seed file's JSON, read as every write path reads JSON: numbers exactly or not at all (CONVENTIONS.md#json-bodies). */
+/**
+ * A seed file's JSON, read as every write path reads JSON: numbers exactly or not at all
+ * (CONVENTIONS.md#json-bodies).
+ */
 async function readJson(file: string): Promise<{ ok: true; value: unknown } | { ok: false; message: string }> {
   let text: string;
   try {
