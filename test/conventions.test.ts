@@ -45,7 +45,7 @@ describe('CONVENTIONS.md citations', () => {
         broken.push(`${where(line)}: ${CONVENTIONS}#${anchor} is not a heading of ${CONVENTIONS}`);
       }
     }
-    assert.deepEqual(broken, [], `${broken.length} citation(s) of a missing anchor:\n${broken.join('\n')}`);
+    assert.equal(broken.length, 0, `${broken.length} citation(s) of a missing anchor:\n${broken.join('\n')}`);
   });
 
   it('should give every check of the catalogue a rule that is an anchor of CONVENTIONS.md', async () => {
@@ -69,7 +69,7 @@ describe('CONVENTIONS.md citations', () => {
       const anchor = rule.startsWith(`${CONVENTIONS}#`) ? rule.slice(CONVENTIONS.length + 1) : rule;
       if (!anchors.has(anchor)) broken.push(`check ${name}: rule ${rule} is not a heading of ${CONVENTIONS}`);
     }
-    assert.deepEqual(broken, [], `${broken.length} check(s) citing a missing anchor:\n${broken.join('\n')}`);
+    assert.equal(broken.length, 0, `${broken.length} check(s) citing a missing anchor:\n${broken.join('\n')}`);
   });
 });
 
@@ -81,7 +81,7 @@ describe('self-contained repository', () => {
         if (pattern.test(line.text)) found.push(`${where(line)}: mentions ${what}`);
       }
     }
-    assert.deepEqual(found, [], `${found.length} mention(s) of what is outside the repository:\n${found.join('\n')}`);
+    assert.equal(found.length, 0, `${found.length} mention(s) of what is outside the repository:\n${found.join('\n')}`);
   });
 });
 
@@ -92,7 +92,7 @@ describe('lib/ line length', () => {
       const length = [...line.text].length;
       if (length > MAX_LINE && !isExempt(line.text)) long.push(`${where(line)}: ${length} characters`);
     }
-    assert.deepEqual(long, [], `${long.length} line(s) over ${MAX_LINE} characters:\n${long.join('\n')}`);
+    assert.equal(long.length, 0, `${long.length} line(s) over ${MAX_LINE} characters:\n${long.join('\n')}`);
   });
 });
 
