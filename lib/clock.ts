@@ -1,8 +1,9 @@
 // The one clock and the one random source of a server (README, Architecture: "one clock and one
 // random source, injected"). Everything in lib/ that needs the time, a timer or randomness takes a
 // Clock or a Random; the system implementations below are the only code that reads Date.now,
-// setTimeout or Math.random. Tests inject a manual clock to run a whole retry schedule (CONTRACT §7,
-// §8: a day of backoff) in milliseconds, and a seeded random source to make jitter repeatable.
+// setTimeout or Math.random. Tests inject a manual clock to run a whole retry schedule (a day of
+// backoff, CONVENTIONS.md#retry-schedules) in milliseconds, and a seeded random source to make jitter
+// repeatable.
 import { randomBytes, randomFillSync } from 'node:crypto';
 
 /** A pending timer; `cancel` is safe to call more than once, and after the timer fired. */

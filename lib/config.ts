@@ -1,32 +1,33 @@
-// Configuration: CONTRACT §1 "Config file" (the same object is `start()`'s options). Every key is
+// Configuration: CONVENTIONS.md#configuration-file (the same object is `start()`'s options). Every key is
 // optional; what is given is validated and merged over DEFAULT_CONFIG; an unknown key or a wrong
 // type is refused naming the dotted key path, so `resapi serve` can refuse to start naming it.
-// Bounds chosen here (the contract fixes only the defaults), and why:
+// Bounds chosen here (the conventions fix only the defaults), and why:
 // - tombstoneDays: a finite number 0–36500; 0 means no undo window, fractions allow short windows.
 // - maxBodyBytes: an integer 1–1073741824 (1 GiB); the cap bounds the memory a request may take.
-// - pageSize.max: an integer 1–1000 (CONTRACT §5: 1 ≤ N ≤ 1000); pageSize.default: an integer
+// - pageSize.max: an integer 1–1000 (CONVENTIONS.md#page-size: 1 ≤ N ≤ 1000); pageSize.default: an integer
 //   1–1000 and at most pageSize.max; when only max is given and it is below the default, the default
 //   becomes max (so `{ "pageSize": { "max": 20 } }` works).
-// - collections: names match ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (CONTRACT §2). cacheControl is sent as a
+// - collections: names match ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (CONVENTIONS.md#names). cacheControl is sent as a
 //   header (RFC 9110 §5.5): 1–1024 visible ASCII characters and inner spaces, so no CR, LF or other
 //   control character can split the response. schema field names are ASCII OData identifiers
 //   (^[A-Za-z_][A-Za-z0-9_]{0,127}$, the ASCII subset of the CSDL SimpleIdentifier) that $filter and
 //   $select can address; types are one of the five FieldType names; "id" may be declared only as
-//   "string", because the stored id is always the path id (CONTRACT §3).
+//   "string", because the stored id is always the path id (CONVENTIONS.md#items).
 // - webhooks.path: "/" and one or more non-empty RFC 3986 path segments (pchar), no query, fragment
 //   or trailing "/". webhooks.toleranceS: an integer 1–86400. webhooks.dedupDays: a finite number
-//   above 0 and at most 36500; 0 would turn off the only replay defence that holds (CONTRACT §7).
+//   above 0 and at most 36500; 0 would turn off the only replay defence that holds
+//   (CONVENTIONS.md#deduplication).
 // - workers: integers 1–256. retry.attempts: an integer 1–1000. retry.factor: a finite number 1–100.
 //   retry.baseMs: an integer 0–2147483647 (0 lets tests run a whole schedule at once); retry.capMs:
 //   an integer from baseMs to 2147483647, Node's timer ceiling (a longer delay fires at once).
-//   outbox.timeoutMs: an integer 1–2147483647. webhooks.handlerTimeoutMs (not in CONTRACT §1: a
-//   handler that hangs must be timed out and retried, and the contract names no value): an integer
-//   1–2147483647, default 30000.
+//   outbox.timeoutMs: an integer 1–2147483647. webhooks.handlerTimeoutMs (an addition to
+//   CONVENTIONS.md#configuration-file: a handler that hangs must be timed out and retried, and the
+//   conventions name no value): an integer 1–2147483647, default 30000.
 // - collections.<name>.summary: 1–64 distinct field paths written as in $select (`name`, `price`,
 //   `dims/width`), each segment a field name; with a schema, each path's first segment is declared.
 // - cors.origins: 1–64 entries, each "*" or a serialized origin (RFC 6454 §6.2) as browsers send it in
 //   Origin: lower-case `http` or `https`, "://", host, optional port, nothing after. Absent means the
-//   CONTRACT §1 default, which depends on whether API keys are on (lib/http/cors.ts).
+//   default of CONVENTIONS.md#cors, which depends on whether API keys are on (lib/http/cors.ts).
 // "__proto__" (like any name not listed) is reported as unknown, never merged: results are fresh
 // objects built from the known keys only, frozen like DEFAULT_CONFIG.
 
@@ -53,7 +54,7 @@ const FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'boolean', 'objec
 const MAX_SUMMARY_FIELDS = 64;
 const MAX_CORS_ORIGINS = 64;
 
-/** Delay before attempt n+1: min(capMs, baseMs × factor^n), jittered by the caller (CONTRACT §7, §8). */
+/** Delay before attempt n+1: min(capMs, baseMs × factor^n), jittered by the caller (CONVENTIONS.md#retry-schedules). */
 export interface RetrySchedule {
   readonly baseMs: number; readonly factor: number; readonly capMs: number; readonly attempts: number;
 }
@@ -68,7 +69,8 @@ export interface CorsConfig { readonly origins?: readonly string[] }
 export interface PageSizeConfig { readonly default: number; readonly max: number }
 export interface WebhooksConfig {
   readonly path: string; readonly toleranceS: number; readonly requireTimestamp: boolean;
-  readonly dedupDays: number; readonly workers: number; readonly handlerTimeoutMs: number; readonly retry: RetrySchedule;
+  readonly dedupDays: number; readonly workers: number; readonly handlerTimeoutMs: number;
+  readonly retry: RetrySchedule;
 }
 export interface OutboxConfig { readonly workers: number; readonly timeoutMs: number; readonly retry: RetrySchedule }
 export interface Config {
@@ -83,9 +85,14 @@ export interface Config {
 }
 export type ConfigResult =
   | { readonly ok: true; readonly config: Config }
-  | { readonly ok: false; readonly key: string /* dotted path, e.g. "webhooks.retry.factor" */; readonly message: string };
+  | {
+      readonly ok: false;
+      /** dotted path, e.g. "webhooks.retry.factor" */
+      readonly key: string;
+      readonly message: string;
+    };
 
-/** The defaults of CONTRACT §1, deeply frozen. */
+/** The defaults of CONVENTIONS.md#configuration-file, deeply frozen. */
 export const DEFAULT_CONFIG: Config = deepFreeze({
   allowUnconditionalPut: false,
   tombstoneDays: 30,
@@ -110,7 +117,11 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * A cross-field rule run on the merged object before it is frozen; it may adjust a value the input
  * did not set (`source` tells which keys the input itself set).
  */
-type ObjectRule<T> = (merged: Mutable<T>, source: Readonly<Record<string, unknown>>, key: string) => Problem | undefined;
+type ObjectRule<T> = (
+  merged: Mutable<T>,
+  source: Readonly<Record<string, unknown>>,
+  key: string,
+) => Problem | undefined;
 
 const RETRY = fields<RetrySchedule>(
   {
@@ -122,7 +133,10 @@ const RETRY = fields<RetrySchedule>(
   (retry, source, key) => {
     if (retry.capMs >= retry.baseMs) return undefined;
     return Object.hasOwn(source, 'capMs')
-      ? fail(joinKey(key, 'capMs'), `must not be less than ${joinKey(key, 'baseMs')} (${retry.baseMs}), got ${retry.capMs}`)
+      ? fail(
+          joinKey(key, 'capMs'),
+          `must not be less than ${joinKey(key, 'baseMs')} (${retry.baseMs}), got ${retry.capMs}`,
+        )
       : fail(joinKey(key, 'baseMs'), `must not exceed ${joinKey(key, 'capMs')} (${retry.capMs}), got ${retry.baseMs}`);
   },
 );
@@ -130,14 +144,22 @@ const RETRY = fields<RetrySchedule>(
 const SCHEMA = record(fieldName, fieldType);
 
 const COLLECTION = fields<CollectionConfig>(
-  { cacheControl: optional(cacheControl), schema: optional((value, key) => SCHEMA(value, key, {})), summary: optional(list(MAX_SUMMARY_FIELDS, fieldPath)) },
+  {
+    cacheControl: optional(cacheControl),
+    schema: optional((value, key) => SCHEMA(value, key, {})),
+    summary: optional(list(MAX_SUMMARY_FIELDS, fieldPath)),
+  },
   (collection, _source, key) => {
     if (collection.schema?.id !== undefined && collection.schema.id !== 'string') {
-      return fail(joinKey(joinKey(key, 'schema'), 'id'), 'must be "string" when declared: the stored id is always the path id');
+      const message = 'must be "string" when declared: the stored id is always the path id';
+      return fail(joinKey(joinKey(key, 'schema'), 'id'), message);
     }
     const { schema, summary } = collection;
-    const undeclared = schema === undefined ? undefined : summary?.find((path) => !Object.hasOwn(schema, path.split('/')[0] as string));
-    return undeclared === undefined ? undefined : fail(joinKey(key, 'summary'), `names ${JSON.stringify(undeclared)}, which the collection's schema does not declare`);
+    const undeclared =
+      schema === undefined ? undefined : summary?.find((path) => !Object.hasOwn(schema, path.split('/')[0] as string));
+    if (undeclared === undefined) return undefined;
+    const message = `names ${JSON.stringify(undeclared)}, which the collection's schema does not declare`;
+    return fail(joinKey(key, 'summary'), message);
   },
 );
 
@@ -154,7 +176,8 @@ const CONFIG = fields<Config>({
         pageSize.default = pageSize.max;
         return undefined;
       }
-      return fail(joinKey(key, 'default'), `must not exceed ${joinKey(key, 'max')} (${pageSize.max}), got ${pageSize.default}`);
+      const message = `must not exceed ${joinKey(key, 'max')} (${pageSize.max}), got ${pageSize.default}`;
+      return fail(joinKey(key, 'default'), message);
     },
   ),
   collections: record(collectionName, (value, key) => COLLECTION(value, key, {})),
@@ -243,9 +266,14 @@ function optional<T>(reader: (value: unknown, key: string) => Checked<T>): Reade
 }
 
 // A non-empty JSON array of distinct strings, each checked by `item`.
-function list(max: number, item: (value: string) => string | undefined): (value: unknown, key: string) => Checked<readonly string[]> {
+function list(
+  max: number,
+  item: (value: string) => string | undefined,
+): (value: unknown, key: string) => Checked<readonly string[]> {
   return (value, key) => {
-    if (!Array.isArray(value) || value.length === 0 || value.length > max) return fail(key, `must be an array of 1-${max} strings, got ${describe(value)}`);
+    if (!Array.isArray(value) || value.length === 0 || value.length > max) {
+      return fail(key, `must be an array of 1-${max} strings, got ${describe(value)}`);
+    }
     for (const [index, entry] of value.entries()) {
       const invalid = typeof entry === 'string' ? item(entry) : `must be a string, got ${describe(entry)}`;
       if (invalid !== undefined) return fail(`${key}[${index}]`, invalid);
@@ -256,7 +284,8 @@ function list(max: number, item: (value: string) => string | undefined): (value:
 }
 
 function fieldPath(path: string): string | undefined {
-  return path.split('/').every((segment) => fieldName(segment) === undefined) ? undefined : `must be a field path such as "price" or "dims/width", got ${describe(path)}`;
+  if (path.split('/').every((segment) => fieldName(segment) === undefined)) return undefined;
+  return `must be a field path such as "price" or "dims/width", got ${describe(path)}`;
 }
 
 function corsOrigin(origin: string): string | undefined {
@@ -272,7 +301,9 @@ function boolean(value: unknown, key: string, fallback: boolean): Checked<boolea
 function integer(min: number, max: number): Reader<number> {
   return (value, key, fallback) => {
     if (value === undefined) return { ok: true, value: fallback };
-    if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return { ok: true, value };
+    if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) {
+      return { ok: true, value };
+    }
     return fail(key, `must be an integer from ${min} to ${max}, got ${describe(value)}`);
   };
 }
@@ -280,7 +311,8 @@ function integer(min: number, max: number): Reader<number> {
 function decimal(min: number, max: number, minExclusive = false): Reader<number> {
   return (value, key, fallback) => {
     if (value === undefined) return { ok: true, value: fallback };
-    if (typeof value === 'number' && (minExclusive ? value > min : value >= min) && value <= max) return { ok: true, value };
+    const aboveMin = typeof value === 'number' && (minExclusive ? value > min : value >= min);
+    if (aboveMin && value <= max) return { ok: true, value };
     const range = minExclusive ? `above ${min} and at most ${max}` : `from ${min} to ${max}`;
     return fail(key, `must be a finite number ${range}, got ${describe(value)}`);
   };

@@ -1,5 +1,5 @@
-// Server-chosen ids for POST (CONTRACT §6: "time-ordered, unguessable"): 48 bits of milliseconds then
-// 80 random bits, written in Crockford base32 (lowercase, so ids sort by creation time in code-unit
+// Server-chosen ids for POST, time-ordered and unguessable (CONVENTIONS.md#post-creates): 48 bits of
+// milliseconds then 80 random bits, written in Crockford base32 (lowercase, so ids sort by creation time in code-unit
 // order and stay within the id alphabet of names.ts). 80 random bits make guessing a neighbour's id
 // hopeless even when the time is known.
 import { systemRandom } from './clock.js';
@@ -12,7 +12,9 @@ const RANDOM_BYTES = 10;
 const MAX_TIME = 2 ** 48 - 1;
 
 export function newId(now: number, random: (size: number) => Buffer = systemRandom.bytes): string {
-  if (!Number.isFinite(now) || now < 0 || now > MAX_TIME) throw new TypeError(`newId: now must be a time in ms from 0 to 2^48-1, got ${now}`);
+  if (!Number.isFinite(now) || now < 0 || now > MAX_TIME) {
+    throw new TypeError(`newId: now must be a time in ms from 0 to 2^48-1, got ${now}`);
+  }
   let time = '';
   let value = Math.floor(now);
   for (let i = 0; i < TIME_CHARS; i++) {

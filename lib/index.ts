@@ -1,5 +1,5 @@
-// Public entry point: `import { start } from 'resapi'` (CONTRACT §1 "Library"), and the checker of
-// CONTRACT §9 for a project's own tests: `import { runChecks } from 'resapi'`.
+// Public entry point: `import { start } from 'resapi'` (CONVENTIONS.md#embedding), and the conformance
+// checker (CONVENTIONS.md#conformance-checker) for a project's own tests: `import { runChecks } from 'resapi'`.
 export { start } from './server.js';
 export type { ResapiServer, RuntimeOptions, StartOptions } from './server.js';
 export type { Config, CollectionConfig, RetrySchedule } from './config.js';

@@ -1,14 +1,15 @@
-// The reader every write path uses for JSON text (CONTRACT §3, RFC 8259).
+// The reader every write path uses for JSON text (CONVENTIONS.md#json-bodies, RFC 8259).
 //
 // JSON.parse makes the value: it is native and fast. It is not enough on its own, for two reasons:
-// - its error message is V8's, and may quote the input; CONTRACT §3 wants "resapi's own text with the
-//   offset, never the parser's message or a slice of the body". When JSON.parse throws, a charCodeAt
-//   scanner over the RFC 8259 grammar finds the offset and says what is wrong in fixed words;
+// - its error message is V8's, and may quote the input, while a 400 must say what is wrong in resapi's
+//   own words with the offset, never the parser's message or a slice of the body
+//   (CONVENTIONS.md#json-bodies). When JSON.parse throws, a charCodeAt scanner over the RFC 8259
+//   grammar finds the offset and says what is wrong in fixed words;
 // - it rounds numbers silently: `9007199254740993` becomes …992, `1e-400` becomes 0, `1e400` becomes
-//   Infinity. CONTRACT §3: "A number that JSON cannot carry exactly through a parse and a serialize →
-//   400, on every write path". So after JSON.parse succeeds, the number literals of the text are
-//   looked at, and the first one that the stored value would not write back is reported with its
-//   offset and JSON Pointer (RFC 6901).
+//   Infinity. A number that JSON cannot carry exactly through a parse and a serialize is a 400 on every
+//   write path (CONVENTIONS.md#json-bodies). So after JSON.parse succeeds, the number literals of the
+//   text are looked at, and the first one that the stored value would not write back is reported with
+//   its offset and JSON Pointer (RFC 6901).
 //
 // Exact means: the decimal value the literal writes equals the decimal value of the double it parses
 // to, written in JavaScript's shortest round-trip form (`String(number)`). So `1.0`, `1e2`, `-0` and
@@ -32,7 +33,9 @@ export interface JsonTextError {
   readonly reason: string;
 }
 
-export type JsonParse = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly error: JsonTextError };
+export type JsonParse =
+  | { readonly ok: true; readonly value: JsonValue }
+  | { readonly ok: false; readonly error: JsonTextError };
 
 export const NUMBER_OUT_OF_RANGE = 'number out of range';
 export const NUMBER_INEXACT = 'number cannot be stored exactly';
@@ -92,7 +95,13 @@ const OBJECT_START = 2; // after `{`: a key or `}`
 const KEY = 3; // after `,` in an object
 const AFTER_KEY = 4; // `:`
 const AFTER_VALUE = 5; // `,` or the container's close; at the top level, only whitespace
-type WalkState = typeof VALUE | typeof ARRAY_START | typeof OBJECT_START | typeof KEY | typeof AFTER_KEY | typeof AFTER_VALUE;
+type WalkState =
+  | typeof VALUE
+  | typeof ARRAY_START
+  | typeof OBJECT_START
+  | typeof KEY
+  | typeof AFTER_KEY
+  | typeof AFTER_VALUE;
 
 /** JSON text → the value, or the first thing wrong with it (syntax, or a number JSON cannot carry exactly). */
 export function parseJson(text: string): JsonParse {
@@ -112,7 +121,10 @@ export function parseJson(text: string): JsonParse {
   return { ok: false, error: { ...textError('number', number.offset, number.reason), pointer } };
 }
 
-/** True when `text` is one RFC 8259 number literal whose value a double holds exactly (see the header). For CSV cells. */
+/**
+ * True when `text` is one RFC 8259 number literal whose value a double holds exactly (see the header).
+ * For CSV cells.
+ */
 export function isExactNumber(text: string): boolean {
   const step = scanNumber(text, 0);
   return step.ok && step.end === text.length && numberProblem(text) === undefined;
@@ -216,7 +228,9 @@ function decimalOf(literal: string): { digits: string; exponent: number } {
   return { digits: all.slice(first, last), exponent: written - fraction.length + (all.length - last) };
 }
 
-type Step = { readonly ok: true; readonly end: number } | { readonly ok: false; readonly offset: number; readonly reason: string };
+type Step =
+  | { readonly ok: true; readonly end: number }
+  | { readonly ok: false; readonly offset: number; readonly reason: string };
 
 /**
  * End offset of the number starting at `start` (RFC 8259 §6), or what is wrong with it:
@@ -255,13 +269,19 @@ function scanString(text: string, open: number): Step {
     const escaped = text.charCodeAt(i + 1);
     if (escaped === LOWER_U) {
       for (let k = i + 2; k < i + 6; k++) {
-        if (!isHexDigit(text.charCodeAt(k))) return k < text.length ? { ok: false, offset: i, reason: 'invalid escape' } : { ok: false, offset: open, reason: 'unterminated string' };
+        if (!isHexDigit(text.charCodeAt(k))) {
+          return k < text.length
+            ? { ok: false, offset: i, reason: 'invalid escape' }
+            : { ok: false, offset: open, reason: 'unterminated string' };
+        }
       }
       i += 5;
     } else if (isSimpleEscape(escaped)) {
       i++;
     } else {
-      return i + 1 < text.length ? { ok: false, offset: i, reason: 'invalid escape' } : { ok: false, offset: open, reason: 'unterminated string' };
+      return i + 1 < text.length
+        ? { ok: false, offset: i, reason: 'invalid escape' }
+        : { ok: false, offset: open, reason: 'unterminated string' };
     }
   }
   return { ok: false, offset: open, reason: 'unterminated string' };
@@ -292,7 +312,11 @@ function walk(text: string, target: number): Walked {
   let i = 0;
   for (;;) {
     i = afterWhitespace(text, i);
-    if (i >= text.length) return state === AFTER_VALUE && stack.length === 0 ? { kind: 'end' } : { kind: 'error', offset: i, reason: 'unexpected end of input' };
+    if (i >= text.length) {
+      return state === AFTER_VALUE && stack.length === 0
+        ? { kind: 'end' }
+        : { kind: 'error', offset: i, reason: 'unexpected end of input' };
+    }
     const c = text.charCodeAt(i);
     const top = stack.at(-1);
     if (state === AFTER_VALUE) {
@@ -338,7 +362,8 @@ function walk(text: string, target: number): Walked {
         i++;
         continue;
       }
-      const step = c === QUOTE ? scanString(text, i) : c === MINUS || isDigit(c) ? scanNumber(text, i) : scanWord(text, i);
+      const step =
+        c === QUOTE ? scanString(text, i) : c === MINUS || isDigit(c) ? scanNumber(text, i) : scanWord(text, i);
       if (!step.ok) return { kind: 'error', offset: step.offset, reason: step.reason };
       state = AFTER_VALUE;
       i = step.end;
@@ -399,5 +424,8 @@ function isHexDigit(c: number): boolean {
 
 /** RFC 8259 §7: \" \\ \/ \b \f \n \r \t (\u is handled apart). */
 function isSimpleEscape(c: number): boolean {
-  return c === QUOTE || c === BACKSLASH || c === SLASH || c === LOWER_B || c === LOWER_F || c === LOWER_N || c === LOWER_R || c === LOWER_T;
+  return (
+    c === QUOTE || c === BACKSLASH || c === SLASH ||
+    c === LOWER_B || c === LOWER_F || c === LOWER_N || c === LOWER_R || c === LOWER_T
+  );
 }

@@ -1,6 +1,6 @@
 // Logging: one JSON object per line on stderr, so a person can read it and a tool can parse it.
-// Internal error details go here, tagged with the request id, and never to a caller (seed, Errors
-// rule 2). Secrets are never passed to the logger.
+// Internal error details go here, tagged with the request id, and never to a caller
+// (CONVENTIONS.md#problem-details). Secrets are never passed to the logger.
 import { systemClock } from './clock.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';

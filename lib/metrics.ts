@@ -1,5 +1,5 @@
 // Counters, gauges and histograms, written in the Prometheus text exposition format 0.0.4 (what
-// `GET /$metrics` answers, CONTRACT §2; README, Performance). Every metric family has one HELP and
+// `GET /$metrics` answers, CONVENTIONS.md#metrics; README, Performance). Every metric family has one HELP and
 // one TYPE line before its samples, label values are escaped (\\, \", \n), a histogram has
 // cumulative `_bucket` samples ending in `le="+Inf"`, then `_sum` and `_count`. Label sets come
 // from bounded vocabularies only (route names, methods, statuses), never from what a request names,
@@ -50,7 +50,10 @@ export class Histogram implements Family {
   observe(labels: Labels, value: number): void {
     const key = labelKey(labels);
     let series = this.series.get(key);
-    if (series === undefined) this.series.set(key, (series = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
+    if (series === undefined) {
+      series = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(key, series);
+    }
     // Each count is of its own bucket; render() makes them cumulative.
     const index = this.buckets.findIndex((bound) => value <= bound);
     if (index !== -1) series.counts[index] = (series.counts[index] as number) + 1;
@@ -93,7 +96,8 @@ export class Gauge implements Family {
 export function exposition(families: readonly Family[]): string {
   const lines: string[] = [];
   for (const family of families) {
-    lines.push(`# HELP ${family.name} ${family.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${family.name} ${family.type}`, ...family.samples());
+    const help = family.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+    lines.push(`# HELP ${family.name} ${help}`, `# TYPE ${family.name} ${family.type}`, ...family.samples());
   }
   return `${lines.join('\n')}\n`;
 }
@@ -105,7 +109,10 @@ function labelKey(labels: Labels): string {
 }
 
 function labelText(labels: Labels): string {
-  const pairs = Object.entries(labels).map(([name, value]) => `${name}="${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`);
+  const pairs = Object.entries(labels).map(([name, value]) => {
+    const escaped = value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+    return `${name}="${escaped}"`;
+  });
   return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
 }
 

@@ -1,4 +1,4 @@
-// Names in paths (CONTRACT §2): collection names ^[A-Za-z][A-Za-z0-9_-]{0,63}$; resource ids 1-128
+// Names in paths (CONVENTIONS.md#names): collection names ^[A-Za-z][A-Za-z0-9_-]{0,63}$; resource ids 1-128
 // characters of [A-Za-z0-9._~-] (RFC 3986 §2.3 unreserved characters, so an id never needs
 // percent-encoding), and never "." or "..", which RFC 3986 §5.2.4 dot-segment removal would eat.
 // A segment that starts with "$" is a system segment and is never a collection or id.

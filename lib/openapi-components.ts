@@ -22,14 +22,14 @@ export function ref(section: 'schemas' | 'parameters' | 'headers' | 'responses',
   return { $ref: `#/components/${section}/${name}` };
 }
 
-/** Seed, Errors; RFC 9457: every 4xx and 5xx is a problem, answered by the component of its status. */
+/** Every 4xx and 5xx is a problem (RFC 9457, CONVENTIONS.md#problem-details), answered by its status's component. */
 export function problemResponseKey(status: number): string {
   return `Problem${status}`;
 }
 
 const DATE_TIME: JsonObject = { type: 'string', format: 'date-time' };
 const STRING: JsonObject = { type: 'string' };
-/** CONTRACT §2: 1-128 characters of [A-Za-z0-9._~-], not "." or "..". */
+/** CONVENTIONS.md#names: 1-128 characters of [A-Za-z0-9._~-], not "." or "..". */
 const RESOURCE_ID_SCHEMA: JsonObject = { type: 'string', pattern: RESOURCE_ID.source, not: { enum: ['.', '..'] } };
 
 export function schemas(config: Config): JsonObject {
@@ -37,7 +37,8 @@ export function schemas(config: Config): JsonObject {
   const fixed: Record<SchemaName | 'Problem' | 'ProblemItem' | 'Envelope' | 'Summary', JsonObject> = {
     Problem: {
       type: 'object',
-      description: 'RFC 9457 problem details; `errors` (CONTRACT §3) points at what was wrong. `x-problem-types` lists every type with its title and status.',
+      description: 'RFC 9457 problem details; `errors` (CONVENTIONS.md#problem-details) points at what was wrong. ' +
+        '`x-problem-types` lists every type with its title and status.',
       required: ['type', 'title', 'status', 'detail'],
       properties: {
         type: { type: 'string', format: 'uri', enum: types.map((type) => PROBLEM_TYPE_PREFIX + type) },
@@ -46,21 +47,35 @@ export function schemas(config: Config): JsonObject {
         detail: STRING,
         errors: { type: 'array', items: ref('schemas', 'ProblemItem') },
       },
-      'x-problem-types': types.map((type) => ({ type: PROBLEM_TYPE_PREFIX + type, title: PROBLEM_TYPES[type].title, status: PROBLEM_TYPES[type].status })),
+      'x-problem-types': types.map((type) => ({
+        type: PROBLEM_TYPE_PREFIX + type,
+        title: PROBLEM_TYPES[type].title,
+        status: PROBLEM_TYPES[type].status,
+      })),
     },
     ProblemItem: {
       type: 'object',
       required: ['detail'],
-      properties: { pointer: { type: 'string', description: 'RFC 6901 JSON Pointer into the body' }, parameter: STRING, header: STRING, row: { type: 'integer', minimum: 1 }, detail: STRING },
+      properties: {
+        pointer: { type: 'string', description: 'RFC 6901 JSON Pointer into the body' },
+        parameter: STRING,
+        header: STRING,
+        row: { type: 'integer', minimum: 1 },
+        detail: STRING,
+      },
     },
-    // Seed, "Collection envelope"; CONTRACT §5: @count only with $count=true; @nextLink only when a next page exists.
+    // CONVENTIONS.md#collection-envelope: @count only with $count=true; @nextLink only when a next page exists.
     Envelope: {
       type: 'object',
       required: ['value'],
       properties: {
         '@count': { type: 'integer', minimum: 0, description: 'Every match, not the page (with $count=true).' },
         value: { type: 'array' },
-        '@nextLink': { type: 'string', format: 'uri-reference', description: 'Opaque link to the next page; absent on the last page. Also sent as Link: <...>; rel="next".' },
+        '@nextLink': {
+          type: 'string',
+          format: 'uri-reference',
+          description: 'Opaque link to the next page; absent on the last page. Also sent as Link: <...>; rel="next".',
+        },
       },
     },
     Summary: {
@@ -69,18 +84,43 @@ export function schemas(config: Config): JsonObject {
       required: ['@id'],
       properties: { '@id': { type: 'string', format: 'uri-reference' } },
     },
-    Item: { type: 'object', description: 'An item of a collection without a declared schema (schemaless JSON object).', required: ['id'], properties: { id: RESOURCE_ID_SCHEMA } },
+    Item: {
+      type: 'object',
+      description: 'An item of a collection without a declared schema (schemaless JSON object).',
+      required: ['id'],
+      properties: { id: RESOURCE_ID_SCHEMA },
+    },
     QueryDefinition: {
       type: 'object',
       additionalProperties: false,
-      properties: { filter: { type: 'string', description: 'An OData 4.01 $filter expression' }, orderby: { type: 'string', examples: ['price desc,name'] }, select: { type: 'array', minItems: 1, items: STRING } },
+      properties: {
+        filter: { type: 'string', description: 'An OData 4.01 $filter expression' },
+        orderby: { type: 'string', examples: ['price desc,name'] },
+        select: { type: 'array', minItems: 1, items: STRING },
+      },
     },
     ServiceDocument: {
       type: 'object',
       required: ['value'],
-      properties: { value: { type: 'array', items: { type: 'object', required: ['name', 'url'], properties: { name: { type: 'string', pattern: COLLECTION_NAME.source }, url: { type: 'string', format: 'uri-reference' } } } } },
+      properties: {
+        value: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['name', 'url'],
+            properties: {
+              name: { type: 'string', pattern: COLLECTION_NAME.source },
+              url: { type: 'string', format: 'uri-reference' },
+            },
+          },
+        },
+      },
     },
-    Health: { type: 'object', required: ['status', 'durable'], properties: { status: { const: 'ok' }, durable: { type: 'boolean' } } },
+    Health: {
+      type: 'object',
+      required: ['status', 'durable'],
+      properties: { status: { const: 'ok' }, durable: { type: 'boolean' } },
+    },
     InboxEvent: {
       type: 'object',
       required: ['id', 'event', 'status', 'attempts', 'receivedAt'],
@@ -115,9 +155,14 @@ export function schemas(config: Config): JsonObject {
     Subscription: {
       type: 'object',
       required: ['id', 'url', 'events', 'status'],
-      properties: { id: RESOURCE_ID_SCHEMA, url: { type: 'string', format: 'uri' }, events: { type: 'array', minItems: 1, items: STRING }, status: { enum: ['active', 'disabled'] } },
+      properties: {
+        id: RESOURCE_ID_SCHEMA,
+        url: { type: 'string', format: 'uri' },
+        events: { type: 'array', minItems: 1, items: STRING },
+        status: { enum: ['active', 'disabled'] },
+      },
     },
-    // CONTRACT §8: the secret is write-only, required to create, kept when a replace leaves it out.
+    // CONVENTIONS.md#subscriptions: the secret is write-only, required to create, kept when a replace leaves it out.
     SubscriptionInput: {
       type: 'object',
       additionalProperties: false,
@@ -125,7 +170,11 @@ export function schemas(config: Config): JsonObject {
       properties: {
         id: RESOURCE_ID_SCHEMA,
         url: { type: 'string', format: 'uri' },
-        events: { type: 'array', minItems: 1, items: { type: 'string', examples: ['*', 'products.*', 'products.created'] } },
+        events: {
+          type: 'array',
+          minItems: 1,
+          items: { type: 'string', examples: ['*', 'products.*', 'products.created'] },
+        },
         secret: { type: 'string', minLength: 1, writeOnly: true },
         status: { enum: ['active', 'disabled'] },
       },
@@ -136,13 +185,31 @@ export function schemas(config: Config): JsonObject {
       properties: {
         applied: { type: 'integer', minimum: 0 },
         skipped: { type: 'integer', minimum: 0 },
-        conflicts: { type: 'array', items: { type: 'object', required: ['row', 'id'], properties: { row: { type: 'integer' }, id: STRING, actual: { type: 'object' } } } },
-        notFound: { type: 'array', items: { type: 'object', required: ['row', 'id'], properties: { row: { type: 'integer' }, id: STRING } } },
+        conflicts: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['row', 'id'],
+            properties: { row: { type: 'integer' }, id: STRING, actual: { type: 'object' } },
+          },
+        },
+        notFound: {
+          type: 'array',
+          items: { type: 'object', required: ['row', 'id'], properties: { row: { type: 'integer' }, id: STRING } },
+        },
       },
     },
-    // Seed, "Webhook event received by the service": the provider may send other fields.
-    WebhookEvent: { type: 'object', required: ['id', 'event'], properties: { id: { type: 'string', minLength: 1, maxLength: 255 }, event: { type: 'string', minLength: 1 } } },
-    WebhookReceipt: { type: 'object', required: ['status'], properties: { status: { enum: ['accepted', 'duplicate'] } } },
+    // CONVENTIONS.md#webhook-event-body: the provider may send other fields.
+    WebhookEvent: {
+      type: 'object',
+      required: ['id', 'event'],
+      properties: { id: { type: 'string', minLength: 1, maxLength: 255 }, event: { type: 'string', minLength: 1 } },
+    },
+    WebhookReceipt: {
+      type: 'object',
+      required: ['status'],
+      properties: { status: { enum: ['accepted', 'duplicate'] } },
+    },
     Text: STRING,
     OpenApiDocument: { type: 'object', required: ['openapi', 'info'], properties: { openapi: { type: 'string' } } },
   };
@@ -157,29 +224,67 @@ export function schemas(config: Config): JsonObject {
 function typedItem(name: string, schema: Readonly<Record<string, FieldType>>): JsonObject {
   const properties: Record<string, JsonValue> = { id: RESOURCE_ID_SCHEMA };
   for (const [field, type] of Object.entries(schema)) if (field !== 'id') properties[field] = { type: [type, 'null'] };
-  return { type: 'object', description: `An item of ${name} (its declared schema).`, required: ['id'], additionalProperties: false, properties };
+  return {
+    type: 'object',
+    description: `An item of ${name} (its declared schema).`,
+    required: ['id'],
+    additionalProperties: false,
+    properties,
+  };
 }
 
-/** Path parameters (CONTRACT §2) and the request inputs routes declare. */
+/** Path parameters (CONVENTIONS.md#names) and the request inputs routes declare. */
 export function parameters(): JsonObject {
-  const path = (name: string, schema: JsonObject, description: string): JsonObject => ({ name, in: 'path', required: true, description, schema });
-  const header = (name: string, description: string, schema: JsonObject = STRING): JsonObject => ({ name, in: 'header', required: false, description, schema });
-  const query = (name: string, description: string, schema: JsonObject = STRING): JsonObject => ({ name, in: 'query', required: false, description, schema });
+  const path = (name: string, schema: JsonObject, description: string): JsonObject =>
+    ({ name, in: 'path', required: true, description, schema });
+  const header = (name: string, description: string, schema: JsonObject = STRING): JsonObject =>
+    ({ name, in: 'header', required: false, description, schema });
+  const query = (name: string, description: string, schema: JsonObject = STRING): JsonObject =>
+    ({ name, in: 'query', required: false, description, schema });
   const all: Record<string, JsonObject> = {
     collection: path('collection', { type: 'string', pattern: COLLECTION_NAME.source }, 'A collection name.'),
     id: path('id', RESOURCE_ID_SCHEMA, 'A resource id.'),
     name: path('name', RESOURCE_ID_SCHEMA, 'A query resource name.'),
     deliveryId: path('deliveryId', RESOURCE_ID_SCHEMA, 'A delivery id.'),
-    eventId: path('eventId', { type: 'string', minLength: 1, maxLength: 255 }, 'A received event id, percent-encoded (any 1-255 characters).'),
-    'If-Match': header('If-Match', 'RFC 9110 §13.1.1 (strong comparison). On PUT, replaces only the representation with this ETag.'),
-    'If-None-Match': header('If-None-Match', 'RFC 9110 §13.1.2 (weak comparison). On GET, a match gives 304; on PUT, * creates only when absent.'),
+    eventId: path(
+      'eventId',
+      { type: 'string', minLength: 1, maxLength: 255 },
+      'A received event id, percent-encoded (any 1-255 characters).',
+    ),
+    'If-Match': header(
+      'If-Match',
+      'RFC 9110 §13.1.1 (strong comparison). On PUT, replaces only the representation with this ETag.',
+    ),
+    'If-None-Match': header(
+      'If-None-Match',
+      'RFC 9110 §13.1.2 (weak comparison). On GET, a match gives 304; on PUT, * creates only when absent.',
+    ),
     'If-Modified-Since': header('If-Modified-Since', 'RFC 9110 §13.1.3; honoured only without If-None-Match.'),
     'If-Unmodified-Since': header('If-Unmodified-Since', 'RFC 9110 §13.1.4.'),
-    'Idempotency-Key': header('Idempotency-Key', 'CONTRACT §6: 1-255 visible ASCII characters; a repeat with the same request within 24 hours replays the first answer.', { type: 'string', minLength: 1, maxLength: 257 }),
-    Prefer: header('Prefer', 'RFC 7240: maxpagesize=N (or odata.maxpagesize=N) asks for N items a page, clamped to the configured maximum.'),
-    'X-Signature': { ...header('X-Signature', 'Lowercase hex HMAC-SHA256 of the exact body bytes under the shared secret (a sha256= prefix is accepted).', { type: 'string', pattern: '^(sha256=)?[0-9a-f]{64}$' }), required: true },
-    'X-Timestamp': header('X-Timestamp', 'Unix time in seconds of the delivery; refused when outside the tolerance.', { type: 'string', pattern: '^[0-9]+$' }),
-    filter: query('$filter', 'An OData 4.01 filter expression (CONTRACT §5).'),
+    'Idempotency-Key': header(
+      'Idempotency-Key',
+      '1-255 visible ASCII characters; a repeat with the same request within 24 hours replays the first answer ' +
+        '(CONVENTIONS.md#idempotency-keys).',
+      { type: 'string', minLength: 1, maxLength: 257 },
+    ),
+    Prefer: header(
+      'Prefer',
+      'RFC 7240: maxpagesize=N (or odata.maxpagesize=N) asks for N items a page, clamped to the configured maximum.',
+    ),
+    'X-Signature': {
+      ...header(
+        'X-Signature',
+        'Lowercase hex HMAC-SHA256 of the exact body bytes under the shared secret (a sha256= prefix is accepted).',
+        { type: 'string', pattern: '^(sha256=)?[0-9a-f]{64}$' },
+      ),
+      required: true,
+    },
+    'X-Timestamp': header(
+      'X-Timestamp',
+      'Unix time in seconds of the delivery; refused when outside the tolerance.',
+      { type: 'string', pattern: '^[0-9]+$' },
+    ),
+    filter: query('$filter', 'An OData 4.01 filter expression (CONVENTIONS.md#filter-expressions).'),
     select: query('$select', 'Comma-separated property paths: summaries with those fields and @id.'),
     orderby: query('$orderby', 'Comma-separated property paths, each optionally asc or desc; the id breaks ties.'),
     top: query('$top', 'The most items to return across all pages.', { type: 'integer', minimum: 0 }),
@@ -189,7 +294,8 @@ export function parameters(): JsonObject {
       name: 'field=value',
       in: 'query',
       required: false,
-      description: 'Simple query string (CONTRACT §5): field=value pairs, ANDed; strings match by case-insensitive contains, arrays by membership.',
+      description: 'Simple query string (CONVENTIONS.md#simple-query-strings): field=value pairs, ANDed; ' +
+        'strings match by case-insensitive contains, arrays by membership.',
       style: 'form',
       explode: true,
       schema: { type: 'object', additionalProperties: STRING },
@@ -198,7 +304,8 @@ export function parameters(): JsonObject {
   return all;
 }
 
-const HEADER_TEXT: Readonly<Record<ResponseField | 'Retry-After' | 'Allow' | 'WWW-Authenticate' | 'X-Request-Id', string>> = {
+type DescribedHeader = ResponseField | 'Retry-After' | 'Allow' | 'WWW-Authenticate' | 'X-Request-Id';
+const HEADER_TEXT: Readonly<Record<DescribedHeader, string>> = {
   ETag: 'Strong entity tag of the exact bytes sent (RFC 9110 §8.8.3).',
   'Last-Modified': 'RFC 9110 §8.8.2.',
   'Cache-Control': 'RFC 9111 §5.2.',
@@ -210,7 +317,8 @@ const HEADER_TEXT: Readonly<Record<ResponseField | 'Retry-After' | 'Allow' | 'WW
   'Idempotent-Replayed': 'true on a replayed response to a repeated Idempotency-Key.',
   'Retry-After': 'Seconds to wait before retrying (RFC 9110 §10.2.3).',
   Allow: 'The methods the target takes (RFC 9110 §10.2.1).',
-  'WWW-Authenticate': 'Bearer for API keys; HMAC-SHA256 realm="webhooks" at the webhook receiver (RFC 9110 §11.6.1).',
+  'WWW-Authenticate':
+    'Bearer for API keys; HMAC-SHA256 realm="webhooks" at the webhook receiver (RFC 9110 §11.6.1).',
   'X-Request-Id': 'Names the request in the server log.',
 };
 
@@ -220,8 +328,13 @@ export function headers(): JsonObject {
   return all;
 }
 
-/** Fields a problem of the status carries besides X-Request-Id, Cache-Control and Vary (Authorization, with API keys). */
-const PROBLEM_FIELDS: Readonly<Record<number, readonly string[]>> = { 401: ['WWW-Authenticate'], 405: ['Allow'], 409: ['Retry-After'], 503: ['Retry-After'] };
+/**
+ * Fields a problem of the status carries besides X-Request-Id, Cache-Control and Vary (Authorization,
+ * with API keys).
+ */
+const PROBLEM_FIELDS: Readonly<Record<number, readonly string[]>> = {
+  401: ['WWW-Authenticate'], 405: ['Allow'], 409: ['Retry-After'], 503: ['Retry-After'],
+};
 
 /** One response per problem status; its description names each problem type that has the status. */
 export function problemResponses(): JsonObject {
@@ -232,14 +345,21 @@ export function problemResponses(): JsonObject {
   }
   const all: Record<string, JsonValue> = {};
   for (const [status, types] of byStatus) {
-    const fields: Record<string, JsonValue> = { 'X-Request-Id': ref('headers', 'X-Request-Id'), 'Cache-Control': ref('headers', 'Cache-Control'), Vary: ref('headers', 'Vary') };
+    const fields: Record<string, JsonValue> = {
+      'X-Request-Id': ref('headers', 'X-Request-Id'),
+      'Cache-Control': ref('headers', 'Cache-Control'),
+      Vary: ref('headers', 'Vary'),
+    };
     for (const name of PROBLEM_FIELDS[status] ?? []) fields[name] = ref('headers', name);
     all[problemResponseKey(status)] = {
       description: types.map((type) => `${PROBLEM_TYPES[type].title} (${PROBLEM_TYPE_PREFIX}${type})`).join('; '),
       headers: fields,
       content: {
         'application/problem+json': {
-          schema: { allOf: [ref('schemas', 'Problem')], properties: { type: { enum: types.map((type) => PROBLEM_TYPE_PREFIX + type) }, status: { const: status } } },
+          schema: {
+            allOf: [ref('schemas', 'Problem')],
+            properties: { type: { enum: types.map((type) => PROBLEM_TYPE_PREFIX + type) }, status: { const: status } },
+          },
         },
       },
     };

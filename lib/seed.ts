@@ -1,10 +1,10 @@
-// `--seed PATH` (CONTRACT §1): a folder of JSON files, one array per collection named after the file
-// (products.json → /products), or a json-server style db.json ({ "products": [...], ... }), loaded
-// into a store that is still empty, in one atomic batch. "Still empty" means never seeded and never
-// written: the seed leaves a marker record in the `$meta` space, so sample data that a user deleted
-// does not come back on the next `npm start`; a seed that is skipped for that reason says so
-// (seedSkipReason), because a user who changed the seed files would otherwise wonder why nothing
-// changed.
+// `--seed PATH` (CONVENTIONS.md#command-line): a folder of JSON files, one array per collection named
+// after the file (products.json → /products), or a json-server style db.json
+// ({ "products": [...], ... }), loaded into a store that is still empty, in one atomic batch. "Still
+// empty" means never seeded and never written: loading leaves a marker record in the `$meta` space, so
+// sample data that a user deleted does not come back on the next `npm start`; a load that is skipped
+// for that reason says so (seedSkipReason), because a user who changed the sample files would
+// otherwise wonder why nothing changed.
 //
 // Seed files are read as every write path reads JSON (json-text.ts): a number a double cannot hold
 // exactly refuses the start (two ids 2^53 and 2^53+1 would otherwise collide), naming the file, the
@@ -32,7 +32,7 @@ export const META_SPACE = '$meta';
 const BOM = 0xfeff;
 const SEED_MARKER = 'seed';
 
-/** A seed read and checked for shape: the documents to store, each with a label naming its file and item. */
+/** Sample data read and checked for shape: the documents to store, each with a label naming its file and item. */
 export interface SeedData {
   readonly path: string;
   readonly mutations: readonly Mutation[];
@@ -41,7 +41,9 @@ export interface SeedData {
   readonly notes: readonly string[];
 }
 
-export type SeedRead = { readonly ok: true; readonly data: SeedData } | { readonly ok: false; readonly message: string };
+export type SeedRead =
+  | { readonly ok: true; readonly data: SeedData }
+  | { readonly ok: false; readonly message: string };
 
 export type SeedResult =
   | { readonly ok: true; readonly loaded: number; readonly notes?: readonly string[] }
@@ -49,22 +51,34 @@ export type SeedResult =
 
 /** Why `store` would not be seeded, or undefined when it would be. */
 export function seedSkipReason(store: Store): string | undefined {
-  if (store.get(META_SPACE, SEED_MARKER) !== undefined) return 'the store was seeded before (deleted sample data does not come back)';
+  if (store.get(META_SPACE, SEED_MARKER) !== undefined) {
+    return 'the store was seeded before (deleted sample data does not come back)';
+  }
   if (store.collections().some(isCollectionName)) return 'the store already holds data';
   return undefined;
 }
 
 /** Loads the seed at `source` (a path, or data read before) into `store` when it is still empty. */
-export async function loadSeed(writer: Writer, store: Store, source: string | SeedData, clock: Clock): Promise<SeedResult> {
+export async function loadSeed(
+  writer: Writer,
+  store: Store,
+  source: string | SeedData,
+  clock: Clock,
+): Promise<SeedResult> {
   if (seedSkipReason(store) !== undefined) return { ok: true, loaded: 0 };
   const read = typeof source === 'string' ? await readSeed(source, clock) : { ok: true as const, data: source };
   if (!read.ok) return read;
   const { path, mutations, labels, notes } = read.data;
-  const loaded = (result: number): SeedResult => (notes.length === 0 ? { ok: true, loaded: result } : { ok: true, loaded: result, notes });
+  const loaded = (result: number): SeedResult =>
+    notes.length === 0 ? { ok: true, loaded: result } : { ok: true, loaded: result, notes };
   if (mutations.length === 0) return loaded(0);
-  const marker: Mutation = { kind: 'put', collection: META_SPACE, id: SEED_MARKER, doc: { path, loaded: mutations.length } };
+  const marker: Mutation = {
+    kind: 'put', collection: META_SPACE, id: SEED_MARKER, doc: { path, loaded: mutations.length },
+  };
   const result = await writer.write([...mutations, marker]);
-  if (!result.ok && result.reason === 'invalid') return { ok: false, message: `${labels[result.index] ?? `seed ${path}`}: ${problemText(result.problem)}` };
+  if (!result.ok && result.reason === 'invalid') {
+    return { ok: false, message: `${labels[result.index] ?? `seed ${path}`}: ${problemText(result.problem)}` };
+  }
   if (!result.ok) return { ok: false, message: `seed ${path}: the store refused the data (${result.reason})` };
   return loaded(mutations.length);
 }
@@ -85,14 +99,20 @@ export async function readSeed(path: string, clock: Clock): Promise<SeedRead> {
   const mutations: Mutation[] = [];
   const labels: string[] = [];
   for (const [collection, items, file] of sources.collections) {
-    if (!isCollectionName(collection)) return { ok: false, message: `seed ${file}: '${collection}' is not a valid collection name` };
-    if (!Array.isArray(items)) return { ok: false, message: `seed ${file}: "${collection}" must be an array of objects` };
+    if (!isCollectionName(collection)) {
+      return { ok: false, message: `seed ${file}: '${collection}' is not a valid collection name` };
+    }
+    if (!Array.isArray(items)) {
+      return { ok: false, message: `seed ${file}: "${collection}" must be an array of objects` };
+    }
     const seen = new Set<string>();
     for (const [index, item] of items.entries()) {
       if (!isJsonObject(item)) return { ok: false, message: `seed ${file}: ${collection}[${index}] is not an object` };
       const doc = withTextId(item, clock);
       const id = doc['id'] as string;
-      if (!isResourceId(id)) return { ok: false, message: `seed ${file}: ${collection}[${index}] has an invalid id '${id}'` };
+      if (!isResourceId(id)) {
+        return { ok: false, message: `seed ${file}: ${collection}[${index}] has an invalid id '${id}'` };
+      }
       if (seen.has(id)) return { ok: false, message: `seed ${file}: ${collection}[${index}] repeats id '${id}'` };
       seen.add(id);
       mutations.push({ kind: 'put', collection, id, doc });
@@ -134,13 +154,17 @@ async function readSources(path: string): Promise<Sources> {
   return { ok: true, collections, notes };
 }
 
-/** A seed file's JSON, read as every write path reads JSON: numbers exactly or not at all (CONTRACT §3). */
+/**
+ * A seed file's JSON, read as every write path reads JSON: numbers exactly or not at all
+ * (CONVENTIONS.md#json-bodies).
+ */
 async function readJson(file: string): Promise<{ ok: true; value: unknown } | { ok: false; message: string }> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    return { ok: false, message: `seed ${file}: cannot read it (${error instanceof Error ? error.message : String(error)})` };
+    const reason = error instanceof Error ? error.message : String(error);
+    return { ok: false, message: `seed ${file}: cannot read it (${reason})` };
   }
   const parsed = parseJson(text.charCodeAt(0) === BOM ? text.slice(1) : text);
   if (parsed.ok) return { ok: true, value: parsed.value };
@@ -158,6 +182,7 @@ function withTextId(item: JsonObject, clock: Clock): JsonObject {
 
 /** A refused document in one line: the problem's detail and where it points. */
 function problemText(refused: Problem): string {
-  const where = (refused.errors ?? []).map((item) => (item.pointer === undefined ? item.detail : `${item.pointer === '' ? '/' : item.pointer} ${item.detail}`));
+  const where = (refused.errors ?? []).map((item) =>
+    item.pointer === undefined ? item.detail : `${item.pointer === '' ? '/' : item.pointer} ${item.detail}`);
   return where.length === 0 ? refused.detail : `${refused.detail} (${where.join('; ')})`;
 }

@@ -11,9 +11,21 @@ const GROUP_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 /** The counters and histograms a server fills as it works; the rest is read at each scrape. */
 export class ServerMetrics implements StoreObserver {
   readonly requests = new Counter('resapi_http_requests_total', 'Requests answered, by route, method and status.');
-  readonly latency = new Histogram('resapi_http_request_duration_seconds', 'Time from a request reaching its route to its answer handed to the socket, by route.', LATENCY_SECONDS);
-  readonly sync = new Histogram('resapi_store_sync_duration_seconds', 'Time to write and fdatasync one group commit of the journal.', SYNC_SECONDS);
-  readonly groups = new Histogram('resapi_store_group_batches', 'Atomic writes per group commit: how many shared one fdatasync.', GROUP_BATCHES);
+  readonly latency = new Histogram(
+    'resapi_http_request_duration_seconds',
+    'Time from a request reaching its route to its answer handed to the socket, by route.',
+    LATENCY_SECONDS,
+  );
+  readonly sync = new Histogram(
+    'resapi_store_sync_duration_seconds',
+    'Time to write and fdatasync one group commit of the journal.',
+    SYNC_SECONDS,
+  );
+  readonly groups = new Histogram(
+    'resapi_store_group_batches',
+    'Atomic writes per group commit: how many shared one fdatasync.',
+    GROUP_BATCHES,
+  );
   readonly groupBytes = new Counter('resapi_store_written_bytes_total', 'Bytes appended to the journal.');
 
   request(route: string, method: string, status: number, ms: number): void {

@@ -4,5 +4,6 @@ import { readFile } from 'node:fs/promises';
 export async function packageVersion(): Promise<string> {
   // build/lib/version.js → the package root.
   const manifest: unknown = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
-  return typeof manifest === 'object' && manifest !== null && 'version' in manifest ? String(manifest.version) : 'unknown';
+  if (typeof manifest !== 'object' || manifest === null || !('version' in manifest)) return 'unknown';
+  return String(manifest.version);
 }

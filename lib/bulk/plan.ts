@@ -1,8 +1,8 @@
-// The pure decision behind `PUT /{collection}/$bulk` (CONTRACT §6; seed, "Bulk price-style update
-// body"): "The service applies newPrice only when the stored value still equals currentPrice.
-// Records already updated are skipped." Replacement values applied conditionally are what make the
-// payload safe to repeat (seed, "Idempotence rules" 3): sending the same file twice skips every row
-// the second time. Increments and percentages are refused because applying them twice compounds.
+// The pure decision behind `PUT /{collection}/$bulk` (CONVENTIONS.md#bulk-updates): a row's new value
+// is applied only when the stored value still equals its current value, and a row already applied is
+// skipped. Replacement values applied conditionally are what make the payload safe to repeat
+// (CONVENTIONS.md#idempotent-methods): sending the same file twice skips every row the second time.
+// Increments and percentages are refused because applying them twice compounds.
 //
 // This module reads the header, converts CSV text to each stored value's type, and decides every row;
 // the HTTP layer commits `updates` in one atomic store write and answers `reportOf(plan)`.
@@ -12,8 +12,8 @@
 // in JSON Pointer (RFC 6901 §3; lib/csv/write.ts), so `currentDimensions/width,newDimensions/width`
 // updates `dimensions.width`, and a file made from a download can be sent back.
 //
-// Numbers (CONTRACT §3: a number JSON cannot carry exactly → 400 on every write path, bulk rows
-// included): a new value written as a decimal that no double holds exactly (`9007199254740993`,
+// Numbers (CONVENTIONS.md#json-bodies: a number JSON cannot carry exactly → 400 on every write path,
+// bulk rows included): a new value written as a decimal that no double holds exactly (`9007199254740993`,
 // `1e-400`, `1e400`) makes the file a 400 naming the row, never a silently changed number.
 import type { JsonObject, JsonValue } from '../json.js';
 import { isJsonObject } from '../json.js';
@@ -69,7 +69,10 @@ export interface RowOutcome {
 
 export interface BulkPlan {
   readonly outcomes: readonly RowOutcome[];
-  /** New documents for the applied rows, id → doc (the stored doc with the new values), ready for one atomic store batch. */
+  /**
+   * New documents for the applied rows, id → doc (the stored doc with the new values), ready for one
+   * atomic store batch.
+   */
   readonly updates: ReadonlyMap<string, JsonObject>;
 }
 
@@ -99,10 +102,17 @@ export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
     const current = fieldAfter(name, CURRENT);
     const field = current ?? fieldAfter(name, NEW);
     if (field !== undefined) {
-      if (field === 'id' || field.startsWith('id/')) return headerProblem(`column ${quoted(name)}: the id cannot be changed by a bulk update`);
-      if (!isEscapedPath(field)) return headerProblem(`column ${quoted(name)}: "~" must be followed by 0 or 1 (RFC 6901 escapes)`);
-      // The write path refuses an object nested deeper (lib/writes/document.ts), so such a column could never apply.
-      if (deeperThan(field, MAX_JSON_DEPTH)) return headerProblem(`column ${quoted(name)}: nested deeper than ${MAX_JSON_DEPTH} levels`);
+      if (field === 'id' || field.startsWith('id/')) {
+        return headerProblem(`column ${quoted(name)}: the id cannot be changed by a bulk update`);
+      }
+      if (!isEscapedPath(field)) {
+        return headerProblem(`column ${quoted(name)}: "~" must be followed by 0 or 1 (RFC 6901 escapes)`);
+      }
+      // The write path refuses an object nested deeper (lib/writes/document.ts), so such a column could
+      // never apply.
+      if (deeperThan(field, MAX_JSON_DEPTH)) {
+        return headerProblem(`column ${quoted(name)}: nested deeper than ${MAX_JSON_DEPTH} levels`);
+      }
       const pair = pairs.get(field) ?? { current: -1, next: -1 };
       if (current !== undefined) pair.current = index;
       else pair.next = index;
@@ -112,7 +122,8 @@ export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
       idIndex = index;
     } else {
       return headerProblem(
-        `unknown column ${quoted(name)}: expected one id column (id or <name>Id) and current<Field>/new<Field> pairs; ` +
+        `unknown column ${quoted(name)}: ` +
+          'expected one id column (id or <name>Id) and current<Field>/new<Field> pairs; ' +
           'increments and percentages are not accepted because applying them twice compounds',
       );
     }
@@ -128,8 +139,13 @@ export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
   }
   if (fields.length === 0) return headerProblem('no current<Field>/new<Field> pair, e.g. currentPrice,newPrice');
   // Two top-level fields never overlap, so the common header skips the check.
-  const overlap = fields.some(({ field }) => field.includes(SLASH)) ? firstOverlap(fields.map(({ field }) => field)) : undefined;
-  if (overlap !== undefined) return headerProblem(`columns for ${quoted(overlap[0])} and ${quoted(overlap[1])} overlap: one updates a member of the other`);
+  const nested = fields.some(({ field }) => field.includes(SLASH));
+  const overlap = nested ? firstOverlap(fields.map(({ field }) => field)) : undefined;
+  if (overlap !== undefined) {
+    const [outer, inner] = overlap;
+    const columns = `columns for ${quoted(outer)} and ${quoted(inner)}`;
+    return headerProblem(`${columns} overlap: one updates a member of the other`);
+  }
   return { ok: true, columns: { idColumn, idIndex, fields } };
 }
 
@@ -168,7 +184,7 @@ export function planBulk(
   return { ok: true, plan: { outcomes, updates } };
 }
 
-/** The JSON report body of CONTRACT §6. */
+/** The JSON report body (CONVENTIONS.md#bulk-updates). */
 export function reportOf(plan: BulkPlan): BulkReport {
   let applied = 0;
   let skipped = 0;
@@ -188,7 +204,9 @@ type RowDecision =
   | { readonly ok: false; readonly problem: BulkProblem };
 
 /** CSV text converted to a value, or why it cannot be one: not of the stored type, or a number no double holds. */
-type Converted = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly why: 'type' | 'inexact' };
+type Converted =
+  | { readonly ok: true; readonly value: JsonValue }
+  | { readonly ok: false; readonly why: 'type' | 'inexact' };
 
 const NOT_OF_TYPE: Converted = { ok: false, why: 'type' };
 const INEXACT: Converted = { ok: false, why: 'inexact' };
@@ -215,13 +233,17 @@ function decideRow(
     if (!read.ok) {
       // No value of this row could ever be stored there, whatever the current column says.
       const holder = field.split(SLASH).slice(0, read.depth + 1).join(SLASH);
-      return rowProblem(row, `${quoted(field)} cannot be set: ${quoted(holder)} holds ${describe(read.found)}, not an object`);
+      const found = describe(read.found);
+      return rowProblem(row, `${quoted(field)} cannot be set: ${quoted(holder)} holds ${found}, not an object`);
     }
     const stored = read.value;
     const nextValue = convert(nextText, stored);
-    if (!nextValue.ok && nextValue.why === 'inexact') return rowProblem(row, `new value ${quoted(nextText)} for ${field} cannot be stored exactly as a number`);
+    if (!nextValue.ok && nextValue.why === 'inexact') {
+      return rowProblem(row, `new value ${quoted(nextText)} for ${field} cannot be stored exactly as a number`);
+    }
     if (!nextValue.ok) {
-      return rowProblem(row, `new value ${quoted(nextText)} for ${field} is not ${describe(stored)}, the type of the stored value`);
+      const type = describe(stored);
+      return rowProblem(row, `new value ${quoted(nextText)} for ${field} is not ${type}, the type of the stored value`);
     }
     // A current value that cannot convert (or that no double holds, so it cannot be what is stored)
     // cannot equal the stored one: a conflict, not a problem.
@@ -252,7 +274,9 @@ function decideRow(
 function convert(text: string, stored: JsonValue): Converted {
   if (typeof stored === 'string') return { ok: true, value: text };
   if (typeof stored === 'number') return decimal(text);
-  if (typeof stored === 'boolean') return text === 'true' ? { ok: true, value: true } : text === 'false' ? { ok: true, value: false } : NOT_OF_TYPE;
+  if (typeof stored === 'boolean') {
+    return text === 'true' ? { ok: true, value: true } : text === 'false' ? { ok: true, value: false } : NOT_OF_TYPE;
+  }
   if (stored === null) {
     if (text === '') return { ok: true, value: null };
     if (text === 'true' || text === 'false') return { ok: true, value: text === 'true' };
@@ -267,7 +291,8 @@ function convert(text: string, stored: JsonValue): Converted {
 
 function decimal(text: string): Converted {
   if (!DECIMAL.test(text)) return NOT_OF_TYPE;
-  // `9007199254740993`, `1e-400` and `1e400` are decimal syntax, but no double holds them (CONTRACT §3).
+  // `9007199254740993`, `1e-400` and `1e400` are decimal syntax, but no double holds them
+  // (CONVENTIONS.md#json-bodies).
   return isExactNumber(text) ? { ok: true, value: Number(text) } : INEXACT;
 }
 
@@ -310,7 +335,9 @@ function sameJson(a: JsonValue, b: JsonValue): boolean {
   return true;
 }
 
-type Reading = { readonly ok: true; readonly value: JsonValue } | { readonly ok: false; readonly depth: number; readonly found: JsonValue };
+type Reading =
+  | { readonly ok: true; readonly value: JsonValue }
+  | { readonly ok: false; readonly depth: number; readonly found: JsonValue };
 
 /**
  * The member at `path`, null when it or a member on the way is missing or null (the CSV writes null
@@ -388,7 +415,9 @@ function firstFieldUnder(node: PathNode): string | undefined {
 /** True when the path has more than `levels` segments: its last one would sit in an object nested deeper than that. */
 function deeperThan(path: string, levels: number): boolean {
   let segments = 1;
-  for (let slash = path.indexOf(SLASH); slash !== -1 && segments <= levels; slash = path.indexOf(SLASH, slash + 1)) segments++;
+  for (let slash = path.indexOf(SLASH); slash !== -1 && segments <= levels; slash = path.indexOf(SLASH, slash + 1)) {
+    segments++;
+  }
   return segments > levels;
 }
 
@@ -403,7 +432,9 @@ function isEscapedPath(path: string): boolean {
 
 /** `dimensions/a~1b` → ['dimensions', 'a/b']: split on `/`, then `~1` → `/` before `~0` → `~` (RFC 6901 §4). */
 function segmentsOf(path: string): string[] {
-  return path.split(SLASH).map((segment) => (segment.includes('~') ? segment.replaceAll('~1', '/').replaceAll('~0', '~') : segment));
+  return path
+    .split(SLASH)
+    .map((segment) => (segment.includes('~') ? segment.replaceAll('~1', '/').replaceAll('~0', '~') : segment));
 }
 
 function describe(stored: JsonValue): string {

@@ -1,4 +1,4 @@
-// The `resapi` executable (CONTRACT §1). `serve` prints `listening on http://HOST:PORT` as the first
+// The `resapi` executable (CONVENTIONS.md#command-line). `serve` prints `listening on http://HOST:PORT` as the first
 // line on stdout (tests and scripts wait for it), logs to stderr, and on SIGTERM/SIGINT stops
 // accepting, drains in-flight requests (up to 10 s), flushes the store and exits 0.
 import { readFile } from 'node:fs/promises';

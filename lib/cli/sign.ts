@@ -1,4 +1,4 @@
-// `resapi sign --secret-env NAME < body.json` (CONTRACT §1): prints the X-Signature value of the bytes
+// `resapi sign --secret-env NAME < body.json` (CONVENTIONS.md#command-line): prints the X-Signature value of the bytes
 // on standard input, signed with the secret in the environment variable NAME (the secret itself never
 // appears on a command line, where `ps` would show it). For people testing their own providers and
 // for the README's tour: curl -H "X-Signature: $(resapi sign --secret-env S < e.json)" --data-binary @e.json.

@@ -1,6 +1,7 @@
-// The client's private cache (RFC 9111; seed "Caching and conditional-request headers"; CONTRACT §9:
-// "a private cache that honours max-age, must-revalidate, no-store, no-cache and revalidates with
-// If-None-Match; request directives max-age, min-fresh, max-stale, no-cache, stale-if-error").
+// The client's private cache (RFC 9111; CONVENTIONS.md#cache-control, CONVENTIONS.md#client-library): it
+// honours the response directives max-age, must-revalidate, no-store and no-cache, revalidates with
+// If-None-Match, and takes the request directives max-age, min-fresh, max-stale, no-cache and
+// stale-if-error.
 //
 // What it stores: responses to GET with status 200 that neither the request nor the response marks
 // `no-store`, whose Vary is not `*`, and that carry a validator (ETag, Last-Modified) or an explicit
@@ -69,7 +70,12 @@ export class PrivateCache {
   }
 
   /** Stores a response when RFC 9111 §3 allows it (see the header); returns the entry or undefined. */
-  store(url: string, method: string, requestHeaders: ReadonlyMap<string, string>, response: StoredResponse): CacheEntry | undefined {
+  store(
+    url: string,
+    method: string,
+    requestHeaders: ReadonlyMap<string, string>,
+    response: StoredResponse,
+  ): CacheEntry | undefined {
     if (!isStorable(method, requestHeaders, response)) return undefined;
     const varied = new Map<string, string>();
     for (const name of varyNames(response.headers)) varied.set(name, requestHeaders.get(name) ?? '');
@@ -83,7 +89,13 @@ export class PrivateCache {
   refresh(entry: CacheEntry, notModified: StoredResponse): CacheEntry {
     const headers = new Map(entry.response.headers);
     for (const [name, value] of notModified.headers) if (!KEPT_ON_304.has(name)) headers.set(name, value);
-    const refreshed: CacheEntry = { url: entry.url, varied: entry.varied, response: { ...entry.response, headers, requestTime: notModified.requestTime, responseTime: notModified.responseTime } };
+    const response = {
+      ...entry.response,
+      headers,
+      requestTime: notModified.requestTime,
+      responseTime: notModified.responseTime,
+    };
+    const refreshed: CacheEntry = { url: entry.url, varied: entry.varied, response };
     if (!parseCacheControl(headers.get('cache-control')).has('no-store')) this.put(refreshed);
     else this.invalidate(entry.url);
     return refreshed;
@@ -124,7 +136,9 @@ export class PrivateCache {
   private evict(): void {
     for (const [url, variants] of this.entries) {
       if (this.count <= this.limits.maxEntries && this.bytes <= this.limits.maxBytes) return;
-      while (variants.length > 0 && (this.count > this.limits.maxEntries || this.bytes > this.limits.maxBytes)) this.forget(variants.pop() as CacheEntry);
+      while (variants.length > 0 && (this.count > this.limits.maxEntries || this.bytes > this.limits.maxBytes)) {
+        this.forget(variants.pop() as CacheEntry);
+      }
       if (variants.length === 0) this.entries.delete(url);
     }
   }
@@ -148,13 +162,18 @@ function varyNames(headers: ReadonlyMap<string, string>): string[] {
 
 /** Do the request's fields match the ones a variant was stored for (§4.1: after normalizing whitespace)? */
 function varyMatches(varied: ReadonlyMap<string, string>, requestHeaders: ReadonlyMap<string, string>): boolean {
-  for (const [name, value] of varied) if (normalized(requestHeaders.get(name) ?? '') !== normalized(value)) return false;
+  for (const [name, value] of varied) {
+    if (normalized(requestHeaders.get(name) ?? '') !== normalized(value)) return false;
+  }
   return true;
 }
 
 function sameVariant(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
   if (a.size !== b.size) return false;
-  for (const [name, value] of a) if (b.get(name) === undefined || normalized(b.get(name) as string) !== normalized(value)) return false;
+  for (const [name, value] of a) {
+    const other = b.get(name);
+    if (other === undefined || normalized(other) !== normalized(value)) return false;
+  }
   return true;
 }
 
@@ -222,7 +241,7 @@ export function staleIfError(entry: CacheEntry, requestDirectives: CacheDirectiv
   return currentAge(entry.response, now) - freshnessLifetime(entry.response) <= window;
 }
 
-/** must-revalidate and no-cache forbid serving the response stale (§5.2.2.2, §5.2.2.4; seed rule 3). */
+/** must-revalidate and no-cache forbid serving it stale (§5.2.2.2, §5.2.2.4; CONVENTIONS.md#cache-control). */
 function mayServeStale(response: CacheDirectives): boolean {
   return !response.has('must-revalidate') && !response.has('no-cache');
 }

@@ -1,5 +1,5 @@
-// The client's errors are values that say what happened (CONTRACT §3: errors are RFC 9457 problem
-// documents): a ResourceError carries the problem document the server answered with (or one made
+// The client's errors are values that say what happened (errors are RFC 9457 problem documents,
+// CONVENTIONS.md#problem-details): a ResourceError carries the problem document the server answered with (or one made
 // from the status when the body was not one), a NetworkError says no answer came after every retry
 // allowed, and a ProtocolError says an answer broke the conventions (a bare array where an envelope
 // belongs, a link to another origin, a write answered without an ETag).
@@ -31,7 +31,8 @@ export class ResourceError extends Error {
     readonly url: string,
     readonly problem: ProblemDocument,
   ) {
-    super(`${method} ${url}: ${problem.status} ${problem.title}${problem.detail === undefined || problem.detail === '' ? '' : `: ${problem.detail}`}`);
+    const detail = problem.detail === undefined || problem.detail === '' ? '' : `: ${problem.detail}`;
+    super(`${method} ${url}: ${problem.status} ${problem.title}${detail}`);
   }
 
   get status(): number {
@@ -48,7 +49,8 @@ export class NetworkError extends Error {
     readonly attempts: number,
     cause: unknown,
   ) {
-    super(`${method} ${url}: no answer after ${attempts} attempt(s): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(`${method} ${url}: no answer after ${attempts} attempt(s): ${reason}`, { cause });
   }
 }
 
@@ -65,13 +67,23 @@ export class ProtocolError extends Error {
 }
 
 /** The problem document of an error answer: its body when it is one, else one made from the status. */
-export function problemOf(status: number, statusText: string, contentType: string | null, text: string): ProblemDocument {
+export function problemOf(
+  status: number,
+  statusText: string,
+  contentType: string | null,
+  text: string,
+): ProblemDocument {
   if (contentType !== null && /^application\/problem\+json\s*(;|$)/i.test(contentType)) {
     try {
       const body: unknown = JSON.parse(text);
       if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
         const object = body as Record<string, unknown>;
-        return { ...object, type: typeof object['type'] === 'string' ? object['type'] : 'about:blank', title: typeof object['title'] === 'string' ? object['title'] : statusText, status };
+        return {
+          ...object,
+          type: typeof object['type'] === 'string' ? object['type'] : 'about:blank',
+          title: typeof object['title'] === 'string' ? object['title'] : statusText,
+          status,
+        };
       }
     } catch {
       // Not JSON after all: described from the status below.

@@ -1,19 +1,19 @@
-// The client library (CONTRACT §9; `import { ResourceClient } from 'resapi/client'`): the seed's rules
-// for consumers, kept by the client so its users need not know them.
+// The client library (CONVENTIONS.md#client-library; `import { ResourceClient } from 'resapi/client'`):
+// resapi's rules for consumers, kept by the client so its users need not know them.
 //
-// - Caching (seed "Caching and conditional-request headers"): GETs go through a private cache
+// - Caching (CONVENTIONS.md#cache-control): GETs go through a private cache
 //   (cache.ts) that serves fresh copies, revalidates stale ones with If-None-Match, and may serve a
 //   stale copy when a request's max-stale or stale-if-error allows it. A successful PUT, POST or
 //   DELETE forgets what the cache held for its URL (RFC 9111 §4.4).
-// - Retries (seed "Idempotence rules": "GET, HEAD, PUT and DELETE are idempotent and may be retried
-//   automatically. POST and PATCH are never auto-retried"): those four methods are sent again after a
+// - Retries (CONVENTIONS.md#idempotent-methods: GET, HEAD, PUT and DELETE are idempotent and may be
+//   retried automatically; POST and PATCH are not): those four methods are sent again after a
 //   network error or a 5xx, with exponential backoff and full jitter, or after the wait a Retry-After
 //   asks for (a longer wait than `maxRetryAfterMs` is not waited for: the 5xx is the answer). POST
-//   and PATCH are retried only with an Idempotency-Key (CONTRACT §6), which the client makes when
-//   asked. A 4xx is never retried: the request will not be accepted as it is.
-// - Collections (seed "Collection envelope"): `list` follows `@nextLink` and never builds one; an
-//   answer that is not an envelope, or a link to another origin, is a ProtocolError.
-// - Conflicts (seed "Errors": "412 ... The client should GET, merge and retry"): `update` does GET,
+//   and PATCH are retried only with an Idempotency-Key (CONVENTIONS.md#idempotency-keys), which the
+//   client makes when asked. A 4xx is never retried: the request will not be accepted as it is.
+// - Collections (CONVENTIONS.md#collection-envelope): `list` follows `@nextLink` and never builds one;
+//   an answer that is not an envelope, or a link to another origin, is a ProtocolError.
+// - Conflicts (a 412 means GET, merge and retry: CONVENTIONS.md#conditional-replace): `update` does GET,
 //   mutate, PUT with If-Match, and on 412 reads again and applies the change again, up to a limit.
 // Errors are values (errors.ts): the server's problem document, or why no answer came.
 import { STATUS_CODES } from 'node:http';
@@ -22,7 +22,14 @@ import type { JsonObject } from '../json.js';
 import { parseCacheControl } from '../protocol/cache-control.js';
 import { retryAfterMs } from '../protocol/retry-after.js';
 import { mayRetry, retryDelay } from '../retry.js';
-import { DEFAULT_CACHE_LIMITS, PrivateCache, decide, staleIfError, type CacheLimits, type StoredResponse } from './cache.js';
+import {
+  DEFAULT_CACHE_LIMITS,
+  PrivateCache,
+  decide,
+  staleIfError,
+  type CacheLimits,
+  type StoredResponse,
+} from './cache.js';
 import { NetworkError, ProtocolError, ResourceError, problemOf } from './errors.js';
 
 export interface RetryPolicy {
@@ -34,7 +41,7 @@ export interface RetryPolicy {
 }
 
 export interface ResourceClientOptions {
-  /** Sent as `Authorization: Bearer <apiKey>` (CONTRACT §1). */
+  /** Sent as `Authorization: Bearer <apiKey>` (CONVENTIONS.md#api-keys). */
   readonly apiKey?: string;
   /** Fields sent with every request. */
   readonly headers?: Readonly<Record<string, string>>;
@@ -56,7 +63,10 @@ export interface ResourceClientOptions {
 export interface RequestOptions {
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string | Uint8Array;
-  /** Request Cache-Control directives: `no-cache`, `max-age=0`, `min-fresh=N`, `max-stale[=N]`, `stale-if-error=N`, `no-store`. */
+  /**
+   * Request Cache-Control directives: `no-cache`, `max-age=0`, `min-fresh=N`, `max-stale[=N]`,
+   * `stale-if-error=N`, `no-store`.
+   */
   readonly cacheControl?: string;
   /** The Idempotency-Key of a POST or PATCH (true: a new random one); it makes the request retryable. */
   readonly idempotencyKey?: string | true;
@@ -136,7 +146,9 @@ export class ResourceClient {
     private readonly options: ResourceClientOptions = {},
   ) {
     const base = new URL(baseUrl);
-    if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new TypeError(`ResourceClient: the base URL must be http or https, not ${base.protocol}`);
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+      throw new TypeError(`ResourceClient: the base URL must be http or https, not ${base.protocol}`);
+    }
     this.baseUrl = base.href.replace(/\/+$/, '');
     this.origin = base.origin;
     this.cache = options.cache === false ? undefined : new PrivateCache({ ...DEFAULT_CACHE_LIMITS, ...options.cache });
@@ -145,7 +157,9 @@ export class ResourceClient {
     this.random = options.random ?? systemRandom;
     this.fetch = options.fetch ?? globalThis.fetch;
     this.defaultHeaders = new Map([['accept', JSON_TYPE]]);
-    for (const [name, value] of Object.entries(options.headers ?? {})) this.defaultHeaders.set(name.toLowerCase(), value);
+    for (const [name, value] of Object.entries(options.headers ?? {})) {
+      this.defaultHeaders.set(name.toLowerCase(), value);
+    }
     if (options.apiKey !== undefined) this.defaultHeaders.set('authorization', `Bearer ${options.apiKey}`);
   }
 
@@ -175,13 +189,25 @@ export class ResourceClient {
     try {
       answer = await this.send(method, url, headers, options.body, retryable);
     } catch (error) {
-      if (entry !== undefined && staleIfError(entry, directives, this.clock.now())) return answerOf(entry.response, url, 'stale', 0);
+      if (entry !== undefined && staleIfError(entry, directives, this.clock.now())) {
+        return answerOf(entry.response, url, 'stale', 0);
+      }
       throw error;
     }
-    const stored: StoredResponse = { status: answer.status, headers: answer.headers, body: answer.body, requestTime, responseTime: this.clock.now() };
+    const stored: StoredResponse = {
+      status: answer.status,
+      headers: answer.headers,
+      body: answer.body,
+      requestTime,
+      responseTime: this.clock.now(),
+    };
     if (entry !== undefined && cache !== undefined) {
-      if (answer.status === 304) return answerOf(cache.refresh(entry, stored).response, url, 'revalidated', answer.attempts);
-      if (answer.status >= 500 && staleIfError(entry, directives, this.clock.now())) return answerOf(entry.response, url, 'stale', answer.attempts);
+      if (answer.status === 304) {
+        return answerOf(cache.refresh(entry, stored).response, url, 'revalidated', answer.attempts);
+      }
+      if (answer.status >= 500 && staleIfError(entry, directives, this.clock.now())) {
+        return answerOf(entry.response, url, 'stale', answer.attempts);
+      }
     }
     // A full answer to a revalidation replaces the stored copy (RFC 9111 §4.3.3): one that is not
     // stored itself (a 404, a no-store) must not leave the old copy behind to be served stale later.
@@ -192,57 +218,88 @@ export class ResourceClient {
   }
 
   /** GET an item: 200 with its JSON and ETag, else a ResourceError (404 when it does not exist). */
-  async get<T extends JsonObject = JsonObject>(collection: string, id: string, options: { readonly cacheControl?: string } = {}): Promise<Item<T>> {
-    const response = await this.request('GET', itemPath(collection, id), options.cacheControl === undefined ? {} : { cacheControl: options.cacheControl });
+  async get<T extends JsonObject = JsonObject>(
+    collection: string,
+    id: string,
+    options: { readonly cacheControl?: string } = {},
+  ): Promise<Item<T>> {
+    const request = options.cacheControl === undefined ? {} : { cacheControl: options.cacheControl };
+    const response = await this.request('GET', itemPath(collection, id), request);
     return this.itemOf<T>('GET', response, [200]);
   }
 
-  /** PUT with If-None-Match: * (seed Endpoints row 3): creates the item, 412 when it exists. */
+  /** PUT with If-None-Match: * (CONVENTIONS.md#conditional-create): creates the item, 412 when it exists. */
   async create<T extends JsonObject = JsonObject>(collection: string, id: string, data: T): Promise<Item<T>> {
     const response = await this.request('PUT', itemPath(collection, id), jsonBody(data, { 'If-None-Match': '*' }));
     return this.itemOf<T>('PUT', response, [201]);
   }
 
-  /** PUT with If-Match (seed Endpoints row 4): replaces the item if it still has `etag`, else 412. */
-  async replace<T extends JsonObject = JsonObject>(collection: string, id: string, data: T, etag: string): Promise<Item<T>> {
+  /** PUT with If-Match (CONVENTIONS.md#conditional-replace): replaces the item if it still has `etag`, else 412. */
+  async replace<T extends JsonObject = JsonObject>(
+    collection: string,
+    id: string,
+    data: T,
+    etag: string,
+  ): Promise<Item<T>> {
     const response = await this.request('PUT', itemPath(collection, id), jsonBody(data, { 'If-Match': etag }));
     return this.itemOf<T>('PUT', response, [200]);
   }
 
   /** DELETE (idempotent); with `etag`, only if the item still has it (412 otherwise). */
   async delete(collection: string, id: string, options: { readonly etag?: string } = {}): Promise<void> {
-    const response = await this.request('DELETE', itemPath(collection, id), options.etag === undefined ? {} : { headers: { 'If-Match': options.etag } });
+    const request = options.etag === undefined ? {} : { headers: { 'If-Match': options.etag } };
+    const response = await this.request('DELETE', itemPath(collection, id), request);
     if (response.status < 200 || response.status >= 300) throw errorOf('DELETE', response);
   }
 
-  /** PUT /{c}/{id}/$undoDelete (CONTRACT §4): the deleted item back, 404 when there is nothing to undo. */
+  /** PUT /{c}/{id}/$undoDelete (CONVENTIONS.md#undo-delete): the deleted item back, 404 when nothing to undo. */
   async undoDelete<T extends JsonObject = JsonObject>(collection: string, id: string): Promise<Item<T>> {
     const response = await this.request('PUT', `${itemPath(collection, id)}/$undoDelete`);
     return this.itemOf<T>('PUT', response, [200]);
   }
 
   /**
-   * POST /{c} (seed Endpoints row 6): an item with an id the server chooses. Never sent twice unless
-   * it carries an Idempotency-Key (`idempotencyKey: true` makes one), which makes a retry safe.
+   * POST /{c} (CONVENTIONS.md#post-creates): an item with an id the server chooses. Never sent twice
+   * unless it carries an Idempotency-Key (`idempotencyKey: true` makes one), which makes a retry safe.
    */
-  async add<T extends JsonObject = JsonObject>(collection: string, data: T, options: { readonly idempotencyKey?: string | true } = {}): Promise<Item<T>> {
-    const response = await this.request('POST', collectionPath(collection), { ...jsonBody(data, {}), ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }) });
+  async add<T extends JsonObject = JsonObject>(
+    collection: string,
+    data: T,
+    options: { readonly idempotencyKey?: string | true } = {},
+  ): Promise<Item<T>> {
+    const key = options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey };
+    const response = await this.request('POST', collectionPath(collection), { ...jsonBody(data, {}), ...key });
     return this.itemOf<T>('POST', response, [200, 201]);
   }
 
-  /** PUT /{c}/$bulk with a CSV of currentX/newX columns (CONTRACT §6): the server's report. */
+  /** PUT /{c}/$bulk with a CSV of currentX/newX columns (CONVENTIONS.md#bulk-updates): the server's report. */
   async bulk(collection: string, csv: string): Promise<BulkReport> {
-    const response = await this.request('PUT', `${collectionPath(collection)}/$bulk`, { headers: { 'Content-Type': 'text/csv' }, body: csv });
+    const request = { headers: { 'Content-Type': 'text/csv' }, body: csv };
+    const response = await this.request('PUT', `${collectionPath(collection)}/$bulk`, request);
     if (response.status !== 200) throw errorOf('PUT', response);
     const report = response.json();
-    if (!isObject(report) || typeof report['applied'] !== 'number' || typeof report['skipped'] !== 'number') throw new ProtocolError('PUT', response.url, 'the bulk report is not { applied, skipped, conflicts, notFound }');
-    return { applied: report['applied'], skipped: report['skipped'], conflicts: arrayOf(report['conflicts']), notFound: arrayOf(report['notFound']) };
+    if (!isObject(report) || typeof report['applied'] !== 'number' || typeof report['skipped'] !== 'number') {
+      throw new ProtocolError('PUT', response.url, 'the bulk report is not { applied, skipped, conflicts, notFound }');
+    }
+    return {
+      applied: report['applied'],
+      skipped: report['skipped'],
+      conflicts: arrayOf(report['conflicts']),
+      notFound: arrayOf(report['notFound']),
+    };
   }
 
   /** PUT /{c}/$queries/{name}: creates the query resource, or replaces it when `etag` is given. */
-  async defineQuery(collection: string, name: string, definition: QueryDefinition, options: { readonly etag?: string } = {}): Promise<Item> {
-    const precondition: Record<string, string> = options.etag === undefined ? { 'If-None-Match': '*' } : { 'If-Match': options.etag };
-    const response = await this.request('PUT', `${collectionPath(collection)}/$queries/${encodeURIComponent(name)}`, jsonBody(definition as JsonObject, precondition));
+  async defineQuery(
+    collection: string,
+    name: string,
+    definition: QueryDefinition,
+    options: { readonly etag?: string } = {},
+  ): Promise<Item> {
+    const precondition: Record<string, string> =
+      options.etag === undefined ? { 'If-None-Match': '*' } : { 'If-Match': options.etag };
+    const path = `${collectionPath(collection)}/$queries/${encodeURIComponent(name)}`;
+    const response = await this.request('PUT', path, jsonBody(definition as JsonObject, precondition));
     return this.itemOf('PUT', response, [200, 201]);
   }
 
@@ -250,15 +307,22 @@ export class ResourceClient {
   list<T extends JsonObject = JsonObject>(collection: string, options: ListOptions = {}): AsyncIterable<T> {
     const query = new URLSearchParams();
     if (options.filter !== undefined) query.set('$filter', options.filter);
-    if (options.select !== undefined) query.set('$select', typeof options.select === 'string' ? options.select : options.select.join(','));
+    if (options.select !== undefined) {
+      query.set('$select', typeof options.select === 'string' ? options.select : options.select.join(','));
+    }
     if (options.orderby !== undefined) query.set('$orderby', options.orderby);
     if (options.top !== undefined) query.set('$top', String(options.top));
     const search = query.toString();
-    return this.pages<T>(`${collectionPath(collection)}${search === '' ? '' : `?${search.replace(/\+/g, '%20')}`}`, options.pageSize);
+    const queryString = search === '' ? '' : `?${search.replace(/\+/g, '%20')}`;
+    return this.pages<T>(`${collectionPath(collection)}${queryString}`, options.pageSize);
   }
 
   /** The results of a query resource (GET /{c}/$queries/{name}), page after page. */
-  query<T extends JsonObject = JsonObject>(collection: string, name: string, options: { readonly pageSize?: number } = {}): AsyncIterable<T> {
+  query<T extends JsonObject = JsonObject>(
+    collection: string,
+    name: string,
+    options: { readonly pageSize?: number } = {},
+  ): AsyncIterable<T> {
     return this.pages<T>(`${collectionPath(collection)}/$queries/${encodeURIComponent(name)}`, options.pageSize);
   }
 
@@ -268,7 +332,11 @@ export class ResourceClient {
    * an unknown outcome: when it gets no answer or a 5xx, the item is read again, and the change is
    * applied again only if the item is unchanged; otherwise the outcome is unknown and that is the error.
    */
-  async update<T extends JsonObject = JsonObject>(collection: string, id: string, mutate: (data: T) => T | Promise<T>): Promise<Item<T>> {
+  async update<T extends JsonObject = JsonObject>(
+    collection: string,
+    id: string,
+    mutate: (data: T) => T | Promise<T>,
+  ): Promise<Item<T>> {
     const limit = this.options.updateAttempts ?? 10;
     let current = await this.get<T>(collection, id);
     for (let attempt = 1; ; attempt++) {
@@ -276,7 +344,8 @@ export class ResourceClient {
       let response: ClientResponse | undefined;
       let failure: unknown;
       try {
-        response = await this.request('PUT', itemPath(collection, id), { ...jsonBody(next, { 'If-Match': current.etag }), retry: false });
+        const request = { ...jsonBody(next, { 'If-Match': current.etag }), retry: false };
+        response = await this.request('PUT', itemPath(collection, id), request);
       } catch (error) {
         failure = error;
       }
@@ -298,11 +367,18 @@ export class ResourceClient {
       const response = await this.request('GET', next, { headers });
       if (response.status !== 200) throw errorOf('GET', response);
       const body = response.json();
-      if (Array.isArray(body)) throw new ProtocolError('GET', response.url, 'a bare array where a collection envelope { "value": [...] } belongs');
-      if (!isObject(body) || !Array.isArray(body['value'])) throw new ProtocolError('GET', response.url, 'the answer is not a collection envelope { "value": [...] }');
+      if (Array.isArray(body)) {
+        const what = 'a bare array where a collection envelope { "value": [...] } belongs';
+        throw new ProtocolError('GET', response.url, what);
+      }
+      if (!isObject(body) || !Array.isArray(body['value'])) {
+        throw new ProtocolError('GET', response.url, 'the answer is not a collection envelope { "value": [...] }');
+      }
       for (const item of body['value']) yield item as T;
       const link = body['@nextLink'];
-      if (link !== undefined && typeof link !== 'string') throw new ProtocolError('GET', response.url, '"@nextLink" is not a string');
+      if (link !== undefined && typeof link !== 'string') {
+        throw new ProtocolError('GET', response.url, '"@nextLink" is not a string');
+      }
       next = link === undefined ? undefined : new URL(link, response.url).href;
     }
   }
@@ -318,7 +394,13 @@ export class ResourceClient {
   }
 
   /** Sends, and sends again while the answer allows (see the header), waiting on the client's clock. */
-  private async send(method: string, url: string, headers: Map<string, string>, body: string | Uint8Array | undefined, retryable: boolean): Promise<Answer> {
+  private async send(
+    method: string,
+    url: string,
+    headers: Map<string, string>,
+    body: string | Uint8Array | undefined,
+    retryable: boolean,
+  ): Promise<Answer> {
     for (let attempt = 1; ; attempt++) {
       let answer: Omit<Answer, 'attempts'>;
       try {
@@ -328,19 +410,33 @@ export class ResourceClient {
         await this.pause(attempt);
         continue;
       }
-      if (answer.status < 500 || !retryable || !mayRetry(this.retryPolicy, attempt)) return { ...answer, attempts: attempt };
+      if (answer.status < 500 || !retryable || !mayRetry(this.retryPolicy, attempt)) {
+        return { ...answer, attempts: attempt };
+      }
       const asked = retryAfterMs(answer.headers.get('retry-after'), this.clock.now());
-      if (asked !== undefined && asked > (this.options.maxRetryAfterMs ?? 60_000)) return { ...answer, attempts: attempt };
+      if (asked !== undefined && asked > (this.options.maxRetryAfterMs ?? 60_000)) {
+        return { ...answer, attempts: attempt };
+      }
       await (asked === undefined ? this.pause(attempt) : this.wait(asked));
     }
   }
 
-  private async once(method: string, url: string, headers: ReadonlyMap<string, string>, body: string | Uint8Array | undefined): Promise<Omit<Answer, 'attempts'>> {
+  private async once(
+    method: string,
+    url: string,
+    headers: ReadonlyMap<string, string>,
+    body: string | Uint8Array | undefined,
+  ): Promise<Omit<Answer, 'attempts'>> {
     const controller = new AbortController();
     const timeoutMs = this.options.timeoutMs ?? 30_000;
     const timer = this.clock.setTimer(timeoutMs, () => controller.abort(new Error(`no answer within ${timeoutMs} ms`)));
     try {
-      const response = await this.fetch(url, { method, headers: Object.fromEntries(headers), ...(body === undefined ? {} : { body }), signal: controller.signal });
+      const response = await this.fetch(url, {
+        method,
+        headers: Object.fromEntries(headers),
+        ...(body === undefined ? {} : { body }),
+        signal: controller.signal,
+      });
       const bytes = new Uint8Array(await response.arrayBuffer());
       const fields = new Map<string, string>();
       response.headers.forEach((value, name) => fields.set(name.toLowerCase(), value));
@@ -363,18 +459,28 @@ export class ResourceClient {
     const headers = new Map(this.defaultHeaders);
     for (const [name, value] of Object.entries(options.headers ?? {})) headers.set(name.toLowerCase(), value);
     if (options.cacheControl !== undefined) headers.set('cache-control', options.cacheControl);
-    if (options.idempotencyKey !== undefined) headers.set('idempotency-key', options.idempotencyKey === true ? this.random.bytes(18).toString('base64url') : options.idempotencyKey);
+    if (options.idempotencyKey !== undefined) {
+      const key = options.idempotencyKey;
+      headers.set('idempotency-key', key === true ? this.random.bytes(18).toString('base64url') : key);
+    }
     return headers;
   }
 
   /** The absolute URL of `path`; the client only sends to its base URL's origin. */
   private resolve(path: string, method: string): string {
-    const url = /^https?:\/\//i.test(path) ? new URL(path) : new URL(`${this.baseUrl}${path.startsWith('/') ? '' : '/'}${path}`);
-    if (url.origin !== this.origin) throw new ProtocolError(method, url.href, `not sent: ${url.origin} is not the client's origin ${this.origin}`);
+    const url = /^https?:\/\//i.test(path)
+      ? new URL(path)
+      : new URL(`${this.baseUrl}${path.startsWith('/') ? '' : '/'}${path}`);
+    if (url.origin !== this.origin) {
+      throw new ProtocolError(method, url.href, `not sent: ${url.origin} is not the client's origin ${this.origin}`);
+    }
     return url.href;
   }
 
-  /** After a successful unsafe request: forget the target and what Location and Content-Location name (RFC 9111 §4.4). */
+  /**
+   * After a successful unsafe request: forget the target and what Location and Content-Location name
+   * (RFC 9111 §4.4).
+   */
   private invalidate(url: string, headers: ReadonlyMap<string, string>): void {
     if (this.cache === undefined) return;
     this.cache.invalidate(url);
@@ -408,7 +514,9 @@ function answerOf(response: StoredResponse, url: string, cache: CacheStatus, att
 }
 
 function errorOf(method: string, response: ClientResponse): ResourceError {
-  return new ResourceError(method, response.url, problemOf(response.status, STATUS_CODES[response.status] ?? '', response.headers.get('content-type') ?? null, response.text()));
+  const contentType = response.headers.get('content-type') ?? null;
+  const problem = problemOf(response.status, STATUS_CODES[response.status] ?? '', contentType, response.text());
+  return new ResourceError(method, response.url, problem);
 }
 
 function jsonBody(data: JsonObject, headers: Record<string, string>): RequestOptions {

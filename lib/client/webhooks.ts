@@ -1,6 +1,6 @@
-// Webhook signatures for the client's users (seed "Authentication": "HMAC with SHA-256 over the exact
-// raw request body bytes", "Lowercase hex of the digest, 64 characters", "Comparison: Constant-time";
-// CONTRACT §7): the same definitions the server's receiver and sender use (lib/protocol/signature.ts).
+// Webhook signatures for the client's users (lowercase hex of HMAC-SHA256 over the exact raw body
+// bytes, compared in constant time: CONVENTIONS.md#webhook-signature): the same definitions the
+// server's receiver and sender use (lib/protocol/signature.ts).
 import { verifySignature, webhookSignature } from '../protocol/signature.js';
 
 /** The X-Signature value for `body` under `secret`. */
@@ -13,7 +13,12 @@ export function signWebhook(body: Uint8Array | string, secret: string): string {
  * `secrets` (two during a rotation)? Compared in constant time against every secret. Pass the bytes
  * as received: a body parsed and serialized again no longer matches.
  */
-export function verifyWebhook(rawBody: Uint8Array | string, signature: string | null | undefined, secrets: string | readonly string[]): boolean {
+export function verifyWebhook(
+  rawBody: Uint8Array | string,
+  signature: string | null | undefined,
+  secrets: string | readonly string[],
+): boolean {
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
-  return verifySignature(body, signature === null || signature === undefined ? undefined : [signature], typeof secrets === 'string' ? [secrets] : secrets);
+  const lines = signature === null || signature === undefined ? undefined : [signature];
+  return verifySignature(body, lines, typeof secrets === 'string' ? [secrets] : secrets);
 }

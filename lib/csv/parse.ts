@@ -1,4 +1,4 @@
-// CSV reader for `PUT /{collection}/$bulk` bodies (CONTRACT §6), RFC 4180 §2:
+// CSV reader for `PUT /{collection}/$bulk` bodies (CONVENTIONS.md#bulk-updates), RFC 4180 §2:
 //
 //   file        = [header CRLF] record *(CRLF record) [CRLF]
 //   record      = field *(COMMA field)
@@ -6,15 +6,15 @@
 //   escaped     = DQUOTE *(TEXTDATA / COMMA / CR / LF / 2DQUOTE) DQUOTE
 //   non-escaped = *TEXTDATA
 //
-// Tolerances, as CONTRACT §6 allows: a UTF-8 byte order mark at the start is skipped; LF alone, and
-// (deliberately beyond RFC 4180) a lone CR outside quotes, end a record like CRLF does; blank lines at
-// the end of the file are not records (editors append them). A blank line anywhere else is a record
+// Tolerances, as CONVENTIONS.md#bulk-updates allows: a UTF-8 byte order mark at the start is skipped;
+// LF alone, and (deliberately beyond RFC 4180) a lone CR outside quotes, end a record like CRLF does;
+// blank lines at the end of the file are not records (editors append them). A blank line anywhere else is a record
 // of one empty field, so it fails the field-count check unless the header has a single column.
 // Spaces are data (RFC 4180 §2.4): `a, "b"` is an error, not the field `b`.
 //
 // One pass over the string with charCodeAt; quoted fields jump to the next quote with indexOf, so
 // the work is linear in the input. Malformed input is returned as a CsvError naming the record
-// (the header is row 1, CONTRACT §6), never thrown.
+// (the header is row 1, CONVENTIONS.md#bulk-updates), never thrown.
 
 const QUOTE = 0x22;
 const COMMA = 0x2c;
@@ -142,7 +142,8 @@ function addRecord(rows: string[][], record: string[], row: number, at: number):
   if (header !== undefined && record.length !== header.length) {
     return {
       kind: 'csv',
-      message: `row ${row} has ${record.length} field${record.length === 1 ? '' : 's'}; the header has ${header.length}`,
+      message: `row ${row} has ${record.length} field${record.length === 1 ? '' : 's'}; ` +
+        `the header has ${header.length}`,
       row,
       offset: at,
     };

@@ -1,12 +1,12 @@
-// The `text/csv` representation of a collection page (CONTRACT §3: "text/csv for collections
-// (flattened columns)"), written as RFC 4180 §2: header record first, CRLF after every record,
-// fields quoted only when they must be.
+// The `text/csv` representation of a collection page, in flattened columns
+// (CONVENTIONS.md#content-negotiation), written as RFC 4180 §2: header record first, CRLF after every
+// record, fields quoted only when they must be.
 //
 // Flattening (a JSON document has no single CSV form, so these choices are ours):
 // - nested object members become columns named by their path, `dimensions/width`, the same `/` path
-//   syntax as `$select` and `$filter` (CONTRACT §5). A key that itself holds `/` or `~` is escaped as
-//   in JSON Pointer (RFC 6901 §3: `~` → `~0`, `/` → `~1`), so two different members never share a
-//   column;
+//   syntax as `$select` and `$filter` (CONVENTIONS.md#select-and-orderby). A key that itself holds
+//   `/` or `~` is escaped as in JSON Pointer (RFC 6901 §3: `~` → `~0`, `/` → `~1`), so two different
+//   members never share a column;
 // - arrays and empty objects are written as their JSON text (a row cannot hold a list);
 // - strings as they are, numbers and booleans as their JSON text;
 // - null and a missing member are both an empty field: CSV has no null (RFC 4180 has no types), and

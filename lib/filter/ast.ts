@@ -1,4 +1,4 @@
-// The `$filter` syntax tree (CONTRACT §5 "$filter"; OASIS OData 4.01 Part 2 §5.1.1 and the
+// The `$filter` syntax tree (CONVENTIONS.md#filter-grammar; OASIS OData 4.01 Part 2 §5.1.1 and the
 // `commonExpr` rule of the OData ABNF). Nodes are plain tagged objects; every node carries the
 // 0-based offset (UTF-16 code units) of its first character so later stages can point at it.
 //

@@ -1,7 +1,7 @@
-// The work budget of `$filter` evaluation (CONTRACT §5: "Every filter runs under a work budget
-// (evaluation steps and bytes built), so no request can stall the server; one that exceeds it →
-// 400 saying so"). A short filter can ask for a lot: `a/any(x: a/any(y: a/any(z: …)))` is n³
-// element visits, and a tree of `concat` over one long string builds hundreds of megabytes.
+// The work budget of `$filter` evaluation (CONVENTIONS.md#filter-errors-and-budget: every filter runs
+// under a budget of evaluation steps and bytes built, so no request can stall the server; one that
+// exceeds it → 400 saying so). A short filter can ask for a lot: `a/any(x: a/any(y: a/any(z: …)))` is
+// n³ element visits, and a tree of `concat` over one long string builds hundreds of megabytes.
 //
 // Work is measured in steps and bytes, never in wall time, so the verdict on a request does not
 // depend on the machine's load and a test can reproduce it. One WorkBudget serves one request: every

@@ -1,4 +1,5 @@
-// Stage 3 of `$filter`: syntax tree → JavaScript predicate, built once per query (CONTRACT §5).
+// Stage 3 of `$filter`: syntax tree → JavaScript predicate, built once per query
+// (CONVENTIONS.md#filter-expressions).
 //
 // Each node becomes a closure over its children's closures, so the per-row work is plain function
 // calls: no switch on node kinds, no tree walk, no `eval` or `new Function` (the filter text comes
@@ -17,7 +18,15 @@
 // dependent costs where they arise. Without one, every closure is exactly the unbudgeted one: the
 // choice is made here, at compile time, so an unbudgeted predicate never tests for a budget.
 import type { JsonObject } from '../json.js';
-import { unrollChain, type BinaryNode, type CallNode, type FilterNode, type InListNode, type LambdaNode, type PathNode } from './ast.js';
+import {
+  unrollChain,
+  type BinaryNode,
+  type CallNode,
+  type FilterNode,
+  type InListNode,
+  type LambdaNode,
+  type PathNode,
+} from './ast.js';
 import type { WorkBudget } from './budget.js';
 import { BYTES_PER_CODE_UNIT, functionCost, readSteps, staticSteps, visitSteps } from './cost.js';
 import { functionSpec } from './functions.js';
@@ -92,7 +101,13 @@ function compileTest(node: FilterNode, scope: Scope, budget: WorkBudget | null):
  * vacuously) or every element's predicate is true; an element whose predicate is false or null
  * decides as foldLambda does, without building a callback per row.
  */
-function lambdaTest(node: LambdaNode, variable: string, predicate: FilterNode, scope: Scope, budget: WorkBudget | null): Test {
+function lambdaTest(
+  node: LambdaNode,
+  variable: string,
+  predicate: FilterNode,
+  scope: Scope,
+  budget: WorkBudget | null,
+): Test {
   const collection = compilePath(node.collection, scope);
   const slot = scope.length;
   const inner = compileTest(predicate, [...scope, variable], budget);
@@ -176,10 +191,26 @@ function fusedComparison(node: FilterNode, scope: Scope): Test | undefined {
   switch (operator) {
     case 'eq': return (doc, slots) => read(doc, slots) === constant;
     case 'ne': return (doc, slots) => read(doc, slots) !== constant;
-    case 'gt': return (doc, slots) => { const value = read(doc, slots); return typeof value === type && (value as typeof constant) > constant; };
-    case 'ge': return (doc, slots) => { const value = read(doc, slots); return typeof value === type && (value as typeof constant) >= constant; };
-    case 'lt': return (doc, slots) => { const value = read(doc, slots); return typeof value === type && (value as typeof constant) < constant; };
-    case 'le': return (doc, slots) => { const value = read(doc, slots); return typeof value === type && (value as typeof constant) <= constant; };
+    case 'gt':
+      return (doc, slots) => {
+        const value = read(doc, slots);
+        return typeof value === type && (value as typeof constant) > constant;
+      };
+    case 'ge':
+      return (doc, slots) => {
+        const value = read(doc, slots);
+        return typeof value === type && (value as typeof constant) >= constant;
+      };
+    case 'lt':
+      return (doc, slots) => {
+        const value = read(doc, slots);
+        return typeof value === type && (value as typeof constant) < constant;
+      };
+    case 'le':
+      return (doc, slots) => {
+        const value = read(doc, slots);
+        return typeof value === type && (value as typeof constant) <= constant;
+      };
   }
 }
 
@@ -315,7 +346,12 @@ function compileCall(node: CallNode, scope: Scope, budget: WorkBudget | null): E
  * A call that pays for the string code units it reads before running, and for the string it
  * builds once it has it (cost.ts).
  */
-function chargedCall(node: CallNode, apply: (args: readonly Value[]) => Value, args: readonly Evaluator[], budget: WorkBudget): Evaluator {
+function chargedCall(
+  node: CallNode,
+  apply: (args: readonly Value[]) => Value,
+  args: readonly Evaluator[],
+  budget: WorkBudget,
+): Evaluator {
   const cost = functionCost(node.name);
   return (doc, slots) => {
     const values = args.map((arg) => arg(doc, slots));

@@ -1,5 +1,5 @@
-// What one step and one byte of `$filter` evaluation are, for the work budget (CONTRACT §5: "Every
-// filter runs under a work budget (evaluation steps and bytes built)"; budget.ts counts them).
+// What one step and one byte of `$filter` evaluation are, for the work budget of evaluation steps
+// and bytes built (CONVENTIONS.md#filter-errors-and-budget; budget.ts counts them).
 //
 // A step stands for roughly 10 ns of work, so that a limit on steps is a limit on time without
 // ever reading a clock. The weights below were set on the slowest input of each kind (on a 2.1 GHz

@@ -1,4 +1,5 @@
-// Dates and date-times for `$filter` (CONTRACT §5: "dates `2024-01-31` with `year month day`").
+// Dates and date-times for `$filter`: date literals such as `2024-01-31`, and `year`, `month`, `day`
+// (CONVENTIONS.md#filter-grammar).
 //
 // ABNF (OData ABNF construction rules, §7 "Literal Data Values"):
 //   date                = year "-" month "-" day

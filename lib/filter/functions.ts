@@ -1,6 +1,6 @@
 // The canonical functions of this `$filter` subset, in one table read by every stage: the parser
-// (arity, argument types), and the compiler and interpreter (`apply`). CONTRACT §5 lists them;
-// OASIS OData 4.01 Part 2 §5.1.1 "String and Collection Functions", "String Functions" and
+// (arity, argument types), and the compiler and interpreter (`apply`). CONVENTIONS.md#filter-grammar
+// lists them; OASIS OData 4.01 Part 2 §5.1.1 "String and Collection Functions", "String Functions" and
 // "Date and Time Functions" define them; the ABNF gives each one exact arity, e.g.
 //   substringMethodCallExpr = "substring" OPEN BWS commonExpr BWS COMMA BWS commonExpr BWS
 //                             [ COMMA BWS commonExpr BWS ] CLOSE
@@ -97,7 +97,8 @@ function datePart(name: FunctionName, part: (date: FilterDate) => number): Funct
   return {
     name, minArgs: 1, maxArgs: 1, params: [DATE], result: 'number',
     apply: ([value]) => {
-      const date = value instanceof FilterDate ? value : typeof value === 'string' ? parseDateText(value, 'optional') : null;
+      const date =
+        value instanceof FilterDate ? value : typeof value === 'string' ? parseDateText(value, 'optional') : null;
       return date === null ? null : part(date);
     },
   };

@@ -1,5 +1,5 @@
-// `$filter` for collections (CONTRACT §5 "$filter"; seed "Filtering and paging", rule 5: "A
-// non-existent property in a filter gives a 4xx"). Three pure stages: lexer.ts (text → tokens),
+// `$filter` for collections (CONVENTIONS.md#filter-expressions; a property that does not exist gives a
+// 400, CONVENTIONS.md#filter-errors-and-budget). Three pure stages: lexer.ts (text → tokens),
 // parser.ts (tokens → typed tree, with the precedence table) and compile.ts (tree → predicate,
 // built once per query). interpret.ts walks the same tree for benchmarks and cross-checks.
 //
@@ -8,8 +8,8 @@
 // than `maxDepth` (default 64; each parenthesis, call, lambda, `in` list, `not` and unary minus is
 // a level) → 'too-deep'. No input string makes these functions throw; only programmer errors (a
 // text that is not a string, bad options) throw TypeError.
-// Evaluation (CONTRACT §5: "Every filter runs under a work budget (evaluation steps and bytes
-// built), so no request can stall the server"): the 46-character
+// Evaluation (CONVENTIONS.md#filter-errors-and-budget: every filter runs under a budget of evaluation
+// steps and bytes built, so no request can stall the server): the 46-character
 // `tags/any(a: tags/any(b: tags/any(c: c eq -1)))` is 10⁹ element visits on an item whose tags
 // hold 1,000 elements, and a `concat` tree over one long string builds hundreds of megabytes.
 // Given `budget` (one WorkBudget per request, shared by every row the request evaluates), the
@@ -43,8 +43,8 @@ import { tokenize } from './lexer.js';
 import { parseTokens, type ParseOutcome } from './parser.js';
 
 export type {
-  BinaryNode, BinaryOperator, CallNode, CountNode, DateNode, FilterNode, FunctionName, InListNode, InPathNode, LambdaNode,
-  LiteralNode, NegateNode, NotNode, PathNode, StaticType,
+  BinaryNode, BinaryOperator, CallNode, CountNode, DateNode, FilterNode, FunctionName, InListNode, InPathNode,
+  LambdaNode, LiteralNode, NegateNode, NotNode, PathNode, StaticType,
 } from './ast.js';
 export { BudgetExceeded, DEFAULT_BUDGET_LIMITS, WorkBudget, type BudgetLimit, type BudgetLimits } from './budget.js';
 export { FilterDate } from './dates.js';
@@ -104,7 +104,8 @@ export function compileFilter(text: string, options: FilterOptions): FilterResul
   if (!parsed.ok) return parsed;
   for (const reference of parsed.references) {
     if (!options.knownProperty(reference.path)) {
-      return { ok: false, error: filterError('unknown-property', `unknown property ${quote(reference.path.join('/'))}`, reference.offset) };
+      const detail = `unknown property ${quote(reference.path.join('/'))}`;
+      return { ok: false, error: filterError('unknown-property', detail, reference.offset) };
     }
   }
   return { ok: true, predicate: compilePredicate(parsed.ast, options.budget ?? null), ast: parsed.ast };

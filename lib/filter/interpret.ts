@@ -1,5 +1,5 @@
-// A plain tree-walking evaluator of `$filter` trees (CONTRACT §5). It is not used to serve
-// requests: the benchmark measures the compiled predicate against it, and the tests run every
+// A plain tree-walking evaluator of `$filter` trees (CONVENTIONS.md#filter-expressions). It is not used
+// to serve requests: the benchmark measures the compiled predicate against it, and the tests run every
 // corpus case through both, so a bug in either walk shows up as a disagreement. Both share the
 // semantics of values.ts and functions.ts; only the walking differs.
 import type { JsonObject } from '../json.js';

@@ -1,9 +1,9 @@
-// Stage 1 of `$filter`: text → tokens (CONTRACT §5 "$filter"; OData ABNF construction rules).
+// Stage 1 of `$filter`: text → tokens (CONVENTIONS.md#filter-grammar; OData ABNF construction rules).
 //
 // The input is the already percent-decoded query option value, so the ABNF's "%20" / "%27"
 // alternatives never reach this module. Rules read here:
-//   BWS / RWS        = *( SP / HTAB ) — CR and LF are tolerated as well ("surrounding whitespace
-//                      is tolerated", CONTRACT §5)
+//   BWS / RWS        = *( SP / HTAB ) — CR and LF are tolerated as well (surrounding whitespace
+//                      is tolerated, CONVENTIONS.md#filter-grammar)
 //   odataIdentifier  = identifierLeadingCharacter *127identifierCharacter
 //                      leading: ALPHA / "_" / Unicode L, Nl; then also DIGIT / Nd, Mn, Mc, Pc, Cf
 //   stringLiteral    = SQUOTE *( SQUOTE-in-string / pchar-no-SQUOTE ) SQUOTE ; '' is one quote
@@ -82,7 +82,10 @@ export function tokenize(text: string): LexResult {
     else if (code === MINUS) scanned = { kind: 'minus', offset: i, text: ch };
     else if (code === DOLLAR && isCountSegment(text, i)) scanned = { kind: 'count', offset: i, text: COUNT_SEGMENT };
     else if (identifierLength(text, i, true) > 0) scanned = scanWord(text, i);
-    else scanned = filterError('syntax', `unexpected character ${quote(String.fromCodePoint(text.codePointAt(i) ?? code))}`, i);
+    else {
+      const character = String.fromCodePoint(text.codePointAt(i) ?? code);
+      scanned = filterError('syntax', `unexpected character ${quote(character)}`, i);
+    }
     if (isError(scanned)) return { ok: false, error: scanned };
     tokens.push(scanned);
     i = scanned.offset + scanned.text.length;
@@ -131,7 +134,9 @@ function scanNumberOrDate(text: string, start: number): Token | FilterError {
     const literal = text.slice(start, dateEnd);
     const value = parseDateText(literal, 'required');
     if (value === null) {
-      return filterError('syntax', `invalid date or date-time ${quote(literal)} (dates are yyyy-mm-dd; date-times need a time zone, Z or ±hh:mm)`, start);
+      const detail = `invalid date or date-time ${quote(literal)} ` +
+        '(dates are yyyy-mm-dd; date-times need a time zone, Z or ±hh:mm)';
+      return filterError('syntax', detail, start);
     }
     return endsCleanly(text, dateEnd) ?? { kind: 'date', offset: start, text: literal, value };
   }

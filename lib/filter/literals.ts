@@ -1,11 +1,12 @@
 // Literal tokens as syntax-tree nodes: the subset of the ABNF `primitiveLiteral` that `$filter`
-// accepts here (CONTRACT §5: "`null true false`, strings with `''` escaping, numbers …, dates").
+// accepts here (CONVENTIONS.md#filter-grammar: `null true false`, strings with `''` escaping,
+// numbers, dates).
 //   nullValue = 'null' ; booleanValue = "true" / "false" ; string ; decimalValue ; dateValue ;
 //   dateTimeOffsetValueInUrl
 // The OData ABNF writes case-sensitive strings in single quotes and case-insensitive ones in double
 // quotes (RFC 5234 §2.3), so `null` matches exactly and `true`/`false` in any case: `TRUE` and
-// `False` are Booleans, while `NULL` stays a property path (CONTRACT §5: "`null` and property names
-// are case-sensitive").
+// `False` are Booleans, while `NULL` stays a property path (`null` and property names are
+// case-sensitive, CONVENTIONS.md#filter-grammar).
 import type { DateNode, LiteralNode } from './ast.js';
 import type { Token } from './lexer.js';
 

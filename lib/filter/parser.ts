@@ -1,4 +1,4 @@
-// Stage 2 of `$filter`: tokens → syntax tree (CONTRACT §5 "$filter"; OASIS OData 4.01 Part 2
+// Stage 2 of `$filter`: tokens → syntax tree (CONVENTIONS.md#filter-grammar; OASIS OData 4.01 Part 2
 // §5.1.1 and the ABNF `commonExpr` family). A precedence-climbing parser driven by one table.
 //
 // ABNF read here (BWS/RWS are handled by the lexer):
@@ -48,7 +48,9 @@ export type ParseOutcome =
 // §5.1.1 "Operator Precedence", highest first: Grouping ( ) · Primary / has in xxx() ·
 // Unary - not cast() · Multiplicative mul div divby mod · Additive add sub ·
 // Relational gt ge lt le isof · Equality eq ne · Conditional AND · Conditional OR.
-const PRECEDENCE = { primary: 8, unary: 7, multiplicative: 6, additive: 5, relational: 4, equality: 3, and: 2, or: 1 } as const;
+const PRECEDENCE = {
+  primary: 8, unary: 7, multiplicative: 6, additive: 5, relational: 4, equality: 3, and: 2, or: 1,
+} as const;
 
 type InfixOperator = BinaryOperator | 'in';
 const INFIX: ReadonlyMap<string, { readonly operator: InfixOperator; readonly precedence: number }> = new Map(
@@ -56,7 +58,8 @@ const INFIX: ReadonlyMap<string, { readonly operator: InfixOperator; readonly pr
     ['in', PRECEDENCE.primary],
     ['mul', PRECEDENCE.multiplicative], ['div', PRECEDENCE.multiplicative], ['mod', PRECEDENCE.multiplicative],
     ['add', PRECEDENCE.additive], ['sub', PRECEDENCE.additive],
-    ['gt', PRECEDENCE.relational], ['ge', PRECEDENCE.relational], ['lt', PRECEDENCE.relational], ['le', PRECEDENCE.relational],
+    ['gt', PRECEDENCE.relational], ['ge', PRECEDENCE.relational],
+    ['lt', PRECEDENCE.relational], ['le', PRECEDENCE.relational],
     ['eq', PRECEDENCE.equality], ['ne', PRECEDENCE.equality],
     ['and', PRECEDENCE.and], ['or', PRECEDENCE.or],
   ] as const).map(([operator, precedence]) => [operator, { operator, precedence }]),
@@ -117,7 +120,9 @@ class Parser {
     const right = this.parseExpression(precedence + 1);
     if (right === null) return null;
     const type = isArithmetic(operator) ? 'number' : 'boolean';
-    const node: BinaryNode = { kind: 'binary', offset: left.offset, type, operator, operatorOffset: token.offset, left, right };
+    const node: BinaryNode = {
+      kind: 'binary', offset: left.offset, type, operator, operatorOffset: token.offset, left, right,
+    };
     return this.checked(node, checkBinary(node, token.text));
   }
 
@@ -131,8 +136,14 @@ class Parser {
     this.depth -= 1;
     if (operand === null) return null;
     return isNot
-      ? this.checked({ kind: 'not', offset: token.offset, type: 'boolean', operand }, expectType(operand, BOOLEAN, "the operand of 'not'"))
-      : this.checked({ kind: 'negate', offset: token.offset, type: 'number', operand }, expectType(operand, NUMBER, "the operand of '-'"));
+      ? this.checked(
+          { kind: 'not', offset: token.offset, type: 'boolean', operand },
+          expectType(operand, BOOLEAN, "the operand of 'not'"),
+        )
+      : this.checked(
+          { kind: 'negate', offset: token.offset, type: 'number', operand },
+          expectType(operand, NUMBER, "the operand of '-'"),
+        );
   }
 
   private parsePrimary(): FilterNode | null {
@@ -158,10 +169,13 @@ class Parser {
   private parseCall(name: Token): FilterNode | null {
     const lower = name.text.toLowerCase();
     if (lower === 'any' || lower === 'all') {
-      return this.fail(filterError('syntax', `${lower}() must follow a collection path, as in tags/${lower}(t: t eq 'x')`, name.offset));
+      const detail = `${lower}() must follow a collection path, as in tags/${lower}(t: t eq 'x')`;
+      return this.fail(filterError('syntax', detail, name.offset));
     }
     const spec = lookupFunction(lower);
-    if (spec === undefined) return this.fail(filterError('unknown-function', `unknown function ${quote(name.text)}`, name.offset));
+    if (spec === undefined) {
+      return this.fail(filterError('unknown-function', `unknown function ${quote(name.text)}`, name.offset));
+    }
     if (!this.enter(this.advance())) return null;
     const args: FilterNode[] = [];
     if (this.peek().kind === 'close') this.advance();
@@ -204,12 +218,16 @@ class Parser {
   private parseCount(collection: PathNode, count: Token): CountNode | null {
     const next = this.peek().kind;
     if (next === 'slash' || next === 'open') {
-      return this.fail(filterError('syntax', `${quote(count.text)} must end a collection path, as in tags/$count gt 2`, count.offset));
+      const detail = `${quote(count.text)} must end a collection path, as in tags/$count gt 2`;
+      return this.fail(filterError('syntax', detail, count.offset));
     }
     return { kind: 'count', offset: collection.offset, type: 'number', collection };
   }
 
-  private parseLambda(collection: { node: PathNode; full: readonly string[] }, operator: 'any' | 'all'): LambdaNode | null {
+  private parseLambda(
+    collection: { node: PathNode; full: readonly string[] },
+    operator: 'any' | 'all',
+  ): LambdaNode | null {
     const open = this.advance();
     if (!this.enter(open)) return null;
     let variable: string | null = null;
@@ -231,7 +249,15 @@ class Parser {
     }
     if (!this.expect('close', "')'")) return null;
     this.depth -= 1;
-    return { kind: 'lambda', offset: collection.node.offset, type: 'boolean', operator, collection: collection.node, variable, predicate };
+    return {
+      kind: 'lambda',
+      offset: collection.node.offset,
+      type: 'boolean',
+      operator,
+      collection: collection.node,
+      variable,
+      predicate,
+    };
   }
 
   private parseIn(operand: FilterNode): FilterNode | null {
@@ -240,7 +266,8 @@ class Parser {
       const collection = this.parsePath(next);
       if (collection === null) return null;
       if (collection.kind !== 'path') {
-        return this.fail(filterError('type', "the right operand of 'in' must be a list or a collection path", collection.offset));
+        const detail = "the right operand of 'in' must be a list or a collection path";
+        return this.fail(filterError('type', detail, collection.offset));
       }
       return { kind: 'in-path', offset: operand.offset, type: 'boolean', operand, collection };
     }

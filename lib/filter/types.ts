@@ -1,7 +1,8 @@
-// Static type rules of `$filter`, applied by the parser as it builds each node (CONTRACT §5;
-// OASIS OData 4.01 Part 2 §5.1.1.1 "Logical Operators": "The six comparison operators can be used
-// with all primitive values"; §5.1.1.2: arithmetic operators "require operands that evaluate to
-// numeric types"; "OData does not define an implicit conversion between string and numeric types").
+// Static type rules of `$filter`, applied by the parser as it builds each node
+// (CONVENTIONS.md#filter-grammar; OASIS OData 4.01 Part 2 §5.1.1.1 "Logical Operators": "The six
+// comparison operators can be used with all primitive values"; §5.1.1.2: arithmetic operators "require
+// operands that evaluate to numeric types"; "OData does not define an implicit conversion between
+// string and numeric types").
 //
 // Only what is certain before reading a row is rejected: a literal or an operator result of the
 // wrong type, e.g. `'a' add 1`, `not 5`, `contains(name, 3)`, `name eq 'a' and 5`, `'a' eq 1`.
@@ -31,13 +32,15 @@ export function checkBinary(node: BinaryNode, operatorText: string): FilterError
     return expectType(left, expected, `the left operand of ${name}`) ??
       expectType(right, expected, `the right operand of ${name}`);
   }
-  return expectComparable(left.type, right.type, operatorText, node.operatorOffset, left.kind === 'not' ? NOT_HINT : '');
+  const hint = left.kind === 'not' ? NOT_HINT : '';
+  return expectComparable(left.type, right.type, operatorText, node.operatorOffset, hint);
 }
 
 /** Error unless `node` can have one of the `expected` types; `what` names the operand. */
 export function expectType(node: FilterNode, expected: readonly StaticType[], what: string): FilterError | null {
   if (node.type === 'unknown' || node.type === 'null' || expected.includes(node.type)) return null;
-  return filterError('type', `${what} must be ${expected.map(article).join(' or ')}, not ${article(node.type)}`, node.offset);
+  const types = expected.map(article).join(' or ');
+  return filterError('type', `${what} must be ${types}, not ${article(node.type)}`, node.offset);
 }
 
 /** Error unless values of the two types can be compared with `eq`, `gt`, `in`, … */
@@ -45,7 +48,8 @@ export function expectComparable(
   left: StaticType, right: StaticType, operator: string, offset: number, hint = '',
 ): FilterError | null {
   if (comparable(left, right)) return null;
-  return filterError('type', `${quote(operator)} cannot compare ${article(left)} with ${article(right)}${hint}`, offset);
+  const detail = `${quote(operator)} cannot compare ${article(left)} with ${article(right)}${hint}`;
+  return filterError('type', detail, offset);
 }
 
 /**
@@ -69,7 +73,8 @@ export function checkCall(spec: FunctionSpec, node: CallNode): FilterError | nul
     // "A negative length M is a bad request"; positions are Edm.Int32.
     if (!Number.isInteger(arg.value) || (index === 2 && arg.value < 0)) {
       const what = index === 1 ? 'the start' : 'the length';
-      return filterError('type', `${what} of substring() must be ${index === 2 ? 'a non-negative' : 'an'} integer`, arg.offset);
+      const integer = index === 2 ? 'a non-negative integer' : 'an integer';
+      return filterError('type', `${what} of substring() must be ${integer}`, arg.offset);
     }
   }
   return null;

@@ -1,6 +1,7 @@
 // Run-time semantics of `$filter`, shared by the compiler and the interpreter so the two can only
-// differ in how they walk the tree (CONTRACT §5; OASIS OData 4.01 Part 2 §5.1.1.1 "Logical
-// Operators", §5.1.1.2 "Arithmetic Operators", §5.1.1 "Lambda Operators" and "Path Expressions").
+// differ in how they walk the tree (CONVENTIONS.md#filter-expressions; OASIS OData 4.01 Part 2 §5.1.1.1
+// "Logical Operators", §5.1.1.2 "Arithmetic Operators", §5.1.1 "Lambda Operators" and "Path
+// Expressions").
 //
 // - A missing property reads as null ("Dynamic properties … if they are not defined on an
 //   instance, they evaluate to null"), and so does a path through null or through a non-object.
@@ -108,7 +109,10 @@ export function order(a: Value, b: Value): number | null {
  * The comparison for one operator, chosen once so compiled code does not switch per row; with a
  * budget, it pays for the strings and structures it compares.
  */
-export function comparison(operator: ComparisonOperator, budget: WorkBudget | null = null): (a: Value, b: Value) => boolean {
+export function comparison(
+  operator: ComparisonOperator,
+  budget: WorkBudget | null = null,
+): (a: Value, b: Value) => boolean {
   if (budget !== null) {
     if (operator === 'eq') return (a, b) => equals(a, b, budget);
     if (operator === 'ne') return (a, b) => !equals(a, b, budget);
@@ -217,7 +221,11 @@ function instantOf(value: Value): number | null {
 function structurallyEqual(a: Structure, b: Structure, budget: WorkBudget | null): boolean {
   budget?.chargeSteps(STRUCTURE_STEPS);
   const pending: Structure[] = [a, b];
-  for (let y = pending.pop(), x = pending.pop(); x !== undefined && y !== undefined; y = pending.pop(), x = pending.pop()) {
+  for (
+    let y = pending.pop(), x = pending.pop();
+    x !== undefined && y !== undefined;
+    y = pending.pop(), x = pending.pop()
+  ) {
     if (Array.isArray(x) || Array.isArray(y)) {
       if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
       budget?.chargeSteps(x.length * ELEMENT_COMPARE_STEPS);

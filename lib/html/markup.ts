@@ -4,7 +4,9 @@
 // value, so a stored `<script>` or `"><img onerror=…>` is shown, never run. A link's target is
 // always a path the server made (lib/resources/common.ts `link`), never a value from an item.
 
-const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const ESCAPES: Readonly<Record<string, string>> = {
+  '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;',
+};
 
 /** Text that is safe as element content and inside a double-quoted attribute value. */
 export function escapeHtml(value: string): string {

@@ -1,12 +1,12 @@
-// The browsable pages (CONTRACT §3: `text/html`, "a browsable page"): a plain server-rendered page
-// per resource, no JavaScript and no external assets, so a person can walk the API in a browser the
-// way the seed describes. Pure: each view takes what it shows and returns the page's text.
+// The browsable pages (`text/html`, CONVENTIONS.md#html-pages): a plain server-rendered page per
+// resource, no JavaScript and no external assets, so a person can walk the API in a browser, link by
+// link. Pure: each view takes what it shows and returns the page's text.
 //
-// Navigation follows the seed's Collection envelope rule 3: "A list may offer the navigation actions
-// List, First, Previous, Next, Last, Select, Exit, Home. A page includes only the links that apply.
-// The first page has no previous link." resapi's pages offer Home, List (from an item to its
-// collection), Next (when `@nextLink` exists) and Select (from a row to its detail: rule 4 of
-// Collections, "Summaries plus a select link to the detail"). Previous and Last are never offered,
+// Navigation (CONVENTIONS.md#collection-envelope): a list may offer the actions List, First,
+// Previous, Next, Last, Select, Exit and Home, and a page carries only the links that apply (the
+// first page has no Previous). resapi's pages offer Home, List (from an item to its collection), Next
+// (when `@nextLink` exists) and Select (from a row to its detail: summaries plus a select link to the
+// detail, CONVENTIONS.md#summaries). Previous and Last are never offered,
 // because keyset paging walks forward only (README, Collections); nor is First, because a later
 // page's address holds its query only inside the signed token, and the server builds no link it
 // does not sign.
@@ -19,7 +19,8 @@ export const HTML_CONTENT_TYPE = 'text/html; charset=utf-8';
  * Sent with every page: nothing on it may run script or load anything (the style is inline), so
  * even a value that slipped past escaping would stay inert.
  */
-export const HTML_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'";
+export const HTML_SECURITY_POLICY =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'";
 
 /**
  * An item's JSON is indented only up to this size: indentation grows with depth, so a 1 MiB document
@@ -72,12 +73,16 @@ export function itemPage(view: ItemView): string {
 export function listPage(view: ListView): string {
   const columns = columnsOf(view.rows);
   const count = view.count === undefined ? '' : `<p id="count">${view.count} matching in all.</p>\n`;
-  if (view.rows.length === 0) return layout(view.title, view.nav, view.facts, `${count}<p id="empty">No items on this page.</p>`);
+  if (view.rows.length === 0) {
+    return layout(view.title, view.nav, view.facts, `${count}<p id="empty">No items on this page.</p>`);
+  }
   const head = `<tr><th></th>${columns.map((column) => `<th>${escapeHtml(column)}</th>`).join('')}</tr>`;
-  const rows = view.rows.map(
-    (row) => `<tr><td>${anchor('item', row.select, 'Select')}</td>${columns.map((column) => `<td>${cell(row.doc[column])}</td>`).join('')}</tr>`,
-  );
-  return layout(view.title, view.nav, view.facts, `${count}<table id="items">\n<thead>${head}</thead>\n<tbody>\n${rows.join('\n')}\n</tbody>\n</table>`);
+  const rows = view.rows.map((row) => {
+    const cells = columns.map((column) => `<td>${cell(row.doc[column])}</td>`).join('');
+    return `<tr><td>${anchor('item', row.select, 'Select')}</td>${cells}</tr>`;
+  });
+  const table = `<table id="items">\n<thead>${head}</thead>\n<tbody>\n${rows.join('\n')}\n</tbody>\n</table>`;
+  return layout(view.title, view.nav, view.facts, `${count}${table}`);
 }
 
 function layout(title: string, nav: Navigation, facts: readonly Fact[], main: string): string {
@@ -90,7 +95,8 @@ function layout(title: string, nav: Navigation, facts: readonly Fact[], main: st
   return [
     '<!doctype html>',
     '<html lang="en">',
-    `<head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${escapeHtml(title)}</title>`,
+    '<head><meta charset="utf-8"><meta name="viewport" content="width=device-width">' +
+      `<title>${escapeHtml(title)}</title>`,
     `<style>${STYLE}</style></head>`,
     '<body>',
     `<nav>${links.join(' ')}</nav>`,
@@ -121,7 +127,9 @@ function cell(value: JsonValue | undefined): string {
 const STYLE = [
   'body{font:15px/1.45 system-ui,sans-serif;margin:1.5rem auto;max-width:70rem;padding:0 1rem;color:#222}',
   'nav a{margin-right:1rem}',
-  'dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}dt{font-weight:600}dd{margin:0;font-family:monospace}',
-  'table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}',
+  'dl{display:grid;grid-template-columns:max-content auto;gap:.2rem 1rem}',
+  'dt{font-weight:600}dd{margin:0;font-family:monospace}',
+  'table{border-collapse:collapse;width:100%}',
+  'th,td{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}',
   'pre{background:#f5f5f5;padding:1rem;overflow:auto;white-space:pre-wrap;overflow-wrap:anywhere}',
 ].join('');

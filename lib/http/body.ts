@@ -1,5 +1,5 @@
-// Reading a request body under a cap (seed, Limits: "A request body larger than the cap must not be
-// read in full, so that memory is not exhausted"; CONTRACT §3). The cap is enforced twice, the way
+// Reading a request body under a cap: a body larger than the cap is never read in full, so memory
+// cannot be exhausted (CONVENTIONS.md#body-cap). The cap is enforced twice, the way
 // raw-body does it: a declared Content-Length over the cap is refused before any byte is read, and a
 // running count stops a chunked body at the cap. Either way memory never grows with what the client
 // sends: we keep at most `limit` bytes.
@@ -46,7 +46,11 @@ export function hasContent(framing: ContentFraming): boolean {
  * Reads the body under the cap. With `keep: false` the bytes are counted and dropped (a route that
  * reads no content still refuses one over the cap, and never holds it in memory).
  */
-export function readBody(req: IncomingMessage, limit: number, options: { readonly keep?: boolean } = {}): Promise<BodyResult> {
+export function readBody(
+  req: IncomingMessage,
+  limit: number,
+  options: { readonly keep?: boolean } = {},
+): Promise<BodyResult> {
   const keep = options.keep !== false;
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
@@ -85,25 +89,35 @@ export interface BodyKind {
   readonly media: string;
 }
 
-export const JSON_BODY: BodyKind = { accepts: isJsonMediaType, name: 'application/json (or a +json media type)', media: 'application/json' };
+export const JSON_BODY: BodyKind = {
+  accepts: isJsonMediaType,
+  name: 'application/json (or a +json media type)',
+  media: 'application/json',
+};
 export const CSV_BODY: BodyKind = { accepts: isCsvMediaType, name: 'text/csv (RFC 4180)', media: 'text/csv' };
 
 /**
- * The checks on a request's content that do not depend on state (CONTRACT §4): 413 for a declared
- * length over the cap (RFC 9110 §15.5.14), then 415 for a media type, charset or content coding the
- * route does not take (RFC 9110 §15.5.16). Bodies are UTF-8 (RFC 8259 §8.1 for JSON; resapi's CSV).
+ * The checks on a request's content that do not depend on state (CONVENTIONS.md#precondition-order):
+ * 413 for a declared length over the cap (RFC 9110 §15.5.14), then 415 for a media type, charset or
+ * content coding the route does not take (RFC 9110 §15.5.16). Bodies are UTF-8 (RFC 8259 §8.1 for
+ * JSON; resapi's CSV).
  */
 export function checkContent(req: IncomingMessage, limit: number, kind: BodyKind): Problem | undefined {
   if (declaresTooLarge(contentFraming(req), limit)) return tooLarge(limit);
   const coding = fieldValue(req, 'content-encoding');
   if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
-    return problem('unsupported-media-type', `Content-Encoding '${coding}' is not accepted; send the body uncompressed.`);
+    const detail = `Content-Encoding '${coding}' is not accepted; send the body uncompressed.`;
+    return problem('unsupported-media-type', detail);
   }
   const declared = fieldValue(req, 'content-type');
   const type = declared === undefined ? undefined : parseMediaType(declared);
-  if (type === undefined || !kind.accepts(type)) return problem('unsupported-media-type', `Send the body as ${kind.name}.`);
+  if (type === undefined || !kind.accepts(type)) {
+    return problem('unsupported-media-type', `Send the body as ${kind.name}.`);
+  }
   const charset = type.parameters.get('charset');
-  if (charset !== undefined && charset.toLowerCase() !== 'utf-8') return problem('unsupported-media-type', 'The body must be UTF-8.');
+  if (charset !== undefined && charset.toLowerCase() !== 'utf-8') {
+    return problem('unsupported-media-type', 'The body must be UTF-8.');
+  }
   return undefined;
 }
 
@@ -118,5 +132,7 @@ export function contentReply(p: Problem): Reply {
 
 /** A body that ended too early or too large, as the reply to send. */
 export function unreadBodyReply(reason: 'too-large' | 'aborted', limit: number): Reply {
-  return reason === 'too-large' ? contentReply(tooLarge(limit)) : problemReply(problem('bad-request', 'The request body ended early.'));
+  return reason === 'too-large'
+    ? contentReply(tooLarge(limit))
+    : problemReply(problem('bad-request', 'The request body ended early.'));
 }

@@ -1,11 +1,11 @@
-// Cache policy (seed, "Caching and conditional-request headers"; CONTRACT §4; RFC 9111 §5.2.2).
-// - Changing data is served with an ETag plus must-revalidate (seed rule 4): the default for reads
-//   is `max-age=0, must-revalidate`, so a cache may store the response but revalidates every use.
-// - Reference data gets its long max-age from the collection's config (seed rule 2).
+// Cache policy (CONVENTIONS.md#cache-control, CONVENTIONS.md#vary; RFC 9111 §5.2.2).
+// - Changing data is served with an ETag plus must-revalidate: the default for reads is
+//   `max-age=0, must-revalidate`, so a cache may store the response but revalidates every use.
+// - Reference data gets its long max-age from the collection's config.
 // - Responses that depend on the caller's credentials are `private` and carry Vary: Authorization
-//   (seed, Authentication rule 5; RFC 9111 §5.2.2.7).
-// - During risky deploys every response says `no-cache, no-store` (seed rule 6).
-// - Errors and the responses to PUT, POST and DELETE are `no-store` (CONTRACT §4).
+//   (CONVENTIONS.md#vary; RFC 9111 §5.2.2.7).
+// - During risky deploys every response says `no-cache, no-store` (`--no-cache-mode`).
+// - Errors and the responses to PUT, POST and DELETE are `no-store`.
 
 export const DEFAULT_READ_POLICY = 'max-age=0, must-revalidate';
 export const NO_STORE = 'no-store';
@@ -45,6 +45,6 @@ function makePrivate(value: string): string {
   const directives = value
     .split(',')
     .map((directive) => directive.trim())
-    .filter((directive) => directive !== '' && directive.toLowerCase() !== 'public' && directive.toLowerCase() !== 'private');
+    .filter((directive) => directive !== '' && !['public', 'private'].includes(directive.toLowerCase()));
   return ['private', ...directives].join(', ');
 }

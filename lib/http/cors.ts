@@ -1,8 +1,8 @@
-// Cross-origin resource sharing (Fetch Standard §3.2, "CORS protocol"; CONTRACT §1 `cors.origins`):
-// a browser app on another origin may read resapi's responses and send the conditional-request and
-// idempotency headers the seed's rules need.
+// Cross-origin resource sharing (Fetch Standard §3.2, "CORS protocol"; `cors.origins`,
+// CONVENTIONS.md#cors): a browser app on another origin may read resapi's responses and send the
+// conditional-request and idempotency headers resapi's rules need.
 // - Allowed origins: `cors.origins` when configured; otherwise `*` while API keys are off and none
-//   while they are on (CONTRACT §1: "with keys on, only listed origins, never `*`").
+//   while they are on (with keys on, only listed origins, never `*`).
 // - A preflight (OPTIONS carrying Origin and Access-Control-Request-Method, Fetch §3.2.2) is answered
 //   before authentication, because a browser never sends credentials with it (Fetch §4.8 step 3).
 // - An allowed origin's responses expose the fields a client needs (Access-Control-Expose-Headers):
@@ -17,9 +17,10 @@ export const ALLOWED_REQUEST_HEADERS = [
   'Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'If-Modified-Since', 'If-Unmodified-Since',
   'Idempotency-Key', 'Prefer', 'X-Request-Id',
 ] as const;
-/** Response fields a cross-origin script may read (beyond the safelisted Cache-Control, Content-Type, Last-Modified, ...). */
+/** Response fields a cross-origin script may read (beyond the safelisted Cache-Control, Content-Type, ...). */
 export const EXPOSED_RESPONSE_HEADERS = [
-  'ETag', 'Location', 'Content-Location', 'Link', 'Preference-Applied', 'Idempotent-Replayed', 'Retry-After', 'X-Request-Id', 'WWW-Authenticate',
+  'ETag', 'Location', 'Content-Location', 'Link', 'Preference-Applied', 'Idempotent-Replayed', 'Retry-After',
+  'X-Request-Id', 'WWW-Authenticate',
 ] as const;
 /** How long a browser may reuse a preflight's answer, in seconds. */
 export const PREFLIGHT_MAX_AGE_S = 600;
@@ -28,18 +29,24 @@ const ANY = '*';
 /** A serialized origin (RFC 6454 §6.2): scheme "://" host [ ":" port ], lower case, nothing after. */
 const ORIGIN = /^https?:\/\/(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/;
 
-export type CorsPolicyResult = { readonly ok: true; readonly policy: CorsPolicy } | { readonly ok: false; readonly message: string };
+export type CorsPolicyResult =
+  | { readonly ok: true; readonly policy: CorsPolicy }
+  | { readonly ok: false; readonly message: string };
 
 /** Is `origin` a serialized origin as a browser sends it in the Origin field? */
 export function isSerializedOrigin(origin: string): boolean {
   return ORIGIN.test(origin);
 }
 
-/** The origins allowed to read responses; `configured` undefined means the default of CONTRACT §1. */
+/** The origins allowed to read responses; `configured` undefined means the default (CONVENTIONS.md#cors). */
 export function corsPolicy(configured: readonly string[] | undefined, apiKeysOn: boolean): CorsPolicyResult {
   const origins = configured ?? (apiKeysOn ? [] : [ANY]);
   if (apiKeysOn && origins.includes(ANY)) {
-    return { ok: false, message: 'cors.origins must list origins, not "*", while API keys are on (CONTRACT §1): a page on any site could otherwise use a key it was given' };
+    return {
+      ok: false,
+      message: 'cors.origins must list origins, not "*", while API keys are on (CONVENTIONS.md#cors): ' +
+        'a page on any site could otherwise use a key it was given',
+    };
   }
   return { ok: true, policy: new CorsPolicy(origins) };
 }

@@ -2,7 +2,7 @@
 // anything else happens (so a port in use refuses the start before a data dir is created); requests
 // that arrive before start() wait for it; drain stops accepting, closes idle keep-alive connections
 // and waits for in-flight requests, cutting whatever is still open when the drain timeout passes
-// (CONTRACT §1: "finish in-flight requests (up to 10 s)").
+// (CONVENTIONS.md#shutdown: in-flight requests get up to 10 s to finish).
 // It also owns the connection limits: slow or oversized header sections must not hold a connection or
 // memory (README, decisions: Connections), and the errors Node's parser raises before a request exists
 // are answered as problems too, with a request id like every other response.
@@ -88,7 +88,8 @@ export function httpListener(options: ListenerOptions): Listener {
         await listen(server, options.port, options.host);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-        const message = `port ${options.port} on ${options.host} is in use: stop what uses it, or choose another port (--port 0 picks a free one)`;
+        const message = `port ${options.port} on ${options.host} is in use: ` +
+          'stop what uses it, or choose another port (--port 0 picks a free one)';
         throw Object.assign(new Error(message), { code: 'EADDRINUSE' });
       }
       const address = server.address() as AddressInfo;
@@ -110,7 +111,8 @@ export function httpListener(options: ListenerOptions): Listener {
       if (!started) server.closeAllConnections();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const timer = options.clock.setTimer(options.drainTimeoutMs ?? DEFAULT_DRAIN_MS, () => server.closeAllConnections());
+      const drainMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_MS;
+      const timer = options.clock.setTimer(drainMs, () => server.closeAllConnections());
       await closed;
       timer.cancel();
     },
@@ -144,8 +146,10 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket, options
   const body = problemBody(p);
   const requestId = options.random.bytes(16).toString('hex');
   socket.end(
-    `HTTP/1.1 ${p.status} ${p.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Cache-Control: no-store\r\nX-Request-Id: ${requestId}\r\nDate: ${formatHttpDate(options.clock.now())}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${p.status} ${p.title}\r\n` +
+      `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Cache-Control: no-store\r\nX-Request-Id: ${requestId}\r\n` +
+      `Date: ${formatHttpDate(options.clock.now())}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

@@ -54,7 +54,13 @@ export interface CommonFields {
   readonly exposeHeaders: string;
 }
 
-export function send(req: IncomingMessage, res: ServerResponse, reply: Reply, clock: Clock, common: CommonFields): void {
+export function send(
+  req: IncomingMessage,
+  res: ServerResponse,
+  reply: Reply,
+  clock: Clock,
+  common: CommonFields,
+): void {
   if (res.headersSent) return;
   const bodiless = reply.status === 204 || reply.status === 304 || (reply.status >= 100 && reply.status < 200);
   // One flat list of names and values handed to writeHead: no header object is built or copied.
@@ -80,7 +86,10 @@ export function send(req: IncomingMessage, res: ServerResponse, reply: Reply, cl
   fields.push('Date', common.date);
   if (!cacheControl) fields.push('Cache-Control', common.cacheControl);
   if (!vary && common.vary !== undefined) fields.push('Vary', common.vary);
-  if (common.allowOrigin !== undefined) fields.push('Access-Control-Allow-Origin', common.allowOrigin, 'Access-Control-Expose-Headers', common.exposeHeaders);
+  if (common.allowOrigin !== undefined) {
+    fields.push('Access-Control-Allow-Origin', common.allowOrigin);
+    fields.push('Access-Control-Expose-Headers', common.exposeHeaders);
+  }
   if (reply.closeConnection === true) {
     fields.push('Connection', 'close');
     stageClose(req, clock);

@@ -1,11 +1,11 @@
-// Request target → route (seed, "Generic resource addressing"; CONTRACT §2). Pure: a Router knows
+// Request target → route (CONVENTIONS.md#routes, CONVENTIONS.md#names). Pure: a Router knows
 // only the path patterns of the route table (lib/routes.ts) and the path it is asked about.
 //
 // A pattern is "/" or a sequence of segments, each a literal (`$bulk`, `webhooks`) or a parameter in
 // braces whose name picks the rule that validates it (PARAM_RULES). The path is split on "/" before
 // percent-decoding, so an encoded "%2F" inside a segment is data, not a separator; literals compare
 // with the decoded segment (so /%77ebhooks is /webhooks, RFC 3986 §6.2.2.2); a segment that starts
-// with "$" is a system segment and never fills a parameter (CONTRACT §2); dot-segments are refused
+// with "$" is a system segment and never fills a parameter (CONVENTIONS.md#names); dot-segments are refused
 // rather than resolved (RFC 3986 §5.2.4 would let "/a/../b" reach another resource). When several
 // patterns fit a path, the one with the most literal segments wins, whatever the declaration order.
 import { isCollectionName, isResourceId } from '../names.js';
@@ -13,7 +13,7 @@ import { isCollectionName, isResourceId } from '../names.js';
 export interface RoutePattern<N extends string> {
   readonly name: N;
   readonly path: string;
-  /** Every longer path that starts with this one is reserved and unknown (the webhook path, CONTRACT §2). */
+  /** Every longer path that starts with this one is reserved and unknown (the webhook path, CONVENTIONS.md#routes). */
   readonly reserveBelow?: boolean;
 }
 
@@ -45,18 +45,24 @@ interface ParamRule {
 
 const MAX_EVENT_ID = 255;
 
-/** How each parameter name is validated (CONTRACT §2 names; §7: event ids are any 1-255 characters). */
+/**
+ * How each parameter name is validated (CONVENTIONS.md#names; event ids are any 1-255 characters,
+ * CONVENTIONS.md#inbox).
+ */
 const PARAM_RULES: Readonly<Record<string, ParamRule>> = {
   collection: {
     valid: isCollectionName,
-    detail: (shown) => `'${shown}' is not a valid collection name: use 1-64 characters, a letter first, then letters, digits, '_' or '-'.`,
+    detail: (shown) =>
+      `'${shown}' is not a valid collection name: ` +
+      `use 1-64 characters, a letter first, then letters, digits, '_' or '-'.`,
   },
   id: { valid: isResourceId, detail: invalidIdDetail },
   name: { valid: isResourceId, detail: invalidIdDetail },
   deliveryId: { valid: isResourceId, detail: invalidIdDetail },
   eventId: {
     valid: (value) => value.length >= 1 && value.length <= MAX_EVENT_ID,
-    detail: (shown) => `'${shown}' is not a valid event id: an event id is 1-${MAX_EVENT_ID} characters, percent-encoded in the path.`,
+    detail: (shown) =>
+      `'${shown}' is not a valid event id: an event id is 1-${MAX_EVENT_ID} characters, percent-encoded in the path.`,
   },
 };
 
@@ -83,13 +89,19 @@ export class Router<N extends string> {
     const decoded: string[] = [];
     for (const segment of raw) {
       const text = decodeSegment(segment);
-      if (text === undefined) return { kind: 'invalid', detail: `The path segment '${printable(segment)}' is not valid percent-encoding.` };
-      if (text === '.' || text === '..') return { kind: 'invalid', detail: `The path segment '${printable(segment)}' is a dot-segment; resapi does not resolve them.` };
+      if (text === undefined) {
+        return { kind: 'invalid', detail: `The path segment '${printable(segment)}' is not valid percent-encoding.` };
+      }
+      if (text === '.' || text === '..') {
+        const detail = `The path segment '${printable(segment)}' is a dot-segment; resapi does not resolve them.`;
+        return { kind: 'invalid', detail };
+      }
       decoded.push(text);
     }
     let best: CompiledPattern<N> | undefined;
     for (const pattern of this.patterns) {
-      if (pattern.reserveBelow && decoded.length > pattern.segments.length && fits(pattern.segments, raw, decoded)) return { kind: 'unknown' };
+      const below = decoded.length > pattern.segments.length;
+      if (pattern.reserveBelow && below && fits(pattern.segments, raw, decoded)) return { kind: 'unknown' };
       if (pattern.segments.length !== decoded.length || !fits(pattern.segments, raw, decoded)) continue;
       if (best === undefined || pattern.literals > best.literals) best = pattern;
     }
@@ -125,7 +137,9 @@ export function splitTarget(target: string): ParsedTarget {
 
 function compile<N extends string>(pattern: RoutePattern<N>): CompiledPattern<N> {
   const { name, path } = pattern;
-  if (typeof path !== 'string' || !path.startsWith('/')) throw new TypeError(`route ${name}: the path must start with "/"`);
+  if (typeof path !== 'string' || !path.startsWith('/')) {
+    throw new TypeError(`route ${name}: the path must start with "/"`);
+  }
   const parts = path === '/' ? [] : path.slice(1).split('/');
   const segments = parts.map((part): Segment => {
     const param = /^\{([A-Za-z]+)\}$/.exec(part)?.[1];
@@ -140,12 +154,14 @@ function compile<N extends string>(pattern: RoutePattern<N>): CompiledPattern<N>
   if (pattern.reserveBelow === true && segments.some((segment) => !('literal' in segment))) {
     throw new TypeError(`route ${name}: only a literal path can reserve the paths below it`);
   }
-  return { name, segments, literals: segments.filter((segment) => 'literal' in segment).length, reserveBelow: pattern.reserveBelow === true };
+  const literals = segments.filter((segment) => 'literal' in segment).length;
+  return { name, segments, literals, reserveBelow: pattern.reserveBelow === true };
 }
 
 /** Do the segments fit the pattern's prefix? A parameter never takes a system segment ("$..."). */
 function fits(segments: readonly Segment[], raw: readonly string[], decoded: readonly string[]): boolean {
-  return segments.every((segment, index) => ('literal' in segment ? decoded[index] === segment.literal : !(raw[index] as string).startsWith('$')));
+  return segments.every((segment, index) =>
+    'literal' in segment ? decoded[index] === segment.literal : !(raw[index] as string).startsWith('$'));
 }
 
 function decodeSegment(segment: string): string | undefined {

@@ -1,6 +1,6 @@
 // Cache-Control (RFC 9111 §5.2): `#cache-directive`, each `token [ "=" ( token / quoted-string ) ]`,
-// names case-insensitive. Read by the client's private cache (request and response directives, seed
-// "Caching and conditional-request headers"; CONTRACT §9) and by `resapi check`. A member that does
+// names case-insensitive. Read by the client's private cache (request and response directives,
+// CONVENTIONS.md#cache-control, CONVENTIONS.md#client-library) and by `resapi check`. A member that does
 // not parse is skipped and the list read on (§5.2: a cache ignores what it does not understand);
 // when a directive appears twice the first one counts. Delta-seconds (§1.2.2) that overflow are
 // taken as 2^31, as the RFC asks.
@@ -31,7 +31,8 @@ export function parseCacheControl(lines: readonly string[] | string | undefined)
             j = skipOws(text, word.end);
           }
         }
-        if (valid && (j >= text.length || text.charCodeAt(j) === COMMA) && !directives.has(name)) directives.set(name, value);
+        const ended = j >= text.length || text.charCodeAt(j) === COMMA;
+        if (valid && ended && !directives.has(name)) directives.set(name, value);
       }
       i = skipToListEnd(text, i) + 1;
     }

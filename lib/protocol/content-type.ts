@@ -1,6 +1,7 @@
 // Media types: RFC 9110 §8.3.1 (Content-Type), §5.6.6 (parameters), §5.6.2 (token), §5.6.4
-// (quoted-string), and the RFC 6839 / RFC 6838 §4.2.8 "+json" structured syntax suffix. CONTRACT §3
-// accepts `application/json` or `*+json` request bodies and `text/csv` for `$bulk`.
+// (quoted-string), and the RFC 6839 / RFC 6838 §4.2.8 "+json" structured syntax suffix. resapi
+// accepts `application/json` or `*+json` request bodies and `text/csv` for `$bulk`
+// (CONVENTIONS.md#content-negotiation).
 //
 //   media-type      = type "/" subtype parameters
 //   parameters      = *( OWS ";" OWS [ parameter ] )

@@ -1,6 +1,7 @@
 // Entity tags: generating resapi's strong ETags, parsing ETag / If-Match / If-None-Match values,
 // and the two comparison functions. RFC 9110 §8.8.3 (ETag), §13.1.1 (If-Match), §13.1.2
-// (If-None-Match), §5.6.1 (lists); CONTRACT §3 (strong ETag of the exact bytes sent), §4.
+// (If-None-Match), §5.6.1 (lists); CONVENTIONS.md#etags (strong ETag of the exact bytes sent),
+// CONVENTIONS.md#precondition-order.
 import { createHash } from 'node:crypto';
 import { COMMA, DQUOTE, skipOws } from './field-syntax.js';
 

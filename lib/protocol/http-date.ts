@@ -1,5 +1,6 @@
 // HTTP-date (RFC 9110 §5.6.7): formatting as IMF-fixdate, parsing all three formats a recipient
-// MUST accept. Used by Last-Modified, Date, If-Modified-Since and If-Unmodified-Since (CONTRACT §4).
+// MUST accept. Used by Last-Modified, Date, If-Modified-Since and If-Unmodified-Since
+// (CONVENTIONS.md#conditional-reads).
 //   HTTP-date    = IMF-fixdate / obs-date
 //   IMF-fixdate  = day-name "," SP date1 SP time-of-day SP GMT    ; Sun, 06 Nov 1994 08:49:37 GMT
 //   rfc850-date  = day-name-l "," SP date2 SP time-of-day SP GMT  ; Sunday, 06-Nov-94 08:49:37 GMT
@@ -18,9 +19,13 @@ import { SP, trimOws } from './field-syntax.js';
 
 /** Index = Date#getUTCDay(). */
 const DAY_NAMES: readonly string[] = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
-const LONG_DAY_NAMES: readonly string[] = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+const LONG_DAY_NAMES: readonly string[] = [
+  'Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'
+];
 /** Index = Date#getUTCMonth(). */
-const MONTH_NAMES: readonly string[] = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const MONTH_NAMES: readonly string[] = [
+  'Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'
+];
 
 const COMMA = 0x2c;
 const HYPHEN = 0x2d;

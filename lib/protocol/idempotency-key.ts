@@ -1,5 +1,5 @@
-// The Idempotency-Key request header (CONTRACT §6; the seed leaves the name "not shown", and resapi
-// follows the IETF httpapi "Idempotency-Key" draft): a Structured Field string in that draft, so
+// The Idempotency-Key request header (CONVENTIONS.md#idempotency-keys; the name is the one of the
+// IETF httpapi "Idempotency-Key" draft, which resapi follows): a Structured Field string in that draft, so
 // `"abc"` and `abc` name the same key; 1-255 visible ASCII characters; the header sent twice → 400.
 
 export type IdempotencyKeyResult =

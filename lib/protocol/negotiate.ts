@@ -1,6 +1,6 @@
 // Proactive negotiation of the response media type: RFC 9110 §12.5.1 (Accept) and §12.4.2 (quality
-// values). CONTRACT §3: application/json by default (also for `*/*` and no Accept), text/csv and
-// text/html where offered; nothing acceptable → the caller answers 406.
+// values). CONVENTIONS.md#content-negotiation: application/json by default (also for `*/*` and no
+// Accept), text/csv and text/html where offered; nothing acceptable → the caller answers 406.
 //
 //   Accept     = #( media-range [ weight ] )
 //   media-range = ( "*/*" / ( type "/" "*" ) / ( type "/" subtype ) ) parameters

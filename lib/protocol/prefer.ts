@@ -1,7 +1,7 @@
 // The Prefer request header: RFC 7240 §2, and the page size preference of OData 4.01 Part 1
-// §8.2.8.4 (`odata.maxpagesize`, which 4.01 also accepts without the `odata.` prefix). CONTRACT §5:
-// the client sets the page size with `Prefer: maxpagesize=N`; the caller clamps N and answers
-// `Preference-Applied` with the token the client used.
+// §8.2.8.4 (`odata.maxpagesize`, which 4.01 also accepts without the `odata.` prefix).
+// CONVENTIONS.md#page-size: the client sets the page size with `Prefer: maxpagesize=N`; the caller
+// clamps N and answers `Preference-Applied` with the token the client used.
 //
 //   Prefer     = 1#preference
 //   preference = token [ BWS "=" BWS word ] *( OWS ";" [ OWS parameter ] )

@@ -3,9 +3,9 @@
 // Architecture: errors are values with a stable problem type, mapped to a status in one table).
 //
 // Type URIs are `tag:` URIs (RFC 4151): stable identifiers that need no registration and promise no
-// dereferenceable page (RFC 9457 §3.1.1 allows that). The seed's rule "Internal error details are not
-// leaked to callers" is kept by construction: `detail` of a 5xx problem is always the fixed text of
-// the table, never an internal message.
+// dereferenceable page (RFC 9457 §3.1.1 allows that). No internal error detail reaches a caller
+// (CONVENTIONS.md#problem-details), by construction: `detail` of a 5xx problem is always the fixed text
+// of the table, never an internal message.
 
 export const PROBLEM_TYPE_PREFIX = 'tag:resapi,2026:problem/';
 
@@ -35,7 +35,7 @@ export const PROBLEM_TYPES = {
 
 export type ProblemType = keyof typeof PROBLEM_TYPES;
 
-/** One entry of the optional `errors` extension (CONTRACT §3). */
+/** One entry of the optional `errors` extension (CONVENTIONS.md#problem-details). */
 export interface ProblemItem {
   readonly pointer?: string;
   readonly parameter?: string;
@@ -66,10 +66,12 @@ export function problem(
   extras: { errors?: readonly ProblemItem[]; headers?: Readonly<Record<string, string>> } = {},
 ): Problem {
   const { status, title } = PROBLEM_TYPES[type];
-  // Rule 2 of the seed's Errors section: a 5xx never carries a caller-visible internal message.
+  // A 5xx never carries a caller-visible internal message (CONVENTIONS.md#problem-details).
   if (status >= 500) {
     const fixed = FIXED_DETAIL_5XX[status] ?? (FIXED_DETAIL_5XX[500] as string);
-    return extras.headers === undefined ? { type, status, title, detail: fixed } : { type, status, title, detail: fixed, headers: extras.headers };
+    return extras.headers === undefined
+      ? { type, status, title, detail: fixed }
+      : { type, status, title, detail: fixed, headers: extras.headers };
   }
   return { type, status, title, detail, ...extras };
 }

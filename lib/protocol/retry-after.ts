@@ -1,6 +1,6 @@
 // Retry-After (RFC 9110 §10.2.3): `HTTP-date / delay-seconds`, as a wait in milliseconds from now.
-// Read by the webhook sender (CONTRACT §8: "honouring Retry-After") and by the client's retries
-// (CONTRACT §9). A value that is neither is ignored, as if absent.
+// Read by the webhook sender (CONVENTIONS.md#delivery-retries honours it) and by the client's retries
+// (CONVENTIONS.md#client-library). A value that is neither is ignored, as if absent.
 import { parseHttpDate } from './http-date.js';
 import { trimOws } from './field-syntax.js';
 

@@ -1,6 +1,7 @@
-// Webhook signatures (seed, Authentication: "HMAC with SHA-256 over the exact raw request body bytes",
-// "Lowercase hex of the digest, 64 characters", "Comparison: Constant-time"; CONTRACT §7, §8). Pure,
-// so the receiver, the sender, the client and `resapi sign` share one definition.
+// Webhook signatures: lowercase hex of HMAC-SHA256 over the exact raw body bytes, 64 characters,
+// compared in constant time (CONVENTIONS.md#webhook-signature; the sender signs the same way,
+// CONVENTIONS.md#deliveries). Pure, so the receiver, the sender, the client and `resapi sign` share one
+// definition.
 //
 // The receiver reads `X-Signature` as 64 lowercase hex characters, optionally after `sha256=` (the
 // prefix GitHub-style providers send). It compares the presented digest with the digest under every
@@ -13,7 +14,9 @@ const PREFIX = 'sha256=';
 
 /** The X-Signature value of `body` under `secret`: lowercase hex of HMAC-SHA256 (what a sender puts in the header). */
 export function webhookSignature(body: Uint8Array | string, secret: string): string {
-  if (typeof secret !== 'string' || secret === '') throw new TypeError('webhookSignature: secret must be a non-empty string');
+  if (typeof secret !== 'string' || secret === '') {
+    throw new TypeError('webhookSignature: secret must be a non-empty string');
+  }
   return createHmac('sha256', secret).update(body).digest('hex');
 }
 
@@ -29,7 +32,11 @@ export function presentedDigest(lines: readonly string[] | undefined): Buffer | 
 }
 
 /** Does the X-Signature field sign `body` under one of `secrets`? Constant-time, and it checks every secret. */
-export function verifySignature(body: Uint8Array, lines: readonly string[] | undefined, secrets: readonly string[]): boolean {
+export function verifySignature(
+  body: Uint8Array,
+  lines: readonly string[] | undefined,
+  secrets: readonly string[],
+): boolean {
   const presented = presentedDigest(lines);
   let matched = false;
   for (const secret of secrets) {

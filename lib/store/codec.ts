@@ -51,13 +51,17 @@ export class Crc32c {
   }
 
   compute(bytes: Uint8Array, start = 0, end = bytes.length): number {
-    type Tables = [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+    type Tables = [
+      Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array,
+    ];
     const [t0, t1, t2, t3, t4, t5, t6, t7] = this.tables as Tables;
     let c = ~0;
     let i = start;
     // Eight bytes per step: the first four are folded into the running CRC, the next four looked up.
     for (; i + 8 <= end; i += 8) {
-      c ^= (bytes[i] as number) | ((bytes[i + 1] as number) << 8) | ((bytes[i + 2] as number) << 16) | ((bytes[i + 3] as number) << 24);
+      c ^=
+        (bytes[i] as number) | ((bytes[i + 1] as number) << 8) |
+        ((bytes[i + 2] as number) << 16) | ((bytes[i + 3] as number) << 24);
       c =
         (t7[c & 0xff] as number) ^ (t6[(c >>> 8) & 0xff] as number) ^ (t5[(c >>> 16) & 0xff] as number) ^
         (t4[c >>> 24] as number) ^ (t3[bytes[i + 4] as number] as number) ^ (t2[bytes[i + 5] as number] as number) ^
@@ -137,7 +141,9 @@ export async function scanFrames(
     }
     if (found.kind === 'bad') return { kind: 'damaged', offset: base + pos, reason: found.reason };
     if (base + filled >= size) {
-      return base + pos === size ? { kind: 'end', offset: size } : { kind: 'damaged', offset: base + pos, reason: 'truncated frame' };
+      return base + pos === size
+        ? { kind: 'end', offset: size }
+        : { kind: 'damaged', offset: base + pos, reason: 'truncated frame' };
     }
     // Keep the unread tail, grow the buffer when one frame is larger than it, and read more.
     const needed = filled - pos >= FRAME_HEADER_BYTES ? FRAME_HEADER_BYTES + buffer.readUInt32LE(pos + 4) : 0;
@@ -168,7 +174,8 @@ export interface JournalRecord {
 export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
 
 export function encodeRecord(record: JournalRecord): string {
-  return JSON.stringify({ seq: record.seq, group: record.group, at: record.at, batch: { mutations: record.batch.mutations } });
+  const { seq, group, at } = record;
+  return JSON.stringify({ seq, group, at, batch: { mutations: record.batch.mutations } });
 }
 
 /** Parses and checks a journal payload whose checksum already held. */
@@ -220,6 +227,10 @@ function isTime(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
 }
 
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((key) => typeof key === 'string');
+}
+
 export function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
@@ -235,7 +246,7 @@ function mutationProblem(value: unknown): string | undefined {
       return expectationProblem(value.expect);
     case 'patch':
       if (!isJsonObject(value.set)) return 'patch has no set object';
-      if (value.unset !== undefined && !(Array.isArray(value.unset) && value.unset.every((key) => typeof key === 'string'))) return 'patch has a bad unset';
+      if (value.unset !== undefined && !isStringList(value.unset)) return 'patch has a bad unset';
       if (value.dueAt !== undefined && value.dueAt !== null && !isTime(value.dueAt)) return 'patch has a bad dueAt';
       if (value.upsert !== undefined && typeof value.upsert !== 'boolean') return 'patch has a bad upsert';
       return expectationProblem(value.expect);
@@ -251,6 +262,8 @@ function mutationProblem(value: unknown): string | undefined {
 
 function expectationProblem(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (isJsonObject(value) && (value.absent === true || value.present === true || isCount(value.version))) return undefined;
+  if (isJsonObject(value) && (value.absent === true || value.present === true || isCount(value.version))) {
+    return undefined;
+  }
   return 'bad expectation';
 }

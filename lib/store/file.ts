@@ -30,7 +30,18 @@ import type { DirLock } from './lock.js';
 import { recover } from './recovery.js';
 import { captureState, checkpointSnapshot } from './snapshot.js';
 import type { StoreState } from './state.js';
-import type { Batch, CommitListener, CommitResult, ScanOptions, SideLogResult, Store, StoreHealth, StoredRecord, StoreObserver, Tombstone } from './types.js';
+import type {
+  Batch,
+  CommitListener,
+  CommitResult,
+  ScanOptions,
+  SideLogResult,
+  Store,
+  StoreHealth,
+  StoredRecord,
+  StoreObserver,
+  Tombstone,
+} from './types.js';
 import type { JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
 import { stderrLogger } from '../log.js';
@@ -183,7 +194,8 @@ export class FileStore implements Store {
 
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
-      const { members, bytes, at } = takeGroup(this.queue, this.parts.state, this.parts.crc, this.parts.clock.now(), this.parts.log);
+      const { state, crc, clock, log } = this.parts;
+      const { members, bytes, at } = takeGroup(this.queue, state, crc, clock.now(), log);
       if (members.length > 0) await this.writeGroup(members, bytes, at);
     }
   }
@@ -201,7 +213,8 @@ export class FileStore implements Store {
       // Cut the failed frames off now, so a crash before the next write cannot bring back a batch
       // that was answered `unavailable`; if the disk refuses, the next append tries again first.
       await this.journal.repair().catch((repairError: unknown) => {
-        this.parts.log('warn', 'cannot yet truncate the failed write from the journal', { path: this.journal.path, error: describeError(repairError) });
+        const fields = { path: this.journal.path, error: describeError(repairError) };
+        this.parts.log('warn', 'cannot yet truncate the failed write from the journal', fields);
       });
       return;
     }
@@ -249,7 +262,8 @@ export class FileStore implements Store {
     // Taken synchronously, with no commit applied since the rotation: exactly the state at this seq.
     const capture = captureState(state, this.parts.clock.now());
     const aborted = (): boolean => this.closing !== undefined;
-    this.snapshotting = checkpointSnapshot(io, crc, dir, capture, this.journal.firstSeq, { aborted, log, random: this.parts.random }).then((outcome) => {
+    const options = { aborted, log, random: this.parts.random };
+    this.snapshotting = checkpointSnapshot(io, crc, dir, capture, this.journal.firstSeq, options).then((outcome) => {
       // After a failure, retry only once the current journal alone passes the threshold.
       if (outcome !== 'abandoned') this.snapshotFailed = outcome === 'failed';
       if (outcome === 'written') this.olderJournalBytes = 0;
@@ -273,9 +287,12 @@ export class FileStore implements Store {
     const { log } = this.parts;
     while (this.running !== undefined) await this.running;
     await this.snapshotting;
-    await this.sideLogs.close().catch((error: unknown) => log('error', 'closing a side log failed', { error: describeError(error) }));
-    await this.journal.close().catch((error: unknown) => log('error', 'closing the journal failed', { error: describeError(error) }));
-    await this.parts.lock.release().catch((error: unknown) => log('error', 'releasing the store lock failed', { error: describeError(error) }));
+    const logged = (message: string) => (error: unknown): void => {
+      log('error', message, { error: describeError(error) });
+    };
+    await this.sideLogs.close().catch(logged('closing a side log failed'));
+    await this.journal.close().catch(logged('closing the journal failed'));
+    await this.parts.lock.release().catch(logged('releasing the store lock failed'));
   }
 }
 
@@ -312,9 +329,13 @@ const DEFAULT_THRESHOLD = 64 << 20;
  * and refuses to start on corruption anywhere else, naming the file and offset.
  */
 export async function openFileStore(options: FileStoreOptions): Promise<OpenResult> {
-  if (typeof options.dir !== 'string' || options.dir === '') throw new TypeError('openFileStore: options.dir must be a non-empty path');
+  if (typeof options.dir !== 'string' || options.dir === '') {
+    throw new TypeError('openFileStore: options.dir must be a non-empty path');
+  }
   const threshold = options.snapshotThresholdBytes ?? DEFAULT_THRESHOLD;
-  if (!Number.isSafeInteger(threshold) || threshold <= 0) throw new TypeError('openFileStore: options.snapshotThresholdBytes must be a positive integer');
+  if (!Number.isSafeInteger(threshold) || threshold <= 0) {
+    throw new TypeError('openFileStore: options.snapshotThresholdBytes must be a positive integer');
+  }
   const io = options.io ?? nodeFileIO();
   const clock = options.clock ?? systemClock;
   const random = options.random ?? systemRandom;
@@ -322,7 +343,16 @@ export async function openFileStore(options: FileStoreOptions): Promise<OpenResu
   const progress = options.progress ?? ((message: string) => void process.stderr.write(`${message}\n`));
   const opened = await recover(io, options.dir, { clock, random, log, progress });
   if (!opened.ok) return opened;
-  const store = new FileStore({ ...opened.parts, io, dir: options.dir, clock, random, log, snapshotThresholdBytes: threshold, ...(options.observer === undefined ? {} : { observer: options.observer }) });
+  const store = new FileStore({
+    ...opened.parts,
+    io,
+    dir: options.dir,
+    clock,
+    random,
+    log,
+    snapshotThresholdBytes: threshold,
+    ...(options.observer === undefined ? {} : { observer: options.observer }),
+  });
   store.checkpointIfDue();
   return { ok: true, store };
 }

@@ -51,7 +51,8 @@ export function nodeFileIO(): FileIO {
     async open(path, mode) {
       const handle = await open(path, FLAGS[mode], 0o644);
       return {
-        read: async (buffer, offset, length, position) => (await handle.read(buffer, offset, length, position)).bytesRead,
+        read: async (buffer, offset, length, position) =>
+          (await handle.read(buffer, offset, length, position)).bytesRead,
         write: async (buffer, offset, length, position) =>
           (await handle.write(buffer, offset, length, position)).bytesWritten,
         datasync: () => handle.datasync(),
@@ -91,7 +92,12 @@ export async function writeFully(handle: FileHandleIO, buffer: Uint8Array, posit
 }
 
 /** Reads the whole range (or up to end of file); returns how many bytes were read. */
-export async function readFully(handle: FileHandleIO, buffer: Uint8Array, length: number, position: number): Promise<number> {
+export async function readFully(
+  handle: FileHandleIO,
+  buffer: Uint8Array,
+  length: number,
+  position: number,
+): Promise<number> {
   let done = 0;
   while (done < length) {
     const read = await handle.read(buffer, done, length - done, position + done);

@@ -57,8 +57,12 @@ export class JournalWriter {
       await io.syncDir(dir);
     } catch (error) {
       // Leave no half-made file behind: recovery would find an empty journal between two others.
-      await handle.close().catch((closeError: unknown) => log('warn', 'closing a new journal failed', { path, error: describeError(closeError) }));
-      await io.unlink(path).catch((unlinkError: unknown) => log('warn', 'removing a new journal failed', { path, error: describeError(unlinkError) }));
+      await handle.close().catch((closeError: unknown) => {
+        log('warn', 'closing a new journal failed', { path, error: describeError(closeError) });
+      });
+      await io.unlink(path).catch((unlinkError: unknown) => {
+        log('warn', 'removing a new journal failed', { path, error: describeError(unlinkError) });
+      });
       throw error;
     }
     return new JournalWriter(io, path, firstSeq, handle, 0, log);
@@ -113,7 +117,9 @@ export class JournalWriter {
   /** Starts the journal that holds `firstSeq` on, and closes this one (whose records are all durable). */
   async rotate(dir: string, firstSeq: number): Promise<JournalWriter> {
     const next = await JournalWriter.create(this.io, dir, firstSeq, this.log);
-    await this.close().catch((error: unknown) => this.log('warn', 'closing the previous journal failed', { path: this.path, error: describeError(error) }));
+    await this.close().catch((error: unknown) => {
+      this.log('warn', 'closing the previous journal failed', { path: this.path, error: describeError(error) });
+    });
     return next;
   }
 

@@ -1,5 +1,5 @@
-// The data-dir lock (CONTRACT §1: "A second process on the same data dir refuses to start with a
-// clear message and exit code 1 (lock file)"; README, Durability: a lock left by a dead process is
+// The data-dir lock (CONVENTIONS.md#data-directory: a second process on the same data dir refuses to
+// start with a clear message and exit code 1; README, Durability: a lock left by a dead process is
 // taken over safely).
 //
 // The lock file `lock` holds { pid, startedAt, host, token }. It is only ever created whole: the
@@ -62,8 +62,18 @@ export class DirLock {
 }
 
 /** Takes the lock of `dir`, taking over a lock whose process is gone. */
-export async function acquireLock(io: FileIO, dir: string, log: Logger, time: { readonly clock: Clock; readonly random: Random }): Promise<LockResult> {
-  const owner: LockOwner = { pid: process.pid, startedAt: performance.timeOrigin, host: hostname(), token: time.random.bytes(8).toString('hex') };
+export async function acquireLock(
+  io: FileIO,
+  dir: string,
+  log: Logger,
+  time: { readonly clock: Clock; readonly random: Random },
+): Promise<LockResult> {
+  const owner: LockOwner = {
+    pid: process.pid,
+    startedAt: performance.timeOrigin,
+    host: hostname(),
+    token: time.random.bytes(8).toString('hex'),
+  };
   const path = join(dir, LOCK_FILE);
   const temp = join(dir, `${LOCK_FILE}.tmp-${owner.pid}-${owner.token}`);
   try {
@@ -82,17 +92,21 @@ export async function acquireLock(io: FileIO, dir: string, log: Logger, time: { 
           await lock.release();
           throw error;
         });
-        await removeLeftovers(io, dir, log).catch((error: unknown) => log('warn', 'cannot remove leftover lock files', { error: describeError(error) }));
+        await removeLeftovers(io, dir, log).catch((error: unknown) => {
+          log('warn', 'cannot remove leftover lock files', { error: describeError(error) });
+        });
         return { ok: true, lock };
       }
       if (holder === 'unreadable') {
-        return { ok: false, kind: 'locked', message: `lock file ${path} is unreadable; if no other resapi process uses ${dir}, delete it` };
+        const message = `lock file ${path} is unreadable; if no other resapi process uses ${dir}, delete it`;
+        return { ok: false, kind: 'locked', message };
       }
       if (holder !== 'missing' && isHeld(holder)) {
         return {
           ok: false,
           kind: 'locked',
-          message: `data dir ${dir} is in use by process ${holder.pid} on ${holder.host} (lock file ${path}); stop that process or use another --data-dir`,
+          message: `data dir ${dir} is in use by process ${holder.pid} on ${holder.host} (lock file ${path}); ` +
+            'stop that process or use another --data-dir',
         };
       }
       if (holder !== 'missing' && !(await removeStale(io, dir, temp, path, holder, log))) {
@@ -100,12 +114,14 @@ export async function acquireLock(io: FileIO, dir: string, log: Logger, time: { 
         await sleep(time.clock, 5 + time.random.fraction() * 20);
       }
     }
-    return { ok: false, kind: 'locked', message: `could not take the lock ${path}: other processes keep racing for it` };
+    const message = `could not take the lock ${path}: other processes keep racing for it`;
+    return { ok: false, kind: 'locked', message };
   } catch (error) {
     return { ok: false, kind: 'io', message: `cannot take the lock ${path}: ${describeError(error)}` };
   } finally {
     await io.unlink(temp).catch((error: unknown) => {
-      if (!hasCode(error, 'ENOENT')) log('warn', 'cannot remove lock temp file', { path: temp, error: describeError(error) });
+      if (hasCode(error, 'ENOENT')) return;
+      log('warn', 'cannot remove lock temp file', { path: temp, error: describeError(error) });
     });
   }
 }
@@ -114,7 +130,15 @@ export async function acquireLock(io: FileIO, dir: string, log: Logger, time: { 
  * Deletes `path` if it still holds `stale`, under the takeover marker named after the stale token.
  * Returns false when another live starter holds that marker.
  */
-async function removeStale(io: FileIO, dir: string, temp: string, path: string, stale: LockOwner, log: Logger, depth = 0): Promise<boolean> {
+async function removeStale(
+  io: FileIO,
+  dir: string,
+  temp: string,
+  path: string,
+  stale: LockOwner,
+  log: Logger,
+  depth = 0,
+): Promise<boolean> {
   if (depth >= MAX_ATTEMPTS) throw new Error(`too many abandoned takeover markers in ${dir}`);
   const marker = join(dir, `${LOCK_FILE}.takeover-${stale.token}`);
   try {
@@ -211,7 +235,8 @@ function parseOwner(text: string): LockOwner | 'unreadable' {
   }
   if (typeof value !== 'object' || value === null) return 'unreadable';
   const { pid, startedAt, host, token } = value as Record<string, unknown>;
-  if (!Number.isSafeInteger(pid) || typeof startedAt !== 'number' || typeof host !== 'string' || typeof token !== 'string') {
+  const wellFormed = typeof startedAt === 'number' && typeof host === 'string' && typeof token === 'string';
+  if (!Number.isSafeInteger(pid) || !wellFormed) {
     return 'unreadable';
   }
   return { pid: pid as number, startedAt, host, token };

@@ -6,7 +6,17 @@ import { silentLogger, type Logger } from '../log.js';
 import { assertBatch, conflictResult, unavailable, Watchers } from './commit-step.js';
 import { MemorySideLogs } from './side-log.js';
 import { StoreState } from './state.js';
-import type { Batch, CommitListener, CommitResult, ScanOptions, SideLogResult, Store, StoreHealth, StoredRecord, Tombstone } from './types.js';
+import type {
+  Batch,
+  CommitListener,
+  CommitResult,
+  ScanOptions,
+  SideLogResult,
+  Store,
+  StoreHealth,
+  StoredRecord,
+  Tombstone,
+} from './types.js';
 import type { JsonObject } from '../json.js';
 
 export interface MemoryStoreOptions {

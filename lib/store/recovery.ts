@@ -49,7 +49,9 @@ export interface RecoveryOptions {
   readonly progress: (message: string) => void;
 }
 
-type Rebuilt = { readonly ok: true; readonly parts: Omit<RecoveredParts, 'lock'> } | { readonly ok: false; readonly kind: 'corrupt'; readonly message: string };
+type Rebuilt =
+  | { readonly ok: true; readonly parts: Omit<RecoveredParts, 'lock'> }
+  | { readonly ok: false; readonly kind: 'corrupt'; readonly message: string };
 
 /** Creates `dir` when missing, takes its lock and rebuilds the state; releases the lock on failure. */
 export async function recover(
@@ -65,13 +67,16 @@ export async function recover(
   }
   const locked = await acquireLock(io, dir, log, options);
   if (!locked.ok) return locked;
-  const rebuilt: Rebuilt | { readonly ok: false; readonly kind: 'io'; readonly message: string } = await rebuild(io, dir, options).catch((error: unknown) => ({
+  type Failed = { readonly ok: false; readonly kind: 'io'; readonly message: string };
+  const rebuilt: Rebuilt | Failed = await rebuild(io, dir, options).catch((error: unknown) => ({
     ok: false,
     kind: 'io',
     message: `cannot open the store in ${dir}: ${describeError(error)}`,
   }));
   if (rebuilt.ok) return { ok: true, parts: { ...rebuilt.parts, lock: locked.lock } };
-  await locked.lock.release().catch((error: unknown) => log('error', 'releasing the store lock failed', { error: describeError(error) }));
+  await locked.lock.release().catch((error: unknown) => {
+    log('error', 'releasing the store lock failed', { error: describeError(error) });
+  });
   return rebuilt;
 }
 
@@ -104,7 +109,9 @@ async function rebuild(
   const obsolete = starts.filter((_, index) => (starts[index + 1] ?? Number.POSITIVE_INFINITY) <= snapshotSeq + 1);
   const live = starts.slice(obsolete.length);
   if (live[0] !== undefined && live[0] > snapshotSeq + 1) {
-    return { ok: false, kind: 'corrupt', message: `refusing to start: records ${snapshotSeq + 1} to ${live[0] - 1} are missing (no journal holds them) in ${dir}` };
+    const message =
+      `refusing to start: records ${snapshotSeq + 1} to ${live[0] - 1} are missing (no journal holds them) in ${dir}`;
+    return { ok: false, kind: 'corrupt', message };
   }
   let goodBytes = 0;
   let olderJournalBytes = 0;
@@ -112,18 +119,23 @@ async function rebuild(
     olderJournalBytes += goodBytes;
     const path = join(dir, journalName(start));
     const last = index === live.length - 1;
-    const replayed = await replayJournal(io, crc, state, path, { last, skipThrough: snapshotSeq, progress: progress(journalName(start)) });
+    const replayOptions = { last, skipThrough: snapshotSeq, progress: progress(journalName(start)) };
+    const replayed = await replayJournal(io, crc, state, path, replayOptions);
     if (!replayed.ok) return { ok: false, kind: 'corrupt', message: replayed.message };
     goodBytes = replayed.goodBytes;
     if (replayed.torn !== undefined) {
-      log('warn', 'dropped a torn record at the end of the journal (an unacknowledged write cut short by a crash)', { path, ...replayed.torn });
+      const message = 'dropped a torn record at the end of the journal (an unacknowledged write cut short by a crash)';
+      log('warn', message, { path, ...replayed.torn });
     }
   }
   state.endBulk();
   for (const start of obsolete) await io.unlink(join(dir, journalName(start)));
   const lastStart = live[live.length - 1];
-  const journal = lastStart === undefined ? await JournalWriter.create(io, dir, state.seq + 1, log) : await JournalWriter.open(io, dir, lastStart, goodBytes, log);
-  log('info', 'store recovered', { dir, seq: state.seq, snapshotSeq, journals: live.length, ms: Math.round(performance.now() - started) });
+  const journal = lastStart === undefined
+    ? await JournalWriter.create(io, dir, state.seq + 1, log)
+    : await JournalWriter.open(io, dir, lastStart, goodBytes, log);
+  const ms = Math.round(performance.now() - started);
+  log('info', 'store recovered', { dir, seq: state.seq, snapshotSeq, journals: live.length, ms });
   return { ok: true, parts: { crc, state, journal, olderJournalBytes } };
 }
 
@@ -142,7 +154,11 @@ function reporter(write: (message: string) => void): (label: string) => (done: n
 }
 
 type ReplayResult =
-  | { readonly ok: true; readonly goodBytes: number; readonly torn?: { readonly offset: number; readonly bytes: number; readonly reason: string } }
+  | {
+      readonly ok: true;
+      readonly goodBytes: number;
+      readonly torn?: { readonly offset: number; readonly bytes: number; readonly reason: string };
+    }
   | { readonly ok: false; readonly message: string };
 
 /**
@@ -154,7 +170,11 @@ async function replayJournal(
   crc: Crc32c,
   state: StoreState,
   path: string,
-  options: { readonly last: boolean; readonly skipThrough: number; readonly progress: (done: number, total: number) => void },
+  options: {
+    readonly last: boolean;
+    readonly skipThrough: number;
+    readonly progress: (done: number, total: number) => void;
+  },
 ): Promise<ReplayResult> {
   const handle = await io.open(path, 'read');
   try {
@@ -169,8 +189,12 @@ async function replayJournal(
       return undefined;
     }, (done) => options.progress(done, size));
     if (end.kind === 'end') return { ok: true, goodBytes: end.offset };
-    if (end.kind === 'damaged' && options.last && !(await laterGroupFollows(crc, handle, end.offset, size, state.seq + 1))) {
-      return { ok: true, goodBytes: end.offset, torn: { offset: end.offset, bytes: size - end.offset, reason: end.reason } };
+    // Only the last journal may end in a torn record, and only when no later group follows the damage.
+    if (end.kind === 'damaged' && options.last) {
+      if (!(await laterGroupFollows(crc, handle, end.offset, size, state.seq + 1))) {
+        const torn = { offset: end.offset, bytes: size - end.offset, reason: end.reason };
+        return { ok: true, goodBytes: end.offset, torn };
+      }
     }
     return {
       ok: false,
@@ -184,7 +208,13 @@ async function replayJournal(
 }
 
 /** True when a valid frame after `from` belongs to a group that started after seq `damagedSeq`. */
-async function laterGroupFollows(crc: Crc32c, handle: FileHandleIO, from: number, size: number, damagedSeq: number): Promise<boolean> {
+async function laterGroupFollows(
+  crc: Crc32c,
+  handle: FileHandleIO,
+  from: number,
+  size: number,
+  damagedSeq: number,
+): Promise<boolean> {
   const rest = Buffer.allocUnsafe(size - from);
   const length = await readFully(handle, rest, rest.length, from);
   for (let at = nextMarker(rest, 1, length); at !== -1; at = nextMarker(rest, at + 1, length)) {

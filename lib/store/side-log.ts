@@ -1,5 +1,6 @@
-// Side logs: append-only files of JSON lines next to the store (CONTRACT §7: "a line in
-// data-dir/dead-letter.jsonl"; §8: "data-dir/outbox-dead-letter.jsonl"). They are for people and
+// Side logs: append-only files of JSON lines next to the store (a dead event is a line in
+// data-dir/dead-letter.jsonl, CONVENTIONS.md#inbox-retries-and-dead-letters; a dead delivery one in
+// data-dir/outbox-dead-letter.jsonl, CONVENTIONS.md#delivery-retries). They are for people and
 // tools (`tail -f`, `jq`), so each entry is one line of JSON; the store's own records stay the truth.
 //
 // Durability follows the journal's rules: a line is acknowledged only once it is written and
@@ -23,7 +24,9 @@ export interface SideLogs {
 }
 
 export function sideLogFile(name: string): string {
-  if (typeof name !== 'string' || !SIDE_LOG_NAME.test(name)) throw new TypeError(`side log name must match ${SIDE_LOG_NAME}, got ${JSON.stringify(name)}`);
+  if (typeof name !== 'string' || !SIDE_LOG_NAME.test(name)) {
+    throw new TypeError(`side log name must match ${SIDE_LOG_NAME}, got ${JSON.stringify(name)}`);
+  }
   return `${name}.jsonl`;
 }
 

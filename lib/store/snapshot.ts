@@ -85,16 +85,25 @@ async function writeSnapshot(
     offset += frame.length;
   };
   try {
-    await emit(JSON.stringify({ type: 'header', format: FORMAT, seq: capture.seq, at: capture.at, lastModified: capture.lastModified }));
-    const recordChunks = chunks(capture.records, (record) => ({ record, document: documentText(record) }), (entry) => entry.record.id.length + entry.document.length + RECORD_COLUMNS_BYTES);
+    const { seq, at, lastModified } = capture;
+    await emit(JSON.stringify({ type: 'header', format: FORMAT, seq, at, lastModified }));
+    const recordChunks = chunks(
+      capture.records,
+      (record) => ({ record, document: documentText(record) }),
+      (entry) => entry.record.id.length + entry.document.length + RECORD_COLUMNS_BYTES,
+    );
     for (const { collection, entries } of recordChunks) await emit(recordsFrame(collection, entries));
-    for (const { collection, entries } of chunks(capture.tombstones, tombstoneRow, (row) => row.length)) await emit(tombstonesFrame(collection, entries));
+    const tombstoneChunks = chunks(capture.tombstones, tombstoneRow, (row) => row.length);
+    for (const { collection, entries } of tombstoneChunks) await emit(tombstonesFrame(collection, entries));
     await emit(JSON.stringify({ type: 'end', records: capture.records.length, tombstones: capture.tombstones.length }));
     await handle.sync();
   } catch (error) {
-    await handle.close().catch((closeError: unknown) => log('warn', 'closing the snapshot temp file failed', { path: temp, error: describeError(closeError) }));
+    await handle.close().catch((closeError: unknown) => {
+      log('warn', 'closing the snapshot temp file failed', { path: temp, error: describeError(closeError) });
+    });
     await io.unlink(temp).catch((unlinkError: unknown) => {
-      if (!hasCode(unlinkError, 'ENOENT')) log('warn', 'removing the snapshot temp file failed', { path: temp, error: describeError(unlinkError) });
+      if (hasCode(unlinkError, 'ENOENT')) return;
+      log('warn', 'removing the snapshot temp file failed', { path: temp, error: describeError(unlinkError) });
     });
     throw error;
   }
@@ -127,7 +136,8 @@ export async function checkpointSnapshot(
     log('error', 'snapshot failed; the journals are kept', { seq: capture.seq, error: describeError(error) });
     return 'failed';
   }
-  log('info', 'snapshot written', { seq: capture.seq, records: capture.records.length, ms: Math.round(performance.now() - started) });
+  const ms = Math.round(performance.now() - started);
+  log('info', 'snapshot written', { seq: capture.seq, records: capture.records.length, ms });
   try {
     await removeJournalsBefore(io, dir, journalStart);
   } catch (error) {
@@ -182,8 +192,12 @@ function recordsFrame(collection: string, entries: readonly RecordEntry[]): stri
     idLengths: records.map((record) => record.id.length),
     docLengths: entries.map((entry) => entry.document.length),
   };
-  if (records.some((record) => record.expiresAt !== undefined)) columns.expiresAt = records.map((record) => record.expiresAt ?? null);
-  if (records.some((record) => record.dueAt !== undefined)) columns.dueAt = records.map((record) => record.dueAt ?? null);
+  if (records.some((record) => record.expiresAt !== undefined)) {
+    columns.expiresAt = records.map((record) => record.expiresAt ?? null);
+  }
+  if (records.some((record) => record.dueAt !== undefined)) {
+    columns.dueAt = records.map((record) => record.dueAt ?? null);
+  }
   return `${JSON.stringify(columns)}\n${entries.map((entry) => entry.record.id + entry.document).join('')}`;
 }
 
@@ -217,7 +231,8 @@ export async function loadSnapshot(
     const end = await scanFrames(crc, handle, size, (payload) => {
       if (seq === undefined) {
         const frame = parsePayload(payload);
-        if (!isJsonObject(frame) || frame.type !== 'header' || (frame.format !== 1 && frame.format !== FORMAT)) return 'bad header';
+        if (!isJsonObject(frame) || frame.type !== 'header') return 'bad header';
+        if (frame.format !== 1 && frame.format !== FORMAT) return 'bad header';
         if (!isCount(frame.seq) || !Array.isArray(frame.lastModified)) return 'bad header';
         for (const pair of frame.lastModified) {
           if (!Array.isArray(pair) || typeof pair[0] !== 'string' || typeof pair[1] !== 'number') return 'bad header';
@@ -237,9 +252,12 @@ export async function loadSnapshot(
       const withText = split !== -1;
       if (frame.type === 'end' && !withText) {
         ended = true;
-        return frame.records === counts.records && frame.tombstones === counts.tombstones ? undefined : 'row counts do not match';
+        const matches = frame.records === counts.records && frame.tombstones === counts.tombstones;
+        return matches ? undefined : 'row counts do not match';
       }
-      if (format === 1) return frame.type === 'chunk' && !withText ? loadFormat1Chunk(state, frame, counts) : 'unknown frame type';
+      if (format === 1) {
+        return frame.type === 'chunk' && !withText ? loadFormat1Chunk(state, frame, counts) : 'unknown frame type';
+      }
       if (frame.type === 'records' && withText) return loadRecords(state, frame, text, split + 1, counts);
       if (frame.type === 'tombstones' && !withText) return loadTombstones(state, frame.collection, frame.rows, counts);
       return 'unknown frame type';
@@ -258,16 +276,24 @@ interface Counts {
 }
 
 function corrupt(path: string, offset: number, reason: string): string {
-  return `refusing to start: snapshot ${path} is corrupt at offset ${offset} (${reason}). Nothing was changed; restore the data dir from a backup`;
+  return `refusing to start: snapshot ${path} is corrupt at offset ${offset} (${reason}). ` +
+    'Nothing was changed; restore the data dir from a backup';
 }
 
 /** Format 2: a records frame's columns; each id and document is a slice of the text after the line. */
-function loadRecords(state: StoreState, frame: JsonObject, text: string, start: number, counts: Counts): string | undefined {
+function loadRecords(
+  state: StoreState,
+  frame: JsonObject,
+  text: string,
+  start: number,
+  counts: Counts,
+): string | undefined {
   const { collection, versions, modifiedAt, idLengths, docLengths, expiresAt, dueAt } = frame;
   if (typeof collection !== 'string' || !Array.isArray(versions)) return 'bad records frame';
   const column = (value: unknown): value is unknown[] => Array.isArray(value) && value.length === versions.length;
   if (!column(modifiedAt) || !column(idLengths) || !column(docLengths)) return 'bad records frame';
-  if ((expiresAt !== undefined && !column(expiresAt)) || (dueAt !== undefined && !column(dueAt))) return 'bad records frame';
+  if (expiresAt !== undefined && !column(expiresAt)) return 'bad records frame';
+  if (dueAt !== undefined && !column(dueAt)) return 'bad records frame';
   let offset = start;
   for (let index = 0; index < versions.length; index++) {
     const version: unknown = versions[index];
@@ -276,14 +302,20 @@ function loadRecords(state: StoreState, frame: JsonObject, text: string, start: 
     const docLength: unknown = docLengths[index];
     const expires = expiresAt === undefined ? null : expiresAt[index];
     const due = dueAt === undefined ? null : dueAt[index];
-    if (!isCount(version) || typeof modified !== 'number' || !isCount(idLength) || !isCount(docLength)) return 'bad record row';
-    if ((expires !== null && typeof expires !== 'number') || (due !== null && typeof due !== 'number')) return 'bad record row';
+    if (!isCount(version) || typeof modified !== 'number') return 'bad record row';
+    if (!isCount(idLength) || !isCount(docLength)) return 'bad record row';
+    if (expires !== null && typeof expires !== 'number') return 'bad record row';
+    if (due !== null && typeof due !== 'number') return 'bad record row';
     // Sliced ids, unlike JSON string values, are not interned: a third of the time of parsing them.
     const docStart = offset + idLength;
     const end = docStart + docLength;
     // The frame's checksum held, so this only catches a writer defect; the rest is checked when read.
-    if (docLength < 2 || end > text.length || text.charCodeAt(docStart) !== 0x7b || text.charCodeAt(end - 1) !== 0x7d) return 'bad record document';
-    const record = makeLoadedRecord(collection, text.slice(offset, docStart), version, modified, text, docStart, end, expires ?? undefined, due ?? undefined);
+    if (docLength < 2 || end > text.length) return 'bad record document';
+    if (text.charCodeAt(docStart) !== 0x7b || text.charCodeAt(end - 1) !== 0x7d) return 'bad record document';
+    const id = text.slice(offset, docStart);
+    const record = makeLoadedRecord(
+      collection, id, version, modified, text, docStart, end, expires ?? undefined, due ?? undefined,
+    );
     state.load({ record });
     counts.records++;
     offset = end;
@@ -298,7 +330,9 @@ function loadFormat1Chunk(state: StoreState, frame: JsonObject, counts: Counts):
   for (const row of records) {
     if (!Array.isArray(row) || row.length < 4 || row.length > 6) return 'bad record row';
     const [id, version, modifiedAt, doc, expiresAt, dueAt] = row;
-    if (typeof id !== 'string' || !isCount(version) || typeof modifiedAt !== 'number' || !isJsonObject(doc)) return 'bad record row';
+    if (typeof id !== 'string' || !isCount(version) || typeof modifiedAt !== 'number' || !isJsonObject(doc)) {
+      return 'bad record row';
+    }
     if (expiresAt !== undefined && expiresAt !== null && typeof expiresAt !== 'number') return 'bad record row';
     if (dueAt !== undefined && typeof dueAt !== 'number') return 'bad record row';
     state.load({ record: makeRecord(collection, id, version, modifiedAt, doc, expiresAt ?? undefined, dueAt) });
@@ -312,7 +346,8 @@ function loadTombstones(state: StoreState, collection: unknown, rows: unknown, c
   for (const row of rows) {
     if (!Array.isArray(row) || row.length < 5 || row.length > 6) return 'bad tombstone row';
     const [id, version, deletedAt, retainUntil, doc, restoredVersion] = row;
-    if (typeof id !== 'string' || !isCount(version) || typeof deletedAt !== 'number' || typeof retainUntil !== 'number' || !isJsonObject(doc)) {
+    if (typeof id !== 'string' || !isCount(version) || typeof deletedAt !== 'number') return 'bad tombstone row';
+    if (typeof retainUntil !== 'number' || !isJsonObject(doc)) {
       return 'bad tombstone row';
     }
     if (restoredVersion !== undefined && !isCount(restoredVersion)) return 'bad tombstone row';

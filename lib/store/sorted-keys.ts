@@ -53,7 +53,10 @@ export class SortedKeys {
     if (chunk[at] === key) return false;
     chunk.splice(at, 0, key);
     this.total++;
-    if (chunk.length > MAX_CHUNK) this.chunks.splice(index, 1, chunk.slice(0, chunk.length >> 1), chunk.slice(chunk.length >> 1));
+    if (chunk.length > MAX_CHUNK) {
+      const half = chunk.length >> 1;
+      this.chunks.splice(index, 1, chunk.slice(0, half), chunk.slice(half));
+    }
     return true;
   }
 
@@ -83,7 +86,8 @@ export class SortedKeys {
   /** Replaces the content with `sorted` (ascending, no duplicates): one pass, for bulk loads. */
   replaceAll(sorted: readonly string[]): void {
     this.chunks = [];
-    for (let start = 0; start < sorted.length; start += MAX_CHUNK >> 1) this.chunks.push(sorted.slice(start, start + (MAX_CHUNK >> 1)));
+    const size = MAX_CHUNK >> 1;
+    for (let start = 0; start < sorted.length; start += size) this.chunks.push(sorted.slice(start, start + size));
     this.total = sorted.length;
   }
 

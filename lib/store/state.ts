@@ -39,7 +39,10 @@ interface Expiry {
 interface DueEntry {
   readonly at: number;
   readonly id: string;
-  /** The record's version: the entry is current while the record keeps it, and it orders ties (first written, first due). */
+  /**
+   * The record's version: the entry is current while the record keeps it, and it orders ties (first
+   * written, first due).
+   */
   readonly order: number;
 }
 
@@ -98,13 +101,22 @@ export class StoreState {
     return names.sort();
   }
 
-  /** Up to `limit` current due records at `now`, earliest first (ties: first written first); stale index entries are dropped. */
+  /**
+   * Up to `limit` current due records at `now`, earliest first (ties: first written first); stale index
+   * entries are dropped.
+   */
   due(collection: string, now: number, limit: number): StoredRecord[] {
     const space = this.spaces.get(collection);
     if (space === undefined || limit <= 0) return [];
     // Entries that no longer describe their record are dropped from the top, where finished jobs
     // leave theirs; the rest are walked in place (a job stays due until its owner patches it).
-    for (let entry = space.dues.peek(); entry !== undefined && this.currentDue(space, entry) === undefined; entry = space.dues.peek()) space.dues.pop();
+    for (
+      let entry = space.dues.peek();
+      entry !== undefined && this.currentDue(space, entry) === undefined;
+      entry = space.dues.peek()
+    ) {
+      space.dues.pop();
+    }
     const found: StoredRecord[] = [];
     space.dues.visitDue(now, (entry) => {
       const record = this.currentDue(space, entry);
@@ -139,13 +151,17 @@ export class StoreState {
       if (mutation.kind === 'restore') {
         const tombstone = this.getTombstone(mutation.collection, mutation.id);
         if (current !== undefined || tombstone === undefined) return conflict(index, current);
-        pending.set(key, { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: tombstone.doc });
+        pending.set(key, {
+          collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: tombstone.doc,
+        });
         continue;
       }
       if (mutation.expect !== undefined && !meets(mutation.expect, current)) return conflict(index, current);
       if (mutation.kind === 'patch') {
         if (current === undefined && mutation.upsert !== true) return conflict(index, current);
-        const base = current ?? { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: {} };
+        const base = current ?? {
+          collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: {},
+        };
         pending.set(key, { ...base, doc: patched(base.doc, mutation.set, mutation.unset) });
         continue;
       }
@@ -227,7 +243,8 @@ export class StoreState {
     if (entry.tombstone !== undefined) {
       const space = this.space(entry.tombstone.collection);
       space.tombstones.set(entry.tombstone.id, entry.tombstone);
-      this.expiries.push({ at: entry.tombstone.retainUntil, collection: entry.tombstone.collection, id: entry.tombstone.id, tombstone: true });
+      const { retainUntil, collection, id } = entry.tombstone;
+      this.expiries.push({ at: retainUntil, collection, id, tombstone: true });
       space.lastModified = Math.max(space.lastModified ?? 0, entry.tombstone.deletedAt);
       this.lastSeq = Math.max(this.lastSeq, entry.tombstone.version, entry.tombstone.restoredVersion ?? 0);
     }
@@ -241,7 +258,9 @@ export class StoreState {
   /** Every collection's last-modified time (deletes included), for snapshots. */
   lastModifiedTimes(): Array<[string, number]> {
     const times: Array<[string, number]> = [];
-    for (const [name, space] of this.spaces) if (space.lastModified !== undefined) times.push([name, space.lastModified]);
+    for (const [name, space] of this.spaces) {
+      if (space.lastModified !== undefined) times.push([name, space.lastModified]);
+    }
     return times;
   }
 
@@ -276,10 +295,12 @@ export class StoreState {
     space.lastModified = at;
     switch (mutation.kind) {
       case 'put': {
-        const record = makeRecord(mutation.collection, mutation.id, seq, at, mutation.doc, mutation.expiresAt, mutation.dueAt);
+        const { collection, id } = mutation;
+        const record = makeRecord(collection, id, seq, at, mutation.doc, mutation.expiresAt, mutation.dueAt);
         if (!this.bulk) space.keys.insert(mutation.id);
         space.records.set(mutation.id, record);
-        if (mutation.expiresAt !== undefined) this.expiries.push({ at: mutation.expiresAt, collection: mutation.collection, id: mutation.id, tombstone: false });
+        const { expiresAt } = mutation;
+        if (expiresAt !== undefined) this.expiries.push({ at: expiresAt, collection, id, tombstone: false });
         this.indexDue(space, record);
         return previous === undefined ? { mutation, record } : { mutation, record, previous };
       }
@@ -288,7 +309,8 @@ export class StoreState {
         // patches that passed it.
         if (previous === undefined && mutation.upsert !== true) return { mutation };
         const dueAt = mutation.dueAt === undefined ? previous?.dueAt : (mutation.dueAt ?? undefined);
-        const record = makeRecord(mutation.collection, mutation.id, seq, at, patched(previous?.doc ?? {}, mutation.set, mutation.unset), previous?.expiresAt, dueAt);
+        const doc = patched(previous?.doc ?? {}, mutation.set, mutation.unset);
+        const record = makeRecord(mutation.collection, mutation.id, seq, at, doc, previous?.expiresAt, dueAt);
         if (previous === undefined && !this.bulk) space.keys.insert(mutation.id);
         space.records.set(mutation.id, record);
         this.indexDue(space, record);
@@ -305,7 +327,8 @@ export class StoreState {
             retainUntil: mutation.retainUntil,
             doc: previous.doc,
           });
-          this.expiries.push({ at: mutation.retainUntil, collection: mutation.collection, id: mutation.id, tombstone: true });
+          const { retainUntil, collection, id } = mutation;
+          this.expiries.push({ at: retainUntil, collection, id, tombstone: true });
         }
         return previous === undefined ? { mutation } : { mutation, previous };
       }
@@ -324,7 +347,13 @@ export class StoreState {
   private space(collection: string): CollectionState {
     let space = this.spaces.get(collection);
     if (space === undefined) {
-      space = { records: new Map(), tombstones: new Map(), keys: new SortedKeys(), dues: new TimeHeap(), lastModified: undefined };
+      space = {
+        records: new Map(),
+        tombstones: new Map(),
+        keys: new SortedKeys(),
+        dues: new TimeHeap(),
+        lastModified: undefined,
+      };
       this.spaces.set(collection, space);
     }
     return space;
@@ -341,7 +370,8 @@ export class StoreState {
   /** The record an index entry points at, while the entry still describes it. */
   private currentDue(space: CollectionState, entry: DueEntry): StoredRecord | undefined {
     const record = space.records.get(entry.id);
-    if (record === undefined || record.version !== entry.order || record.dueAt !== entry.at || this.isExpired(record)) return undefined;
+    if (record === undefined || record.version !== entry.order || record.dueAt !== entry.at) return undefined;
+    if (this.isExpired(record)) return undefined;
     return record;
   }
 }
@@ -365,7 +395,18 @@ class RecordVersion implements StoredRecord {
   readonly #start: number;
   readonly #end: number;
 
-  constructor(collection: string, id: string, version: number, modifiedAt: number, expiresAt: number | undefined, dueAt: number | undefined, parsed: JsonObject | undefined, source: string | undefined, start: number, end: number) {
+  constructor(
+    collection: string,
+    id: string,
+    version: number,
+    modifiedAt: number,
+    expiresAt: number | undefined,
+    dueAt: number | undefined,
+    parsed: JsonObject | undefined,
+    source: string | undefined,
+    start: number,
+    end: number,
+  ) {
     this.collection = collection;
     this.id = id;
     this.version = version;
@@ -382,7 +423,9 @@ class RecordVersion implements StoredRecord {
     if (this.#parsed === undefined) {
       const value: unknown = JSON.parse(this.docText());
       // The snapshot loader checked the braces and the frame's checksum held, so this is a defect.
-      if (!isJsonObject(value)) throw new Error(`stored document of ${this.collection}/${this.id} is not a JSON object`);
+      if (!isJsonObject(value)) {
+        throw new Error(`stored document of ${this.collection}/${this.id} is not a JSON object`);
+      }
       this.#parsed = value;
       this.#source = undefined;
     }
@@ -397,7 +440,15 @@ class RecordVersion implements StoredRecord {
   /** The fields a reader sees, `doc` included (it is an accessor, which JSON.stringify would skip). */
   toJSON(): JsonObject {
     const { collection, id, version, modifiedAt, doc, expiresAt, dueAt } = this;
-    return { collection, id, version, modifiedAt, doc, ...(expiresAt === undefined ? {} : { expiresAt }), ...(dueAt === undefined ? {} : { dueAt }) };
+    return {
+      collection,
+      id,
+      version,
+      modifiedAt,
+      doc,
+      ...(expiresAt === undefined ? {} : { expiresAt }),
+      ...(dueAt === undefined ? {} : { dueAt }),
+    };
   }
 }
 

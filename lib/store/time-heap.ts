@@ -1,6 +1,7 @@
 // A binary min-heap of entries by time: the store's index of what falls due (README, Durability:
-// expired idempotency records and tombstones are freed as they fall due; CONTRACT §7-8: inbox events
-// and outbox deliveries wait for their next attempt). Popping what is due costs O(log n) each,
+// expired idempotency records and tombstones are freed as they fall due; inbox events and outbox
+// deliveries wait for their next attempt, CONVENTIONS.md#inbox-retries-and-dead-letters and
+// CONVENTIONS.md#delivery-retries). Popping what is due costs O(log n) each,
 // instead of a scan of every record. Entries are never updated in place: a record that changes is
 // pushed again, and whoever pops checks that the entry still describes the record.
 

@@ -6,11 +6,12 @@
 //
 // Everything later sections need lives here from the start:
 // - atomic batches: one `commit` may write an item, an idempotency record and an outbox row
-//   together (CONTRACT §6, §8); either all of it is applied or none;
+//   together (CONVENTIONS.md#idempotency-keys, CONVENTIONS.md#transactional-outbox); either all of it
+//   is applied or none;
 // - compare-and-set per mutation (`expect`), so a precondition evaluated by the HTTP layer cannot be
 //   overtaken by a concurrent write between evaluation and commit;
 // - ordered keys per collection (`scan` returns ids in ascending code-unit order) for keyset paging;
-// - tombstones kept until `retainUntil`, for `$undoDelete` (seed, Endpoints row 8);
+// - tombstones kept until `retainUntil`, for `$undoDelete` (CONVENTIONS.md#undo-delete);
 // - a version per record: the store-wide sequence number of the commit that wrote it;
 // - a change feed (`watch`) of committed batches, in commit order; a watcher that throws is logged
 //   and never undoes or fails a commit that is already applied;
@@ -19,11 +20,12 @@
 // - `patch`, which changes a few top-level fields of a record: the journal carries only the change,
 //   so the status updates of a large record (an inbox event of up to 1 MiB) never rewrite its body;
 // - append-only side logs (`appendSideLog`): fsynced JSON lines next to the store, for dead letters
-//   (CONTRACT §7: `dead-letter.jsonl`; §8: `outbox-dead-letter.jsonl`).
+//   (`dead-letter.jsonl`, CONVENTIONS.md#inbox-retries-and-dead-letters; `outbox-dead-letter.jsonl`,
+//   CONVENTIONS.md#delivery-retries).
 //
 // Collections whose name starts with `$` are system spaces (idempotency records, later the inbox,
 // outbox, subscriptions and query resources). They can never collide with a user collection, whose
-// names match ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (CONTRACT §2).
+// names match ^[A-Za-z][A-Za-z0-9_-]{0,63}$ (CONVENTIONS.md#names).
 import type { JsonObject } from '../json.js';
 
 /** One live record. Immutable once returned: a write replaces the object, never edits it. */
@@ -41,7 +43,7 @@ export interface StoredRecord {
   readonly doc: JsonObject;
 }
 
-/** A deleted record kept for undo (seed: "Deleted resources must be retained to support this"). */
+/** A deleted record kept for undo: undo needs what was deleted (CONVENTIONS.md#delete-and-tombstones). */
 export interface Tombstone {
   readonly collection: string;
   readonly id: string;
@@ -154,7 +156,13 @@ export type CommitListener = (commit: Commit) => void;
 /** Names of side logs: the file is `<name>.jsonl` in the data dir. */
 export const SIDE_LOG_NAME = /^[a-z][a-z0-9-]{0,63}$/;
 
-export type SideLogResult = { readonly ok: true } | { readonly ok: false; /** for the log, never a client */ readonly detail: string };
+export type SideLogResult =
+  | { readonly ok: true }
+  | {
+      readonly ok: false;
+      /** for the log, never a client */
+      readonly detail: string;
+    };
 
 /** Told about the store's work as it happens (lib/resources/metrics.ts turns it into /$metrics). */
 export interface StoreObserver {
@@ -173,7 +181,10 @@ export interface Store {
   count(collection: string): number;
   /** Names of collections holding at least one live record, sorted; `$` spaces included. */
   collections(): string[];
-  /** Up to `limit` live records whose `dueAt` is at or before `now`, earliest first (equal times: the one written first). */
+  /**
+   * Up to `limit` live records whose `dueAt` is at or before `now`, earliest first (equal times: the one
+   * written first).
+   */
   due(collection: string, now: number, limit: number): StoredRecord[];
   /** The earliest `dueAt` of a live record in the collection, or undefined when none is due ever. */
   nextDue(collection: string): number | undefined;
