@@ -6,7 +6,7 @@
 // send its body only once those checks pass, so a 413 never follows a 100 (RFC 9110 §10.1.1).
 // Unexpected exceptions become a 500 whose detail is fixed text; the exception itself goes to the log
 // under the request id (CONVENTIONS.md#problem-details).
-import { fieldLines, fieldValue } from './http/fields.js';
+import { fieldLines, fieldValue } from './http/field-lines.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeys } from './http/auth.js';
 import { checkContent, contentFraming, contentReply, declaresTooLarge, hasContent, readBody, tooLarge, unreadBodyReply } from './http/body.js';

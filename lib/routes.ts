@@ -7,8 +7,8 @@
 // that and from the pipeline's own statuses, so no route is described anywhere else. Adding a route is
 // one entry here plus its handler.
 import type { Config } from './config.js';
-import { EXPOSITION_TYPE } from './metrics.js';
-import { getMetrics } from './resources/metrics.js';
+import { EXPOSITION_TYPE } from './prometheus.js';
+import { getMetrics } from './resources/metrics-scrape.js';
 import { CSV_BODY, JSON_BODY, type BodyKind } from './http/body.js';
 import { JSON_TYPE } from './http/respond.js';
 import { HTML_TYPE } from './html/views.js';

@@ -1,8 +1,8 @@
-// What the server counts as it works, for GET /$metrics (lib/resources/metrics.ts; README,
+// What the server counts as it works, for GET /$metrics (lib/resources/metrics-scrape.ts; README,
 // Performance): requests by route, method and status, their latency by route (route names come
 // from the route table, never from a path), and each group commit's fdatasync time, size in writes
 // and bytes, which the store reports as the StoreObserver it is given.
-import { Counter, Histogram, type Labels } from './metrics.js';
+import { Counter, Histogram, type Labels } from './prometheus.js';
 import type { StoreObserver } from './store/types.js';
 
 const LATENCY_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

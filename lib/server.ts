@@ -11,7 +11,7 @@ import { corsPolicy } from './http/cors.js';
 import { httpListener } from './http/listener.js';
 import { Lifecycle, type Component } from './lifecycle.js';
 import { stderrLogger, type Logger } from './log.js';
-import { FieldIndex } from './query/fields.js';
+import { KnownProperties } from './query/known-properties.js';
 import type { App } from './resources/context.js';
 import { routeTable } from './routes.js';
 import { openApiDocument } from './openapi.js';
@@ -21,9 +21,10 @@ import { checkSeed, loadSeed, readSeed, seedSkipReason, type SeedData } from './
 import { dataDirExists, openFileStore } from './store/file.js';
 import { MemoryStore } from './store/memory.js';
 import type { Store, StoreObserver } from './store/types.js';
-import { represent, RepresentationCache } from './writes/representation.js';
+import { represent } from './protocol/representation.js';
+import { RepresentationCache } from './resources/representation-cache.js';
 import { changeProblem, Writer } from './writes/writer.js';
-import { FIELDS_SPACE, missingRegistrations } from './writes/fields.js';
+import { FIELDS_SPACE, missingRegistrations } from './writes/field-registry.js';
 import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inbox.js';
 import { eventMutations } from './webhooks/events.js';
 import { Outbox } from './webhooks/outbox.js';
@@ -133,7 +134,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       const registered = await writer.write(caughtUp);
       if (!registered.ok) throw new Error(`cannot record the fields of existing collections (${registered.reason})`);
     }
-    const fields = new FieldIndex((name) => collectionConfigOf(name)?.schema, (name) => store.get(FIELDS_SPACE, name)?.doc);
+    const knownProperties = new KnownProperties((name) => collectionConfigOf(name)?.schema, (name) => store.get(FIELDS_SPACE, name)?.doc);
     const table = routeTable(config);
     const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '');
     // Links are relative without --base-url, so the description names the address the server listens on.
@@ -153,7 +154,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       baseUrl,
       keysInFlight: new Set(),
       pagingKey,
-      fields,
+      knownProperties,
       bulkTurns: new SerialQueues(),
       webhookSecrets,
       inbox: new Inbox({ store, writer, clock, random, config: config.webhooks, log, drainTimeoutMs }),

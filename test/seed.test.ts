@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { loadSeed } from '../lib/seed.js';
 import { clockAt } from './support/clock.js';
 import { withTempDir } from './support/temp-dir.js';
-import { RepresentationCache } from '../lib/writes/representation.js';
+import { RepresentationCache } from '../lib/resources/representation-cache.js';
 import { Writer } from '../lib/writes/writer.js';
 import type { Store } from '../lib/store/types.js';
 import { MemoryStore } from '../lib/store/memory.js';

@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { isCsvMediaType, isJsonMediaType, parseMediaType, type MediaType } from '../protocol/content-type.js';
 import { problem, type Problem } from '../protocol/problem.js';
-import { fieldValue } from './fields.js';
+import { fieldValue } from './field-lines.js';
 import { problemReply, type Reply } from './respond.js';
 
 export type BodyResult =

@@ -34,7 +34,7 @@ export function collectionWalk(app: App, collection: string): Walk<CollectionQue
 export function collectionPlanContext(app: App, collection: string): PlanContext {
   // A configured summary names properties as a schema does, whether or not an item has them yet.
   const summary = collectionConfig(app.config, collection)?.summary;
-  const registered = (path: readonly string[]): boolean => app.fields.has(collection, path);
+  const registered = (path: readonly string[]): boolean => app.knownProperties.has(collection, path);
   const known = summary === undefined ? registered : (path: readonly string[]) => summary.includes(path.join('/')) || registered(path);
   return { known, itemLink: (id) => link(app, itemPath(collection, id)) };
 }

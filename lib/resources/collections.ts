@@ -1,7 +1,7 @@
 // A collection: GET answers one page of the envelope, never a bare array (CONVENTIONS.md#collection-envelope),
 // through the one paging flow, and POST creates an item with a server-chosen id, deduplicated by
 // Idempotency-Key (CONVENTIONS.md#post-creates, #idempotency-keys).
-import { fieldLines } from '../http/fields.js';
+import { fieldLines } from '../http/field-lines.js';
 import { evaluatePreconditions, readPreconditionFields } from '../protocol/conditional.js';
 import { parseIdempotencyKey } from '../protocol/idempotency-key.js';
 import { problem } from '../protocol/problem.js';

@@ -8,7 +8,7 @@ import type { Reply } from '../http/respond.js';
 import type { RouteParams } from '../http/route.js';
 import type { Logger } from '../log.js';
 import type { EqualityIndexes } from '../query/equality-index.js';
-import type { FieldIndex } from '../query/fields.js';
+import type { KnownProperties } from '../query/known-properties.js';
 import type { SerialQueues } from '../serial.js';
 import type { ServerMetrics } from '../server-metrics.js';
 import type { PageCache } from './page-cache.js';
@@ -16,7 +16,8 @@ import type { Inbox } from '../webhooks/inbox.js';
 import type { Outbox } from '../webhooks/outbox.js';
 import type { SelfAddress } from '../webhooks/subscriptions.js';
 import type { Store } from '../store/types.js';
-import type { Representation, RepresentationCache } from '../writes/representation.js';
+import type { Representation } from '../protocol/representation.js';
+import type { RepresentationCache } from './representation-cache.js';
 import type { Writer } from '../writes/writer.js';
 
 export interface App {
@@ -42,7 +43,7 @@ export interface App {
   /** The HMAC key that authenticates `$skiptoken`s (kept in the store, so it survives restarts). */
   readonly pagingKey: Buffer;
   /** The properties each collection knows, for validating queries. */
-  readonly fields: FieldIndex;
+  readonly knownProperties: KnownProperties;
   /** Bulk files take turns per collection, so two never fail each other's conditional writes. */
   readonly bulkTurns: SerialQueues;
   /** The secrets a webhook's X-Signature may be made with: the current, then the previous (CONVENTIONS.md#secret-rotation). */

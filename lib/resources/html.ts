@@ -4,7 +4,7 @@
 // client sends back in If-Match, together with the Cache-Control the resource is served with.
 import { itemPage, listPage, type Fact, type ListRow, type Navigation } from '../html/views.js';
 import type { StoredRecord } from '../store/types.js';
-import { represent, type Representation } from '../writes/representation.js';
+import { represent, type Representation } from '../protocol/representation.js';
 import type { App } from './context.js';
 import { link } from './common.js';
 

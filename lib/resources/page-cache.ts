@@ -10,7 +10,7 @@
 // grows it. System spaces are never cached: their records expire without a commit.
 import { isCollectionName } from '../names.js';
 import type { Store } from '../store/types.js';
-import type { Representation } from '../writes/representation.js';
+import type { Representation } from '../protocol/representation.js';
 
 export interface PageCacheLimits {
   readonly entries: number;

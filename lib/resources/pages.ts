@@ -18,7 +18,7 @@ import { keyOf, type SortValue } from '../query/order.js';
 import type { QueryPlan } from '../query/plan.js';
 import { signToken, type PagePosition } from '../query/token.js';
 import type { StoredRecord } from '../store/types.js';
-import { represent, type Representation } from '../writes/representation.js';
+import { represent, type Representation } from '../protocol/representation.js';
 import type { App } from './context.js';
 import { link } from './common.js';
 import type { BuiltPage } from './page-cache.js';

@@ -9,7 +9,7 @@
 // What differs between resources is a `Walk`: how the options are read, how a first page's query
 // and a continuation's plan are made. POST's preconditions (CONVENTIONS.md#post-preconditions) ask
 // the same flow for the page a plain GET answers, so the ETag a client read is the one compared.
-import { fieldLines } from '../http/fields.js';
+import { fieldLines } from '../http/field-lines.js';
 import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
 import { readCacheControl } from '../http/cache-policy.js';
 import type { Validators } from '../protocol/conditional.js';

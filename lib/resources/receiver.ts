@@ -9,7 +9,7 @@
 // challenge with every 401, and no registered scheme describes a body signature, so resapi names
 // its own. With no secret configured the receiver answers 503 without reading the body; the reason
 // is logged once at start, never per request (an anonymous sender must not be able to flood the log).
-import { fieldLines } from '../http/fields.js';
+import { fieldLines } from '../http/field-lines.js';
 import { readBody, unreadBodyReply } from '../http/body.js';
 import { noStoreCacheControl } from '../http/cache-policy.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';

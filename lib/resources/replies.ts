@@ -12,7 +12,7 @@ import { JSON_TYPE, jsonReply, problemReply, type Reply } from '../http/respond.
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { verdictProblem } from './common.js';
-import type { Representation } from '../writes/representation.js';
+import type { Representation } from '../protocol/representation.js';
 import { HTML_CONTENT_TYPE, HTML_SECURITY_POLICY, HTML_TYPE } from '../html/views.js';
 import { itemHtml } from './html.js';
 

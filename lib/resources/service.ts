@@ -6,7 +6,7 @@ import { noStoreCacheControl, readCacheControl } from '../http/cache-policy.js';
 import { isCollectionName } from '../names.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
-import { represent } from '../writes/representation.js';
+import { represent } from '../protocol/representation.js';
 import { readReply } from './replies.js';
 import { HTML_CONTENT_TYPE, HTML_TYPE } from '../html/views.js';
 import { listHtml } from './html.js';

@@ -164,7 +164,7 @@ export type SideLogResult =
       readonly detail: string;
     };
 
-/** Told about the store's work as it happens (lib/resources/metrics.ts turns it into /$metrics). */
+/** Told about the store's work as it happens (lib/resources/metrics-scrape.ts turns it into /$metrics). */
 export interface StoreObserver {
   /** A group commit made durable: how many batches shared it, its bytes, and the write and fdatasync's duration. */
   groupCommitted(batches: number, bytes: number, syncMs: number): void;

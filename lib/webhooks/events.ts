@@ -14,8 +14,8 @@ import type { Clock, Random } from '../clock.js';
 import { newId } from '../ids.js';
 import type { JsonObject } from '../json.js';
 import { isCollectionName } from '../names.js';
-import type { Mutation, Store } from '../store/types.js';
-import { represent, type Representation, type RepresentationCache } from '../writes/representation.js';
+import type { Mutation, Store, StoredRecord } from '../store/types.js';
+import { represent, type Representation } from '../protocol/representation.js';
 import { SUBSCRIPTION_SPACE, subscriptionOf, wants, type Change, type Subscription } from './subscriptions.js';
 
 export const OUTBOX_SPACE = '$outbox';
@@ -23,11 +23,16 @@ export const BODY_SPACE = '$outbox-bodies';
 /** Deliveries, their bodies included, are kept this long after their event, whatever became of them. */
 export const OUTBOX_RETENTION_MS = 30 * 86_400_000;
 
+/** The JSON representation a read of a stored item answers (lib/resources/representation-cache.ts). */
+export interface ItemRepresentations {
+  itemJson(record: StoredRecord): Representation;
+}
+
 export interface EventContext {
   readonly store: Store;
   readonly clock: Clock;
   readonly random: Random;
-  readonly representations: RepresentationCache;
+  readonly representations: ItemRepresentations;
 }
 
 /**
@@ -69,7 +74,7 @@ export function eventMutations(context: EventContext, changes: readonly Mutation
 }
 
 /** What a change does to its item, and the representation an event carries; undefined when it changes nothing. */
-function describe(store: Store, representations: RepresentationCache, change: Mutation, represented: Representation | undefined): { change: Change; representation: Representation } | undefined {
+function describe(store: Store, representations: ItemRepresentations, change: Mutation, represented: Representation | undefined): { change: Change; representation: Representation } | undefined {
   switch (change.kind) {
     case 'put': {
       const existed = store.get(change.collection, change.id) !== undefined;

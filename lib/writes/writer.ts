@@ -6,7 +6,7 @@
 //   2. computes the representation each stored item will be served as (its JSON bytes and strong
 //      ETag, CONVENTIONS.md#etags), so serving it costs no second serialization,
 //   3. records the property paths the documents bring that their collection has not had before
-//      (fields.ts: the field registry behind query validation, CONVENTIONS.md#filter-errors-and-budget),
+//      (field-registry.ts: the field registry behind query validation, CONVENTIONS.md#filter-errors-and-budget),
 //   4. adds the event and outbox deliveries each change calls for (the transactional outbox of
 //      CONVENTIONS.md#transactional-outbox: in the same atomic write as the change),
 //   5. adds the idempotency record of the request when there is one (CONVENTIONS.md#idempotency-keys: in the same
@@ -21,8 +21,8 @@ import { isCollectionName } from '../names.js';
 import type { Problem } from '../protocol/problem.js';
 import type { Commit, Mutation, Store, StoredRecord } from '../store/types.js';
 import { checkId, checkSchema, documentShapeProblem } from './document.js';
-import { fieldRegistrations } from './fields.js';
-import { represent, type Representation, type RepresentationCache } from './representation.js';
+import { fieldRegistrations } from './field-registry.js';
+import { represent, type Representation } from '../protocol/representation.js';
 
 /** The store space of idempotency records (CONVENTIONS.md#idempotency-keys). */
 export const IDEMPOTENCY_SPACE = '$idempotency';
@@ -50,10 +50,16 @@ export type WriteResult =
   | { readonly ok: false; readonly reason: 'conflict'; readonly index: number; readonly current?: StoredRecord }
   | { readonly ok: false; readonly reason: 'unavailable'; /** for the log, never a client */ readonly detail: string };
 
+/** Where a committed record's representation is remembered for its reads (lib/resources/representation-cache.ts). */
+export interface RepresentationPrimer {
+  prime(record: StoredRecord, representation: Representation): void;
+}
+
 export interface WriterOptions {
   readonly store: Store;
   readonly clock: Clock;
-  readonly representations: RepresentationCache;
+  /** Told each committed record's representation, which the write path computed while validating it. */
+  readonly representations: RepresentationPrimer;
   /** The configuration of a user collection, for its schema. */
   readonly collectionConfig: (collection: string) => CollectionConfig | undefined;
   /**

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { start, type ResapiServer } from '../../lib/index.js';
 import { silentLogger } from '../../lib/log.js';
-import { FIELDS_SPACE } from '../../lib/writes/fields.js';
+import { FIELDS_SPACE } from '../../lib/writes/field-registry.js';
 import { create, JSON_HEADERS, problemOf, request, type TestResponse } from '../support/http.js';
 
 interface Envelope {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { OutcomeWriter } from '../../lib/jobs/outcomes.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Batch, CommitResult, Mutation } from '../../lib/store/types.js';
-import { RepresentationCache } from '../../lib/writes/representation.js';
+import { RepresentationCache } from '../../lib/resources/representation-cache.js';
 import { Writer } from '../../lib/writes/writer.js';
 import { ManualClock } from '../support/clock.js';
 

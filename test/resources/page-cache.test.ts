@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PageCache, type BuiltPage } from '../../lib/resources/page-cache.js';
 import { MemoryStore } from '../../lib/store/memory.js';
-import { represent } from '../../lib/writes/representation.js';
+import { represent } from '../../lib/protocol/representation.js';
 
 function page(text: string): BuiltPage {
   return { representation: represent(text), contentType: 'application/json' };

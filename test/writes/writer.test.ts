@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/json.js';
 import { MemoryStore } from '../../lib/store/memory.js';
-import { RepresentationCache } from '../../lib/writes/representation.js';
+import { RepresentationCache } from '../../lib/resources/representation-cache.js';
 import { IDEMPOTENCY_SPACE, IDEMPOTENCY_TTL_MS, Writer } from '../../lib/writes/writer.js';
 import { ManualClock } from '../support/clock.js';
 

@@ -1,11 +1,11 @@
 // GET /$metrics (CONVENTIONS.md#metrics): what the server has done and
-// holds, in the text exposition format 0.0.4 (lib/metrics.ts). What it counted as it worked
+// holds, in the text exposition format 0.0.4 (lib/prometheus.ts). What it counted as it worked
 // (lib/server-metrics.ts: requests, latency, group commits), then what is read at the scrape:
 // received events and deliveries by status (`dead` is what the dead-letter files hold); live
 // records; bytes on disk; resident memory.
 import { nextTurn } from '../clock.js';
 import type { Reply } from '../http/respond.js';
-import { EXPOSITION_TYPE, Gauge, exposition, type Labels } from '../metrics.js';
+import { EXPOSITION_TYPE, Gauge, exposition, type Labels } from '../prometheus.js';
 import { noStoreCacheControl } from '../http/cache-policy.js';
 import type { Store } from '../store/types.js';
 import { INBOX_SPACE } from '../webhooks/inbox.js';

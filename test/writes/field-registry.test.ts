@@ -1,10 +1,10 @@
-// Tests for lib/writes/fields.ts: the property paths of a document, and the registry patches the write
+// Tests for lib/writes/field-registry.ts: the property paths of a document, and the registry patches the write
 // path adds for paths a collection has not had before (CONVENTIONS.md#filter-errors-and-budget).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonObject } from '../../lib/json.js';
 import { MemoryStore } from '../../lib/store/memory.js';
-import { FIELDS_SPACE, fieldRegistrations, missingRegistrations, pathKey, pathsOf } from '../../lib/writes/fields.js';
+import { FIELDS_SPACE, fieldRegistrations, missingRegistrations, pathKey, pathsOf } from '../../lib/writes/field-registry.js';
 
 describe('pathsOf', () => {
   it('should list top-level and nested paths', () => {

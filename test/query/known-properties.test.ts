@@ -1,4 +1,4 @@
-// FieldIndex (lib/query/fields.ts): the properties a collection knows
+// KnownProperties (lib/query/known-properties.ts): the properties a collection knows
 // (CONVENTIONS.md#filter-errors-and-budget), from the declared schema or from every path its items
 // have ever had (the field registry the write path keeps), so a query's validity never depends on
 // which items exist at the moment.
@@ -6,11 +6,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CollectionConfig } from '../../lib/config.js';
 import type { JsonObject } from '../../lib/json.js';
-import { FieldIndex } from '../../lib/query/fields.js';
+import { KnownProperties } from '../../lib/query/known-properties.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Mutation } from '../../lib/store/types.js';
-import { FIELDS_SPACE } from '../../lib/writes/fields.js';
-import { RepresentationCache } from '../../lib/writes/representation.js';
+import { FIELDS_SPACE } from '../../lib/writes/field-registry.js';
+import { RepresentationCache } from '../../lib/resources/representation-cache.js';
 import { Writer } from '../../lib/writes/writer.js';
 import { ManualClock } from '../support/clock.js';
 
@@ -18,17 +18,17 @@ type Schema = CollectionConfig['schema'];
 
 interface Harness {
   readonly store: MemoryStore;
-  readonly fields: FieldIndex;
+  readonly fields: KnownProperties;
   put(collection: string, ...docs: JsonObject[]): Promise<void>;
   remove(collection: string, ...ids: string[]): Promise<void>;
 }
 
-/** A FieldIndex over a store written through the write path, the way the server wires them. */
+/** A KnownProperties over a store written through the write path, the way the server wires them. */
 function harness(schemas: Readonly<Record<string, Schema>> = {}): Harness {
   const clock = new ManualClock();
   const store = new MemoryStore({ clock });
   const writer = new Writer({ store, clock, representations: new RepresentationCache(), collectionConfig: () => undefined });
-  const fields = new FieldIndex(
+  const fields = new KnownProperties(
     (collection) => (Object.hasOwn(schemas, collection) ? schemas[collection] : undefined),
     (collection) => store.get(FIELDS_SPACE, collection)?.doc,
   );
@@ -44,7 +44,7 @@ function harness(schemas: Readonly<Record<string, Schema>> = {}): Harness {
   };
 }
 
-describe('FieldIndex', () => {
+describe('KnownProperties', () => {
   describe('without a schema: the union of the items\u2019 fields', () => {
     it('should know the fields some item has and no others', async () => {
       const h = harness();

@@ -1,8 +1,8 @@
-// Tests for lib/metrics.ts: what it writes is Prometheus text format 0.0.4, read back by a strict
+// Tests for lib/prometheus.ts: what it writes is Prometheus text format 0.0.4, read back by a strict
 // reader (test/support/prometheus.ts) that also refuses what the format forbids.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Counter, Gauge, Histogram, exposition } from '../lib/metrics.js';
+import { Counter, Gauge, Histogram, exposition } from '../lib/prometheus.js';
 import { parseExposition, sampleValue } from './support/prometheus.js';
 
 describe('exposition', () => {

@@ -1,15 +1,15 @@
 // The properties a collection knows, for validating queries (CONVENTIONS.md#filter-errors-and-budget:
 // a property that does not exist in a filter is a 400). With a declared schema, its fields (plus `id`).
 // Otherwise every path any item of the collection has ever had, from the field registry that the
-// write path keeps (lib/writes/fields.ts): paths are never forgotten, so a query valid a moment ago
+// write path keeps (lib/writes/field-registry.ts): paths are never forgotten, so a query valid a moment ago
 // stays valid while items come and go. A collection that has never held an item has no registry
 // record; every well-formed query on it is valid and matches nothing (CONVENTIONS.md#filter-errors-and-budget:
 // 200 with "value": []).
 import type { CollectionConfig } from '../config.js';
 import type { JsonObject } from '../json.js';
-import { pathKey } from '../writes/fields.js';
+import { pathKey } from '../writes/field-registry.js';
 
-export class FieldIndex {
+export class KnownProperties {
   constructor(
     private readonly schemaOf: (collection: string) => CollectionConfig['schema'] | undefined,
     /** The registry record of a collection (its keys are the paths), or undefined. */

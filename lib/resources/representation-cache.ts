@@ -1,0 +1,29 @@
+// The item representations the server serves (CONVENTIONS.md#etags): a record is immutable, so its
+// JSON bytes and ETag are computed once and remembered per record object; a write makes a new record
+// object and so a new entry. The write path computes them before the commit (the serialization is
+// part of validating a document) and primes this cache with them. An item read also keeps its
+// Last-Modified text (RFC 9110 §8.8.2), formatted once per version.
+import { formatHttpDate } from '../protocol/http-date.js';
+import { represent, type Representation } from '../protocol/representation.js';
+import type { StoredRecord } from '../store/types.js';
+
+export class RepresentationCache {
+  private readonly json = new WeakMap<StoredRecord, Representation>();
+
+  /** The application/json representation of one record. */
+  itemJson(record: StoredRecord): Representation {
+    let representation = this.json.get(record);
+    if (representation?.lastModified === undefined) {
+      // Formatted once per version too: every 200 and 304 of the item carries it.
+      representation = { ...(representation ?? represent(JSON.stringify(record.doc))), lastModified: formatHttpDate(record.modifiedAt) };
+      this.json.set(record, representation);
+    }
+    return representation;
+  }
+
+  /** Remembers the representation the write path already computed for a record it just committed. */
+  prime(record: StoredRecord, representation: Representation): void {
+    this.json.set(record, representation);
+  }
+}
+
