@@ -7,7 +7,7 @@
 // first page has no Previous). resapi's pages offer Home, List (from an item to its collection), Next
 // (when `@nextLink` exists) and Select (from a row to its detail: summaries plus a select link to the
 // detail, CONVENTIONS.md#summaries). Previous and Last are never offered,
-// because keyset paging walks forward only (README, Collections); nor is First, because a later
+// because keyset paging walks forward only (CONVENTIONS.md#paging); nor is First, because a later
 // page's address holds its query only inside the signed token, and the server builds no link it
 // does not sign.
 import type { JsonObject, JsonValue } from '../json.js';

@@ -4,7 +4,7 @@
 // and waits for in-flight requests, cutting whatever is still open when the drain timeout passes
 // (CONVENTIONS.md#shutdown: in-flight requests get up to 10 s to finish).
 // It also owns the connection limits: slow or oversized header sections must not hold a connection or
-// memory (README, decisions: Connections), and the errors Node's parser raises before a request exists
+// memory (CONVENTIONS.md#connections), and the errors Node's parser raises before a request exists
 // are answered as problems too, with a request id like every other response.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';

@@ -11,7 +11,7 @@
 // index hands it for that term (equality-index.ts), in id order, so a page costs what it returns
 // rather than what the collection holds; every candidate is still tested against the whole filter.
 //
-// Long scans share the process (README, Collections: limits): a scan gives the event loop a turn
+// Long scans share the process (CONVENTIONS.md#filter-errors-and-budget): a scan gives the event loop a turn
 // every YIELD_ROWS rows, and sooner when the filter's work budget says the rows were costly, so a
 // request that reads a million items never holds up the others. Records are immutable objects, so a
 // scan that resumes after a turn still reads a consistent page.

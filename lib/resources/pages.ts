@@ -60,7 +60,7 @@ export async function buildPage(app: App, source: PageSource, media: string): Pr
   try {
     page = await runPage(app.store, collection, plan, request, pace, (name, terms) => app.indexes.candidates(name, terms));
   } catch (error) {
-    // The filter passed its work budget (README, Collections: limits): the client must narrow it.
+    // The filter passed its work budget (CONVENTIONS.md#filter-errors-and-budget): the client must narrow it.
     if (!(error instanceof BudgetExceeded)) throw error;
     return { ok: false, problem: problem('bad-request', `$filter: ${error.message}`, { errors: [{ parameter: '$filter', detail: error.message }] }) };
   }

@@ -1,4 +1,4 @@
-// Framing and checksums shared by the journal and the snapshot (README, Durability: each record is
+// Framing and checksums shared by the journal and the snapshot (CONVENTIONS.md#durability: each record is
 // framed so that a torn or corrupted one is detected by its length and checksum; snapshots are
 // written by the same crash-safe path as everything else).
 //

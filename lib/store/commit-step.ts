@@ -1,4 +1,4 @@
-// The parts of a commit that both stores share, so they cannot disagree (README, Durability; the
+// The parts of a commit that both stores share, so they cannot disagree (CONVENTIONS.md#durability; the
 // conformance suite in test/store/conformance.ts runs against both): the shape check that refuses a
 // malformed batch as a programmer error, the conflict answer of a failed expectation, and the
 // notification of watchers, which can never fail or undo a commit that is already applied.

@@ -1,8 +1,8 @@
-// The durable Store (README, Durability): the live state in memory (state.ts, shared with the memory
+// The durable Store (CONVENTIONS.md#durability): the live state in memory (state.ts, shared with the memory
 // store), an append-only journal of accepted batches (journal.ts), periodic snapshots (snapshot.ts),
 // recovery on open (recovery.ts), a lock on the data dir (lock.ts) and side logs (side-log.ts).
 //
-// Group commit (README, Durability: concurrent writes share fsyncs). Commits enter one serial queue. While a
+// Group commit (CONVENTIONS.md#durability: concurrent writes share fsyncs). Commits enter one serial queue. While a
 // group is being written and fsynced, new batches wait; the next group takes the waiting batches (in
 // call order), writes them with one write and one fdatasync, applies them and answers them all.
 //

@@ -1,6 +1,6 @@
 // The file operations the file store needs, as a small interface with the real `node:fs`
 // implementation. The store never imports `node:fs` itself, so tests can inject disk-full, EIO or
-// read-only failures at any step (README, Durability: a failing disk) without touching a real disk's health.
+// read-only failures at any step (CONVENTIONS.md#durability: a failing disk) without touching a real disk's health.
 //
 // Every write goes through positional `write` calls: the journal always knows the offset of its last
 // durable byte, so after a failed write it can truncate the torn tail away before writing again.

@@ -1,5 +1,5 @@
 // The journal: append-only files of framed JSON records (codec.ts), one record per accepted batch
-// (README, Durability: an atomic batch is one journal record, so after any crash either all of it is
+// (CONVENTIONS.md#durability: an atomic batch is one journal record, so after any crash either all of it is
 // there or none). Each record is {seq, group, at, batch}; replay applies it with StoreState.apply(batch, seq,
 // at), so versions and times come back exactly. Only batches whose `check` passed are journaled.
 //

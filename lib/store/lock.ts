@@ -1,5 +1,5 @@
 // The data-dir lock (CONVENTIONS.md#data-directory: a second process on the same data dir refuses to
-// start with a clear message and exit code 1; README, Durability: a lock left by a dead process is
+// start with a clear message and exit code 1; CONVENTIONS.md#durability: a lock left by a dead process is
 // taken over safely).
 //
 // The lock file `lock` holds { pid, startedAt, host, token }. It is only ever created whole: the

@@ -1,4 +1,4 @@
-// Recovery on start (README, Durability): load the snapshot, replay the journals, drop a torn last
+// Recovery on start (CONVENTIONS.md#durability): load the snapshot, replay the journals, drop a torn last
 // record (and say so in the log); corruption in the middle of a journal or of the snapshot refuses
 // the start, naming the file and offset (no silent data loss). Leftover temp files are cleaned.
 // Recovery of a large store shows progress on stderr.

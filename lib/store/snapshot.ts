@@ -1,4 +1,4 @@
-// Snapshots (README, Durability): the live state is written to a temp file, fsynced, renamed over the
+// Snapshots (CONVENTIONS.md#durability): the live state is written to a temp file, fsynced, renamed over the
 // snapshot, and the directory fsynced; then the old journals are deleted. The file is a sequence of the same
 // checksummed frames as the journal (codec.ts):
 //

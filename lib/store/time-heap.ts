@@ -1,4 +1,4 @@
-// A binary min-heap of entries by time: the store's index of what falls due (README, Durability:
+// A binary min-heap of entries by time: the store's index of what falls due (CONVENTIONS.md#durability:
 // expired idempotency records and tombstones are freed as they fall due; inbox events and outbox
 // deliveries wait for their next attempt, CONVENTIONS.md#inbox-retries-and-dead-letters and
 // CONVENTIONS.md#delivery-retries). Popping what is due costs O(log n) each,

@@ -1,4 +1,4 @@
-// Crash safety of FileStore (README, Durability): a real child process writes under concurrency and is killed
+// Crash safety of FileStore (CONVENTIONS.md#durability): a real child process writes under concurrency and is killed
 // with SIGKILL at a random moment, 24 times over the same data dir; after each kill the store is
 // reopened here and must hold every acknowledged batch, completely, and no batch partially.
 // The child's small snapshot threshold puts many kills in the middle of a snapshot or a rotation,

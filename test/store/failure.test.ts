@@ -1,4 +1,4 @@
-// Injected write failures (README, Durability: a failing disk): a failed write or fsync answers `unavailable` (the HTTP
+// Injected write failures (CONVENTIONS.md#durability: a failing disk): a failed write or fsync answers `unavailable` (the HTTP
 // layer turns it into 503 + Retry-After), reads keep working, health() says not writable, nothing of
 // the failed group is ever visible or recovered, and writes resume when the disk does.
 import { describe, it } from 'node:test';

@@ -1,6 +1,6 @@
 // What the journal costs (lib/store/journal.ts, through FileStore): concurrent commits share fsyncs
 // (group commit), and disk use stays within about twice the live data plus the journal threshold
-// however many times the same records are rewritten (README, Durability).
+// however many times the same records are rewritten (CONVENTIONS.md#durability).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, stat } from 'node:fs/promises';
