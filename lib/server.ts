@@ -23,6 +23,7 @@ import { MemoryStore } from './store/memory.js';
 import type { Store, StoreObserver } from './store/types.js';
 import { represent } from './protocol/representation.js';
 import { RepresentationCache } from './resources/representation-cache.js';
+import { KeysInFlight } from './resources/idempotency.js';
 import { changeProblem, Writer } from './writes/writer.js';
 import { FIELDS_SPACE, missingRegistrations } from './writes/field-registry.js';
 import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inbox.js';
@@ -152,7 +153,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       clock,
       random,
       baseUrl,
-      keysInFlight: new Set(),
+      keysInFlight: new KeysInFlight(),
       pagingKey,
       knownProperties,
       bulkTurns: new SerialQueues(),

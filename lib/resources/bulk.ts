@@ -19,7 +19,10 @@ import type { App, RequestContext } from './context.js';
 import { unavailableReply } from './common.js';
 import { compareAndSwap, type CasStep } from '../compare-and-swap.js';
 
-export async function putBulk(app: App, rq: RequestContext): Promise<Reply> {
+/** What a bulk file needs: the store to decide against, the write path, its turn, the settings. */
+type BulkWriting = Pick<App, 'store' | 'writer' | 'config' | 'policy' | 'clock' | 'random' | 'log' | 'bulkTurns'>;
+
+export async function putBulk(app: BulkWriting, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
   const body = await readBody(rq.req, app.config.maxBodyBytes);
   if (!body.ok) return unreadBodyReply(body.reason, app.config.maxBodyBytes);
@@ -39,7 +42,7 @@ export async function putBulk(app: App, rq: RequestContext): Promise<Reply> {
   return app.bulkTurns.run(collection, () => applyBulk(app, rq, collection, columns.columns, rows));
 }
 
-function applyBulk(app: App, rq: RequestContext, collection: string, columns: BulkColumns, rows: readonly (readonly string[])[]): Promise<Reply> {
+function applyBulk(app: BulkWriting, rq: RequestContext, collection: string, columns: BulkColumns, rows: readonly (readonly string[])[]): Promise<Reply> {
   return compareAndSwap(
     app,
     async (): Promise<CasStep<Reply>> => {

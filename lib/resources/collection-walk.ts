@@ -9,8 +9,11 @@ import type { App } from './context.js';
 import { itemPath, link } from './common.js';
 import { queryOptions, type Walk } from './paging.js';
 
+/** What querying a user collection needs: its configuration, the properties it knows, the base of links. */
+export type CollectionQuerying = Pick<App, 'config' | 'knownProperties' | 'baseUrl'>;
+
 /** GET /{collection}: the request's own query options; a token carries the whole query. */
-export function collectionWalk(app: App, collection: string): Walk<CollectionQuery> {
+export function collectionWalk(app: CollectionQuerying, collection: string): Walk<CollectionQuery> {
   const context = collectionPlanContext(app, collection);
   return {
     collection,
@@ -31,7 +34,7 @@ export function collectionWalk(app: App, collection: string): Walk<CollectionQue
 }
 
 /** The properties a query over `collection` may name, and where its items' select links lead. */
-export function collectionPlanContext(app: App, collection: string): PlanContext {
+export function collectionPlanContext(app: CollectionQuerying, collection: string): PlanContext {
   // A configured summary names properties as a schema does, whether or not an item has them yet.
   const summary = collectionConfig(app.config, collection)?.summary;
   const registered = (path: readonly string[]): boolean => app.knownProperties.has(collection, path);
@@ -43,7 +46,7 @@ export function collectionPlanContext(app: App, collection: string): PlanContext
  * A collection configured with `summary` lists those fields plus `@id` unless the request's `$select`
  * asks otherwise, `$select=*` asking for whole items (CONVENTIONS.md#summaries).
  */
-export function withSummary(app: App, collection: string, query: CollectionQuery): CollectionQuery {
+export function withSummary(app: Pick<App, 'config'>, collection: string, query: CollectionQuery): CollectionQuery {
   const summary = collectionConfig(app.config, collection)?.summary;
   if (summary === undefined || query.select !== undefined || query.wholeItems === true) return query;
   return { ...query, select: summary.map((path) => path.split('/')) };

@@ -12,16 +12,19 @@ import type { StoredRecord } from '../store/types.js';
 import { IDEMPOTENCY_SPACE, type RememberedOutcome } from '../writes/writer.js';
 import type { App, RequestContext } from './context.js';
 import { readJsonObject, unavailableReply, verdictProblem } from './common.js';
-import { collectionWalk } from './collection-walk.js';
+import { collectionWalk, type CollectionQuerying } from './collection-walk.js';
 import { fingerprintOf, fingerprintOfRecord, isStorable, outcomeOf, recordId, replayOf } from './idempotency.js';
 import { writeReply } from './items.js';
-import { pagedReply, pageValidators } from './paging.js';
+import { pagedReply, pageValidators, type Paging } from './paging.js';
 
-export function getCollection(app: App, rq: RequestContext): Promise<Reply> {
+/** What a POST needs: the collection's page for its preconditions, the write path, the keys in flight. */
+type Posting = Paging & CollectionQuerying & Pick<App, 'writer' | 'random' | 'log' | 'keysInFlight'>;
+
+export function getCollection(app: Paging & CollectionQuerying, rq: RequestContext): Promise<Reply> {
   return pagedReply(app, rq, collectionWalk(app, rq.params.get('collection')));
 }
 
-export async function postToCollection(app: App, rq: RequestContext): Promise<Reply> {
+export async function postToCollection(app: Posting, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
   const key = parseIdempotencyKey(fieldLines(rq.req, 'idempotency-key'));
   if (key.kind === 'invalid') {
@@ -29,18 +32,13 @@ export async function postToCollection(app: App, rq: RequestContext): Promise<Re
   }
   if (key.kind === 'absent') return create(app, rq, collection, undefined);
   const id = recordId(rq.principal, key.key);
-  if (app.keysInFlight.has(id)) {
-    return problemReply(problem('idempotency-key-in-flight', 'The first request with this Idempotency-Key has not finished yet; retry after it has.'), { 'Retry-After': '1' });
-  }
-  app.keysInFlight.add(id);
-  try {
-    return await create(app, rq, collection, id);
-  } finally {
-    app.keysInFlight.delete(id);
-  }
+  const answer = await app.keysInFlight.hold(id, () => create(app, rq, collection, id));
+  if (answer !== undefined) return answer;
+  const detail = 'The first request with this Idempotency-Key has not finished yet; retry after it has.';
+  return problemReply(problem('idempotency-key-in-flight', detail), { 'Retry-After': '1' });
 }
 
-async function create(app: App, rq: RequestContext, collection: string, keyId: string | undefined): Promise<Reply> {
+async function create(app: Posting, rq: RequestContext, collection: string, keyId: string | undefined): Promise<Reply> {
   const body = await readJsonObject(rq.req, app.config.maxBodyBytes);
   if (!body.ok && !body.deterministic) return body.reply;
   const fingerprint = keyId === undefined ? undefined : fingerprintOf(rq.req, rq.path + (rq.query === '' ? '' : `?${rq.query}`), body.bytes);
@@ -80,7 +78,7 @@ async function create(app: App, rq: RequestContext, collection: string, keyId: s
  * representation is what a plain GET of it answers (CONVENTIONS.md#post-preconditions): the paging
  * flow's first page as JSON. Only computed when the request carries a precondition.
  */
-async function postPreconditionProblem(app: App, rq: RequestContext, collection: string): Promise<Reply | undefined> {
+async function postPreconditionProblem(app: Paging & CollectionQuerying, rq: RequestContext, collection: string): Promise<Reply | undefined> {
   const fields = readPreconditionFields(rq.req.rawHeaders);
   if (fields.ifMatch === undefined && fields.ifNoneMatch === undefined && fields.ifUnmodifiedSince === undefined) return undefined;
   const verdict = evaluatePreconditions('POST', fields, await pageValidators(app, collectionWalk(app, collection)), {
@@ -91,7 +89,7 @@ async function postPreconditionProblem(app: App, rq: RequestContext, collection:
 }
 
 /** A refused POST; with a key, its deterministic outcome is kept so a repeat gets the same answer. */
-async function refuse(app: App, reply: Reply, outcome: RememberedOutcome | undefined): Promise<Reply> {
+async function refuse(app: Pick<App, 'writer'>, reply: Reply, outcome: RememberedOutcome | undefined): Promise<Reply> {
   if (outcome !== undefined) await app.writer.remember(outcome);
   return reply;
 }

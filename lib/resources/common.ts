@@ -59,7 +59,7 @@ export function verdictProblem(verdict: Exclude<PreconditionVerdict, { kind: 'pr
   return problem('precondition-failed', `The ${verdict.field} precondition is not met: GET the resource again, merge, and retry with its current ETag.`);
 }
 
-export function link(app: App, path: string): string {
+export function link(app: Pick<App, 'baseUrl'>, path: string): string {
   return app.baseUrl + path;
 }
 
@@ -68,7 +68,7 @@ export function itemPath(collection: string, id: string): string {
 }
 
 /** 503 for a write the store could not make durable (CONVENTIONS.md#problem-details: a retry is welcome); the detail goes to the log only. */
-export function unavailableReply(app: App, rq: { readonly requestId: string }, detail: string): Reply {
+export function unavailableReply(app: Pick<App, 'log'>, rq: { readonly requestId: string }, detail: string): Reply {
   app.log('error', 'store write failed', { requestId: rq.requestId, detail });
   return problemReply(problem('unavailable', detail), { 'Retry-After': '1' });
 }

@@ -23,6 +23,9 @@ import { readJsonObject, unavailableReply, verdictProblem } from './common.js';
 
 export type PutDocument = { ok: true; doc: JsonObject; extra?: readonly Mutation[] } | { ok: false; problem: Problem };
 
+/** What a conditional write needs: the store to read and write, the settings, the clock, the log for a 503. */
+export type ConditionalWriting = Pick<App, 'store' | 'writer' | 'config' | 'clock' | 'random' | 'representations' | 'log'>;
+
 /** What a conditional PUT stores and how it answers: an item, a query resource, a subscription. */
 export interface PutTarget {
   readonly collection: string;
@@ -36,7 +39,7 @@ export interface PutTarget {
 }
 
 /** PUT: 201 when it created, 200 when it replaced, 412 or 428 when its precondition says no. */
-export async function conditionalPut(app: App, rq: RequestContext, target: PutTarget): Promise<Reply> {
+export async function conditionalPut(app: ConditionalWriting, rq: RequestContext, target: PutTarget): Promise<Reply> {
   const fields = readPreconditionFields(rq.req.rawHeaders);
   if (!hasEntityTagPrecondition(fields) && !app.config.allowUnconditionalPut) return problemReply(preconditionRequired());
   const { collection, id } = target;
@@ -70,7 +73,7 @@ export async function conditionalPut(app: App, rq: RequestContext, target: PutTa
  * DELETE is idempotent; a tombstone is kept until `retainUntil` when given; `extra` goes with it.
  */
 export function conditionalDelete(
-  app: App,
+  app: ConditionalWriting,
   rq: RequestContext,
   collection: string,
   id: string,
@@ -98,13 +101,13 @@ export function conditionalDelete(
 }
 
 /** The validators of a stored resource: those of its JSON, the representation a write replaces. */
-export function validatorsOf(app: App, record: StoredRecord | undefined): Validators | undefined {
+export function validatorsOf(app: Pick<App, 'representations'>, record: StoredRecord | undefined): Validators | undefined {
   if (record === undefined) return undefined;
   return { etag: app.representations.itemJson(record).etag, lastModified: record.modifiedAt };
 }
 
 /** The answer a PUT's preconditions give against `current`, or undefined when the write may go ahead. */
-function putRefusal(app: App, fields: PreconditionFields, current: StoredRecord | undefined): Reply | undefined {
+function putRefusal(app: Pick<App, 'representations' | 'clock'>, fields: PreconditionFields, current: StoredRecord | undefined): Reply | undefined {
   const verdict = evaluatePreconditions('PUT', fields, validatorsOf(app, current), { now: app.clock.now() });
   if (verdict.kind === 'malformed') return problemReply(verdictProblem(verdict));
   if (verdict.kind === 'failed') return problemReply(putPreconditionFailed(verdict.field, current));

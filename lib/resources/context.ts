@@ -18,6 +18,7 @@ import type { SelfAddress } from '../webhooks/subscriptions.js';
 import type { Store } from '../store/types.js';
 import type { Representation } from '../protocol/representation.js';
 import type { RepresentationCache } from './representation-cache.js';
+import type { KeysInFlight } from './idempotency.js';
 import type { Writer } from '../writes/writer.js';
 
 export interface App {
@@ -39,7 +40,7 @@ export interface App {
   /** Absolute base for links (CONVENTIONS.md#paging: never built from the request's Host); '' for relative links. */
   readonly baseUrl: string;
   /** Idempotency keys whose first request is still being processed (CONVENTIONS.md#idempotency-keys: a repeat meanwhile → 409). */
-  readonly keysInFlight: Set<string>;
+  readonly keysInFlight: KeysInFlight;
   /** The HMAC key that authenticates `$skiptoken`s (kept in the store, so it survives restarts). */
   readonly pagingKey: Buffer;
   /** The properties each collection knows, for validating queries. */

@@ -9,7 +9,7 @@ import type { App } from './context.js';
 import { link } from './common.js';
 
 /** The page of one item: its JSON, the JSON's ETag and Last-Modified, and the read Cache-Control. */
-export function itemHtml(app: App, record: StoredRecord, path: string, listPath: string, cacheControl: string): Representation {
+export function itemHtml(app: Pick<App, 'representations' | 'baseUrl'>, record: StoredRecord, path: string, listPath: string, cacheControl: string): Representation {
   const json = app.representations.itemJson(record);
   const facts: Fact[] = [
     { name: 'ETag (application/json)', value: json.etag },
@@ -32,7 +32,7 @@ export interface ListHtml {
 }
 
 /** A page of items (or of collections, for the service document) with Select links. */
-export function listHtml(app: App, view: ListHtml): Representation {
+export function listHtml(app: Pick<App, 'baseUrl'>, view: ListHtml): Representation {
   const nav: Navigation = {
     ...(view.home === false ? {} : { home: link(app, '/') }),
     ...(view.list === undefined ? {} : { list: view.list }),

@@ -21,6 +21,26 @@ const DETERMINISTIC_4XX = new Set([400, 422]);
 // Last-Modified is rebuilt from the record's commit time, which is the created item's (same batch).
 const REPLAYED_HEADERS = ['Content-Type', 'Location', 'Content-Location', 'ETag', 'Cache-Control', 'Vary'];
 
+/**
+ * Keys whose first request is still running: a repeat meanwhile is answered 409 rather than run twice
+ * (CONVENTIONS.md#idempotency-keys). A key is held only while its request runs, so the set is bounded
+ * by the requests in progress, never by the keys strangers make up.
+ */
+export class KeysInFlight {
+  private readonly held = new Set<string>();
+
+  /** Runs `first` holding `id`; undefined, without running it, when another request holds `id`. */
+  async hold<T>(id: string, first: () => Promise<T>): Promise<T | undefined> {
+    if (this.held.has(id)) return undefined;
+    this.held.add(id);
+    try {
+      return await first();
+    } finally {
+      this.held.delete(id);
+    }
+  }
+}
+
 export function recordId(principal: string, key: string): string {
   return createHash('sha256').update(`${principal}\u0000${key}`).digest('hex');
 }

@@ -10,12 +10,15 @@ import type { JsonObject } from '../json.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { itemPath, link, unavailableReply } from './common.js';
-import { conditionalDelete, conditionalPut } from './conditional-writes.js';
-import { itemReadReply, storedReply } from './replies.js';
+import { conditionalDelete, conditionalPut, type ConditionalWriting } from './conditional-writes.js';
+import { itemReadReply, storedReply, type ItemReading } from './replies.js';
 
 const DAY_MS = 86_400_000;
 
-export function getItem(app: App, rq: RequestContext): Reply {
+/** What writing an item and answering with it needs. */
+type ItemWriting = ConditionalWriting & Pick<App, 'policy' | 'baseUrl'>;
+
+export function getItem(app: ItemReading & Pick<App, 'store'>, rq: RequestContext): Reply {
   const collection = rq.params.get('collection');
   const id = rq.params.get('id');
   const record = app.store.get(collection, id);
@@ -24,7 +27,7 @@ export function getItem(app: App, rq: RequestContext): Reply {
   return itemReadReply(app, rq, record, { path: itemPath(collection, id), listPath: `/${collection}`, cacheControl: readCacheControl(app.policy, collection) });
 }
 
-export function putItem(app: App, rq: RequestContext): Promise<Reply> {
+export function putItem(app: ItemWriting, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
   const id = rq.params.get('id');
   return conditionalPut(app, rq, {
@@ -35,7 +38,7 @@ export function putItem(app: App, rq: RequestContext): Promise<Reply> {
   });
 }
 
-export function deleteItem(app: App, rq: RequestContext): Promise<Reply> {
+export function deleteItem(app: ConditionalWriting, rq: RequestContext): Promise<Reply> {
   const retainUntil = app.clock.now() + app.config.tombstoneDays * DAY_MS;
   return conditionalDelete(app, rq, rq.params.get('collection'), rq.params.get('id'), retainUntil);
 }
@@ -45,7 +48,7 @@ export function deleteItem(app: App, rq: RequestContext): Promise<Reply> {
  * with no tombstone; 409 when something else recreated the resource; a repeat of an undo that already
  * restored it (and nothing changed since) → 200 again, so the undo is itself safe to retry.
  */
-export function undoDelete(app: App, rq: RequestContext): Promise<Reply> {
+export function undoDelete(app: ItemWriting, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
   const id = rq.params.get('id');
   return compareAndSwap(
@@ -73,7 +76,7 @@ export function undoDelete(app: App, rq: RequestContext): Promise<Reply> {
 }
 
 /** Response to a successful write of an item: its representation, at its own URL. */
-export function writeReply(app: App, status: 200 | 201, record: StoredRecord): Reply {
+export function writeReply(app: Pick<App, 'representations' | 'policy' | 'baseUrl'>, status: 200 | 201, record: StoredRecord): Reply {
   const location = link(app, itemPath(record.collection, record.id));
   return storedReply(app, status, record, location, location);
 }

@@ -10,8 +10,8 @@ import type { CollectionQuery } from '../query/options.js';
 import { planQuery, type PlanContext } from '../query/plan.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
-import { pagedReply, queryOptions, type Walk } from './paging.js';
-import { itemReadReply } from './replies.js';
+import { pagedReply, queryOptions, type Paging, type Walk } from './paging.js';
+import { itemReadReply, type ItemReading } from './replies.js';
 
 export interface Listing {
   /** The store space. */
@@ -22,12 +22,12 @@ export interface Listing {
   readonly fields: ReadonlySet<string>;
 }
 
-export function listingReply(app: App, rq: RequestContext, listing: Listing): Promise<Reply> {
+export function listingReply(app: Paging, rq: RequestContext, listing: Listing): Promise<Reply> {
   return pagedReply(app, rq, listingWalk(app, listing));
 }
 
 /** A listing pages like a collection, but its properties are its items' fixed fields, also on later pages. */
-function listingWalk(app: App, listing: Listing): Walk<CollectionQuery> {
+function listingWalk(app: Pick<App, 'baseUrl'>, listing: Listing): Walk<CollectionQuery> {
   const { space, path, fields } = listing;
   const context: PlanContext = {
     known: (property) => property.length === 1 && fields.has(property[0] as string),
@@ -50,13 +50,13 @@ function listingWalk(app: App, listing: Listing): Walk<CollectionQuery> {
 }
 
 /** GET of one item of a listing: its JSON (or its HTML page) with ETag and Last-Modified, 304 on revalidation, or 404. */
-export function listedItemReply(app: App, rq: RequestContext, listing: Listing, record: StoredRecord | undefined, missing: string): Reply {
+export function listedItemReply(app: ItemReading, rq: RequestContext, listing: Listing, record: StoredRecord | undefined, missing: string): Reply {
   if (record === undefined) return problemReply(problem('not-found', missing));
   return itemReadReply(app, rq, record, { path: listedPath(listing, record.id), listPath: listing.path, cacheControl: readCacheControl(app.policy) });
 }
 
 /** The answer to an action on an item ($retry): the item as it now is, where it lives, never cached. */
-export function actionReply(app: App, status: number, record: StoredRecord, listing: Listing): Reply {
+export function actionReply(app: Pick<App, 'representations' | 'policy' | 'baseUrl'>, status: number, record: StoredRecord, listing: Listing): Reply {
   const representation = app.representations.itemJson(record);
   return jsonReply(status, representation.bytes, { 'Cache-Control': noStoreCacheControl(app.policy), 'Content-Location': link(app, listedPath(listing, record.id)) });
 }

@@ -17,7 +17,7 @@ const OUTBOX_STATUSES = ['pending', 'delivered', 'failed', 'dead'];
 /** Records read per turn while counting statuses, so a scrape of a large inbox never holds up requests. */
 const COUNT_CHUNK = 4096;
 
-export async function getMetrics(app: App, _rq: RequestContext): Promise<Reply> {
+export async function getMetrics(app: Pick<App, 'store' | 'metrics' | 'policy'>, _rq: RequestContext): Promise<Reply> {
   const store = app.store;
   const inbox = await countByStatus(store, INBOX_SPACE, INBOX_STATUSES);
   const outbox = await countByStatus(store, OUTBOX_SPACE, OUTBOX_STATUSES);

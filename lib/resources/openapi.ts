@@ -5,6 +5,6 @@ import { readCacheControl } from '../http/cache-policy.js';
 import type { App, RequestContext } from './context.js';
 import { readReply } from './replies.js';
 
-export function getOpenApi(app: App, rq: RequestContext): Reply {
+export function getOpenApi(app: Pick<App, 'openapi' | 'policy' | 'clock'>, rq: RequestContext): Reply {
   return readReply(app, rq, app.openapi, { cacheControl: readCacheControl(app.policy), negotiated: ['Accept'] });
 }

@@ -34,6 +34,9 @@ export const PAGE_BYTES = 4 * 1024 * 1024;
 const YIELD_ROWS = 2048;
 const YIELD_STEPS = 200_000;
 
+/** What building a page needs: the items, their representations, the links and the cache policy it shows. */
+export type PageBuilding = Pick<App, 'store' | 'indexes' | 'pagingKey' | 'policy' | 'representations' | 'baseUrl'>;
+
 /** Where a walk is and what it pages through. */
 export interface PageSource {
   readonly collection: string;
@@ -52,7 +55,7 @@ export interface PageSource {
   readonly cacheKey?: string;
 }
 
-export async function buildPage(app: App, source: PageSource, media: string): Promise<{ ok: true; page: BuiltPage } | { ok: false; problem: Problem }> {
+export async function buildPage(app: PageBuilding, source: PageSource, media: string): Promise<{ ok: true; page: BuiltPage } | { ok: false; problem: Problem }> {
   const { collection, plan } = source;
   const pace = { rows: YIELD_ROWS, steps: YIELD_STEPS, work: plan.work, yieldTurn: nextTurn };
   const request = { pageSize: source.start.pageSize, returned: source.returned, ...(source.after === undefined ? {} : { after: source.after }) };
@@ -87,7 +90,7 @@ export async function buildPage(app: App, source: PageSource, media: string): Pr
 }
 
 /** The items whose JSON fits the page's byte budget; at least one, so a walk always moves on. */
-function keepWithinBytes(app: App, plan: QueryPlan, items: readonly StoredRecord[]): { records: StoredRecord[]; json: Buffer[] } {
+function keepWithinBytes(app: Pick<App, 'representations'>, plan: QueryPlan, items: readonly StoredRecord[]): { records: StoredRecord[]; json: Buffer[] } {
   const records: StoredRecord[] = [];
   const json: Buffer[] = [];
   let bytes = 0;

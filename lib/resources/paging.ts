@@ -21,7 +21,7 @@ import { longestToken, verifyToken, type PagePosition } from '../query/token.js'
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import type { BuiltPage } from './page-cache.js';
-import { buildPage, type PageSource } from './pages.js';
+import { buildPage, type PageBuilding, type PageSource } from './pages.js';
 import { readReply } from './replies.js';
 
 /** The longest `@nextLink` the server emits: it must be able to follow its own links. */
@@ -72,6 +72,9 @@ export function queryOptions(queryString: string): WalkOptions<CollectionQuery> 
   return parsed.skiptoken === undefined ? { ok: true, first: parsed.query } : { ok: true, skiptoken: parsed.skiptoken };
 }
 
+/** What the paging flow needs: a page's building, the page cache, the page-size settings, the clock. */
+export type Paging = PageBuilding & Pick<App, 'config' | 'pages' | 'clock'>;
+
 /** The request as far as paging reads it. */
 export interface PageRequest {
   readonly query: string;
@@ -84,14 +87,14 @@ export interface PageRequest {
 type Resolved = { readonly ok: true; readonly page: BuiltPage; readonly preferenceApplied?: string } | { readonly ok: false; readonly problem: Problem };
 
 /** GET of a paged resource: one page, or its 304, or a problem. */
-export async function pagedReply<T>(app: App, rq: RequestContext, walk: Walk<T>): Promise<Reply> {
+export async function pagedReply<T>(app: Paging, rq: RequestContext, walk: Walk<T>): Promise<Reply> {
   const resolved = await resolvePage(app, { ...pageSizeOf(app, rq), query: rq.query, media: rq.media }, walk);
   if (!resolved.ok) return problemReply(resolved.problem);
   return pageAnswer(app, rq, walk, resolved.page, resolved.preferenceApplied);
 }
 
 /** The validators of what a plain GET of the resource answers: its first page as JSON, in its default size. */
-export async function pageValidators<T>(app: App, walk: Walk<T>): Promise<Validators> {
+export async function pageValidators<T>(app: Paging, walk: Walk<T>): Promise<Validators> {
   const resolved = await resolvePage(app, { query: '', media: JSON_TYPE, pageSize: app.config.pageSize.default }, walk);
   // Without options there is no filter to refuse and no token to doubt.
   if (!resolved.ok) throw new TypeError(`pageValidators: the plain first page of ${walk.path} was refused`);
@@ -104,7 +107,7 @@ export async function pageValidators<T>(app: App, walk: Walk<T>): Promise<Valida
  * Prefer: maxpagesize=N (RFC 7240; OData odata.maxpagesize), clamped to 1..pageSize.max; `preference`
  * is the token the client spelled it with, for Preference-Applied.
  */
-function pageSizeOf(app: App, rq: RequestContext): { pageSize: number; preference?: string } {
+function pageSizeOf(app: Pick<App, 'config'>, rq: RequestContext): { pageSize: number; preference?: string } {
   const preferences = parsePrefer(fieldLines(rq.req, 'prefer'));
   const { default: fallback, max } = app.config.pageSize;
   if (preferences.maxPageSize === undefined) return { pageSize: fallback };
@@ -112,7 +115,7 @@ function pageSizeOf(app: App, rq: RequestContext): { pageSize: number; preferenc
   return { pageSize, preference: preferences.maxPageSizeToken ?? 'maxpagesize' };
 }
 
-async function resolvePage<T>(app: App, request: PageRequest, walk: Walk<T>): Promise<Resolved> {
+async function resolvePage<T>(app: Paging, request: PageRequest, walk: Walk<T>): Promise<Resolved> {
   const { collection, scope, path } = walk;
   // The page cache first: an identical request since the collection last changed was valid, and its
   // page is built. A first page's bytes depend on the page size; a continuation's token names its own.
@@ -167,7 +170,7 @@ function carryOf(position: PagePosition): WalkCarry {
   return position.definition === undefined ? {} : { definition: position.definition };
 }
 
-async function cachedBuild(app: App, source: PageSource, media: string): Promise<{ ok: true; page: BuiltPage } | { ok: false; problem: Problem }> {
+async function cachedBuild(app: Paging, source: PageSource, media: string): Promise<{ ok: true; page: BuiltPage } | { ok: false; problem: Problem }> {
   const { cacheKey, collection } = source;
   const cached = cacheKey === undefined ? undefined : app.pages.get(collection, cacheKey);
   if (cached !== undefined) return { ok: true, page: cached };
@@ -178,7 +181,7 @@ async function cachedBuild(app: App, source: PageSource, media: string): Promise
 }
 
 /** The reply carrying a built page (or its 304). */
-function pageAnswer<T>(app: App, rq: RequestContext, walk: Walk<T>, page: BuiltPage, preferenceApplied: string | undefined): Reply {
+function pageAnswer<T>(app: Paging, rq: RequestContext, walk: Walk<T>, page: BuiltPage, preferenceApplied: string | undefined): Reply {
   const fields: Record<string, string> = {};
   if (page.nextLink !== undefined) fields['Link'] = `<${page.nextLink}>; rel="next"`;
   if (preferenceApplied !== undefined) fields['Preference-Applied'] = preferenceApplied;
@@ -202,7 +205,7 @@ function applied(preference: string | undefined, pageSize: number): { preference
 }
 
 /** A 400 for a walk whose longest `@nextLink` could not stay under MAX_LINK_BYTES, before its first page. */
-function linkProblem(app: App, path: string, start: Omit<PagePosition, 'after' | 'returned'>, sortKeys: number): Problem | undefined {
+function linkProblem(app: Pick<App, 'baseUrl' | 'pagingKey'>, path: string, start: Omit<PagePosition, 'after' | 'returned'>, sortKeys: number): Problem | undefined {
   const longest = Buffer.byteLength(link(app, `${path}?$skiptoken=`)) + longestToken(app.pagingKey, start, sortKeys);
   if (longest <= MAX_LINK_BYTES) return undefined;
   const detail =

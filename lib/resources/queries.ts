@@ -21,15 +21,18 @@ import { planQuery } from '../query/plan.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
-import { collectionPlanContext, withSummary } from './collection-walk.js';
-import { conditionalDelete, conditionalPut } from './conditional-writes.js';
-import { pagedReply, type Planned, type Walk } from './paging.js';
+import { collectionPlanContext, withSummary, type CollectionQuerying } from './collection-walk.js';
+import { conditionalDelete, conditionalPut, type ConditionalWriting } from './conditional-writes.js';
+import { pagedReply, type Paging, type Planned, type Walk } from './paging.js';
 import { readReply, storedReply } from './replies.js';
 
 export const QUERY_SPACE = '$queries';
+
+/** What storing a definition needs besides a conditional write: its validation, its answer. */
+type QueryDefining = CollectionQuerying & Pick<App, 'policy'>;
 const DEFINITION_MEMBERS = new Set(['filter', 'orderby', 'select']);
 
-export function putQuery(app: App, rq: RequestContext): Promise<Reply> {
+export function putQuery(app: ConditionalWriting & QueryDefining, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
   const name = rq.params.get('name');
   return conditionalPut(app, rq, {
@@ -40,7 +43,7 @@ export function putQuery(app: App, rq: RequestContext): Promise<Reply> {
   });
 }
 
-export function getQueryResults(app: App, rq: RequestContext): Promise<Reply> {
+export function getQueryResults(app: Paging & CollectionQuerying, rq: RequestContext): Promise<Reply> {
   const collection = rq.params.get('collection');
   const name = rq.params.get('name');
   const record = app.store.get(QUERY_SPACE, queryId(collection, name));
@@ -56,7 +59,7 @@ export function getQueryResults(app: App, rq: RequestContext): Promise<Reply> {
  * A query resource walks its collection with the stored definition; its tokens carry the definition's
  * version rather than the query, and a walk ends with a 400 if the definition was replaced meanwhile.
  */
-function queryWalk(app: App, collection: string, name: string, record: StoredRecord): Walk<null> {
+function queryWalk(app: CollectionQuerying, collection: string, name: string, record: StoredRecord): Walk<null> {
   const path = `/${collection}/$queries/${name}`;
   const context = collectionPlanContext(app, collection);
   // Properties the definition names were checked when it was stored, and the registry never forgets one.
@@ -113,7 +116,7 @@ function optionName(raw: string): string {
   }
 }
 
-export function getQueryDefinition(app: App, rq: RequestContext): Reply {
+export function getQueryDefinition(app: Pick<App, 'store' | 'representations' | 'clock' | 'policy'>, rq: RequestContext): Reply {
   const collection = rq.params.get('collection');
   const name = rq.params.get('name');
   const record = app.store.get(QUERY_SPACE, queryId(collection, name));
@@ -126,7 +129,7 @@ export function getQueryDefinition(app: App, rq: RequestContext): Reply {
   });
 }
 
-export function deleteQuery(app: App, rq: RequestContext): Promise<Reply> {
+export function deleteQuery(app: ConditionalWriting, rq: RequestContext): Promise<Reply> {
   return conditionalDelete(app, rq, QUERY_SPACE, queryId(rq.params.get('collection'), rq.params.get('name')), undefined);
 }
 
@@ -134,7 +137,7 @@ function queryId(collection: string, name: string): string {
   return `${collection}/${name}`;
 }
 
-function checkDefinition(app: App, collection: string, body: JsonObject): { ok: true; doc: JsonObject } | { ok: false; problem: Problem } {
+function checkDefinition(app: CollectionQuerying, collection: string, body: JsonObject): { ok: true; doc: JsonObject } | { ok: false; problem: Problem } {
   const errors: { pointer: string; detail: string }[] = [];
   for (const key of Object.keys(body)) if (!DEFINITION_MEMBERS.has(key)) errors.push({ pointer: `/${key}`, detail: 'not a member of a query definition (filter, orderby, select)' });
   const { filter, orderby, select } = body;
@@ -179,7 +182,7 @@ function queryOfChecked(filter: string | undefined, orderby: string | undefined,
 }
 
 /** PUT's answer: the stored definition, which lives at `.../$definition` (the query runs at the resource). */
-function definitionWriteReply(app: App, status: 200 | 201, record: StoredRecord, collection: string, name: string): Reply {
+function definitionWriteReply(app: Pick<App, 'representations' | 'policy' | 'baseUrl'>, status: 200 | 201, record: StoredRecord, collection: string, name: string): Reply {
   const resource = link(app, `/${collection}/$queries/${name}`);
   return storedReply(app, status, record, resource, `${resource}/$definition`);
 }

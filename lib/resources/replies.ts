@@ -26,7 +26,7 @@ export interface ReadOptions {
   readonly fields?: Readonly<Record<string, string>>;
 }
 
-export function readReply(app: App, rq: RequestContext, representation: Representation, options: ReadOptions): Reply {
+export function readReply(app: Pick<App, 'clock' | 'policy'>, rq: RequestContext, representation: Representation, options: ReadOptions): Reply {
   const validators =
     options.lastModified === undefined ? { etag: representation.etag } : { etag: representation.etag, lastModified: options.lastModified };
   const verdict = evaluatePreconditions(rq.req.method ?? 'GET', readPreconditionFields(rq.req.rawHeaders), validators, { now: app.clock.now() });
@@ -44,6 +44,9 @@ export function readReply(app: App, rq: RequestContext, representation: Represen
   return { status: 200, headers, body: representation.bytes };
 }
 
+/** What serving one stored item needs. */
+export type ItemReading = Pick<App, 'clock' | 'policy' | 'representations' | 'baseUrl'>;
+
 export interface ItemRead {
   /** The item's own path, the page's title. */
   readonly path: string;
@@ -53,13 +56,13 @@ export interface ItemRead {
 }
 
 /** GET of one stored item: its JSON, or its HTML page when that is what was negotiated. */
-export function itemReadReply(app: App, rq: RequestContext, record: StoredRecord, read: ItemRead): Reply {
+export function itemReadReply(app: ItemReading, rq: RequestContext, record: StoredRecord, read: ItemRead): Reply {
   const options = { cacheControl: read.cacheControl, negotiated: ['Accept'], lastModified: record.modifiedAt };
   if (rq.media !== HTML_TYPE) return readReply(app, rq, app.representations.itemJson(record), options);
   return readReply(app, rq, itemHtml(app, record, read.path, read.listPath, read.cacheControl), { ...options, contentType: HTML_CONTENT_TYPE });
 }
 
-export function storedReply(app: App, status: 200 | 201, record: StoredRecord, location: string, contentLocation: string): Reply {
+export function storedReply(app: Pick<App, 'representations' | 'policy'>, status: 200 | 201, record: StoredRecord, location: string, contentLocation: string): Reply {
   const representation = app.representations.itemJson(record);
   const headers: Record<string, string> = {
     ETag: representation.etag,

@@ -14,7 +14,7 @@ import { listHtml } from './html.js';
 /** The read-only listings of the server's own records (CONVENTIONS.md#routes), linked from the HTML home page. */
 const SYSTEM_LISTINGS = ['$inbox', '$outbox', '$subscriptions'];
 
-export function getServiceDocument(app: App, rq: RequestContext): Reply {
+export function getServiceDocument(app: Pick<App, 'store' | 'config' | 'policy' | 'clock' | 'baseUrl'>, rq: RequestContext): Reply {
   // User collections only: `$` spaces are the server's own bookkeeping. Configured collections are
   // listed even while empty, so a client can discover where to write.
   const names = new Set([...app.store.collections().filter(isCollectionName), ...Object.keys(app.config.collections)]);
@@ -29,7 +29,7 @@ export function getServiceDocument(app: App, rq: RequestContext): Reply {
   return readReply(app, rq, represent(JSON.stringify({ value })), { cacheControl, negotiated: ['Accept'] });
 }
 
-export function getHealth(app: App, rq: RequestContext): Reply {
+export function getHealth(app: Pick<App, 'store' | 'log' | 'policy'>, rq: RequestContext): Reply {
   const health = app.store.health();
   if (!health.writable) {
     app.log('warn', 'health check: store not writable', { requestId: rq.requestId, detail: health.detail });
