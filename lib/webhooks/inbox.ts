@@ -23,7 +23,7 @@ import { OutcomeWriter } from '../jobs/outcomes.js';
 import { JobRunner } from '../jobs/runner.js';
 import { isJsonObject, type JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
-import { mayRetry, retryDelay } from '../retry.js';
+import { INBOX_BACKOFF, mayRetry, retryDelay, withSchedule } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 
@@ -142,9 +142,9 @@ export class Inbox implements WebhookHandlers {
       return;
     }
     const lastError = outcome.error;
-    const { retry } = this.options.config;
+    const retry = withSchedule(INBOX_BACKOFF, this.options.config.retry);
     if (mayRetry(retry, attempt)) {
-      const next = now + retryDelay(retry, attempt, 'full', this.options.random);
+      const next = now + retryDelay(retry, attempt, this.options.random);
       await this.outcomes.write([{ kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'failed', attempts: attempt, nextAttemptAt: new Date(next).toISOString(), lastError }, dueAt: next, expect: { version: record.version } }]);
       return;
     }

@@ -24,7 +24,7 @@ import type { JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
 import { retryAfterMs } from '../protocol/retry-after.js';
 import { webhookSignature } from '../protocol/signature.js';
-import { mayRetry, retryDelay } from '../retry.js';
+import { OUTBOX_BACKOFF, mayRetry, retryDelay, withSchedule } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 import { BODY_SPACE, OUTBOX_SPACE } from './events.js';
@@ -121,9 +121,9 @@ export class Outbox implements Component {
       await this.outcomes.write([delivered, { kind: 'delete', collection: BODY_SPACE, id: record.id }]);
       return;
     }
-    const { retry } = this.options.config;
+    const retry = withSchedule(OUTBOX_BACKOFF, this.options.config.retry);
     if (outcome.kind === 'retry' && mayRetry(retry, attempt)) {
-      const wait = outcome.retryAfterMs === undefined ? retryDelay(retry, attempt, 'equal', this.options.random) : Math.min(outcome.retryAfterMs, retry.capMs);
+      const wait = outcome.retryAfterMs === undefined ? retryDelay(retry, attempt, this.options.random) : Math.min(outcome.retryAfterMs, retry.schedule.capMs);
       const next = now + wait;
       const set: JsonObject = { status: 'failed', attempts: attempt, lastStatus: outcome.status, nextAttemptAt: new Date(next).toISOString() };
       if (outcome.error !== undefined) set['lastError'] = outcome.error;
