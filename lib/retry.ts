@@ -41,7 +41,8 @@ export function retryCeiling(schedule: RetrySchedule, n: number): number {
  */
 export function retryDelay(backoff: Backoff, n: number, random: Random): number {
   const ceiling = retryCeiling(backoff.schedule, n);
-  const delay = backoff.jitter === 'full' ? random.fraction() * ceiling : ceiling / 2 + random.fraction() * (ceiling / 2);
+  const fraction = random.fraction();
+  const delay = backoff.jitter === 'full' ? fraction * ceiling : ceiling / 2 + fraction * (ceiling / 2);
   return Math.round(delay);
 }
 
