@@ -1,9 +1,9 @@
 // The events of the webhook sender, written by the one write path (lib/writes/writer.ts) in the same
-// atomic store batch as the change they announce: the transactional outbox of the seed's "Sending
-// side" ("Emit through a transactional outbox so that a delivery is not lost on a crash"; CONTRACT
-// §8). Every change to an item (created, replaced, deleted, restored, each applied bulk row) that an
-// active subscription wants becomes one event, with one id shared by all its deliveries, and one
-// delivery per such subscription: an item in `$outbox` (what GET /$outbox lists; due now) and the
+// atomic store batch as the change they announce, so no delivery is lost on a crash
+// (CONVENTIONS.md#transactional-outbox). Every change to an item (created, replaced, deleted,
+// restored, each applied bulk row) that an active subscription wants becomes one event, with one id
+// shared by all its deliveries, and one delivery per such subscription: a job of the outbox's queue
+// (lib/jobs/queue.ts `newJob`): an item in `$outbox` (what GET /$outbox lists; due now) and the
 // event's exact bytes in `$outbox-bodies`, so every attempt sends the same bytes. A change nobody
 // subscribes to writes nothing more.
 //
@@ -12,6 +12,7 @@
 // the item had just before (what was deleted).
 import type { Clock, Random } from '../clock.js';
 import { newId } from '../ids.js';
+import { newJob } from '../jobs/queue.js';
 import type { JsonObject } from '../json.js';
 import { isCollectionName } from '../names.js';
 import type { Mutation, Store } from '../store/types.js';
@@ -19,7 +20,7 @@ import { represent, type Representation, type RepresentationCache } from '../wri
 import { SUBSCRIPTION_SPACE, subscriptionOf, wants, type Change, type Subscription } from './subscriptions.js';
 
 export const OUTBOX_SPACE = '$outbox';
-export const BODY_SPACE = '$outbox-bodies';
+export const OUTBOX_BODY_SPACE = '$outbox-bodies';
 /** Deliveries, their bodies included, are kept this long after their event, whatever became of them. */
 export const OUTBOX_RETENTION_MS = 30 * 86_400_000;
 
@@ -61,8 +62,7 @@ export function eventMutations(context: EventContext, changes: readonly Mutation
     for (const subscription of targets) {
       const deliveryId = newId(now, (size) => random.bytes(size));
       const item: JsonObject = { id: deliveryId, eventId, subscription: subscription.id, event, status: 'pending', attempts: 0, createdAt: occurredAt };
-      mutations.push({ kind: 'put', collection: OUTBOX_SPACE, id: deliveryId, doc: item, expect: { absent: true }, expiresAt, dueAt: now });
-      mutations.push({ kind: 'put', collection: BODY_SPACE, id: deliveryId, doc: { body }, expiresAt });
+      mutations.push(...newJob({ space: OUTBOX_SPACE, bodySpace: OUTBOX_BODY_SPACE }, deliveryId, item, body, now, expiresAt));
     }
   }
   return mutations;
