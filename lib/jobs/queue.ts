@@ -12,9 +12,10 @@
 //           second run and a second line, never a dead job without one);
 //   park    not due until the policy can run it (`resume`: a handler registered for its kind);
 //   stopped a drain stopped it: it stays due and the next start runs it again.
-// A policy (lib/webhooks/inbox.ts, outbox.ts) says what one run is, how its outcome is classified,
-// and which words a user sees. `$retry` (`requeue`) is one bounded compare-and-swap (lib/compare-and-
-// swap.ts): a job that keeps changing under it answers `unavailable` (503 with Retry-After).
+// A policy (policy.ts; lib/webhooks/inbox.ts, outbox.ts) says what one run is, how its outcome is
+// classified, and which words a user sees. `$retry` (`requeue`) is one bounded compare-and-swap
+// (lib/compare-and-swap.ts): a job that keeps changing under it answers `unavailable` (a 503 with
+// Retry-After) instead of trying for ever.
 //
 // The queue is a lifecycle component, and nothing it owns writes outside start() … drain(): bodies
 // kept under a former name move at start, parked jobs are resumed from start on, and a drain waits
@@ -24,71 +25,12 @@ import { compareAndSwap, type CasStep } from '../compare-and-swap.js';
 import type { JsonObject } from '../json.js';
 import type { Component } from '../lifecycle.js';
 import type { Logger } from '../log.js';
-import { mayRetry, retryDelay, type Backoff } from '../retry.js';
+import { mayRetry, retryDelay } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 import { OutcomeWriter } from './outcomes.js';
+import type { DeadOutcome, JobPolicy, JobSpaces, Requeue, RetryOutcome } from './policy.js';
 import { JobRunner } from './runner.js';
-
-/** Where a queue keeps its jobs: items (a job while due) and their bodies, one name scheme for both. */
-export interface JobSpaces {
-  readonly space: string;
-  readonly bodySpace: string;
-}
-
-/** The words a user sees: in the log, in /$inbox or /$outbox statuses, in dead-letter warnings. */
-export interface JobWords {
-  /** The queue's name in the log: `webhook handlers`. */
-  readonly name: string;
-  /** What one job is: `event`, `delivery`. */
-  readonly job: string;
-  /** Where the items are listed: `/$inbox`. */
-  readonly path: string;
-  /** The status of a job before its first run (and after a `$retry` of a dead one): `accepted`. */
-  readonly waiting: string;
-  /** The status of a job run to its end: `processed`, `delivered`. */
-  readonly done: string;
-}
-
-/** What one run came to; `set` holds the fields of the policy the item gains with its next state. */
-export type RunOutcome =
-  | { readonly kind: 'done'; readonly set: JsonObject }
-  | { readonly kind: 'retry'; readonly set: JsonObject; readonly error?: string; readonly retryAfterMs?: number }
-  | { readonly kind: 'dead'; readonly set: JsonObject; readonly error: string; readonly also?: readonly Mutation[] }
-  | { readonly kind: 'park' }
-  | { readonly kind: 'stopped' };
-
-export type RetryOutcome = Extract<RunOutcome, { kind: 'retry' }>;
-
-export interface JobPolicy {
-  readonly words: JobWords;
-  readonly spaces: JobSpaces;
-  /** Names `bodySpace` had before: a store written under them still opens (its bodies move at start). */
-  readonly formerBodySpaces?: readonly string[];
-  /** The side log of dead jobs (lib/store/types.ts SIDE_LOG_NAME). */
-  readonly deadLetterLog: string;
-  readonly backoff: Backoff;
-  readonly workers: number;
-  readonly groupOf?: (record: StoredRecord) => string;
-  readonly perGroup?: number;
-  /**
-   * true: a run's worker takes the next job while the outcome is written (outcomes share commits).
-   * false: it waits for the outcome, which bounds the runs a crash repeats to `workers`.
-   */
-  readonly releaseBeforeRecording: boolean;
-  /** One run of a job (`attempt` 1 for the first); `body` is undefined when it was lost. Never rejects. */
-  run(record: StoredRecord, body: string | undefined, attempt: number, signal: AbortSignal): Promise<RunOutcome>;
-  /** The `lastError` of a job whose last allowed attempt asked for a retry. */
-  gaveUp(outcome: RetryOutcome, attempts: number): string;
-  /** The fields that open a dead-letter line: which job it was. */
-  deadLetterHead(record: StoredRecord): JsonObject;
-  /** Fields a `$retry` of a dead job forgets, besides `nextAttemptAt` (it starts from attempt 1). */
-  readonly forgetOnRestart: readonly string[];
-  /** Can a parked job run now? Without it, nothing is ever parked for long. */
-  runnable?(record: StoredRecord): boolean;
-  /** Releases what the policy holds (connections). */
-  close?(): void;
-}
 
 export interface JobQueueOptions {
   readonly store: Store;
@@ -99,14 +41,19 @@ export interface JobQueueOptions {
   readonly drainTimeoutMs: number;
 }
 
-export type Requeue = { readonly result: 'queued'; readonly record: StoredRecord } | { readonly result: 'done' | 'missing' | 'unavailable' };
-
 /** Bodies moved from a former space per batch, at most (and a budget of their characters). */
 const MOVE_RECORDS = 1000;
 const MOVE_CHARACTERS = 8 * 1024 * 1024;
 
 /** The mutations that add a job: its item, due `now`, and its body; both expire together. */
-export function newJob(spaces: JobSpaces, id: string, item: JsonObject, body: string, now: number, expiresAt: number): Mutation[] {
+export function newJob(
+  spaces: JobSpaces,
+  id: string,
+  item: JsonObject,
+  body: string,
+  now: number,
+  expiresAt: number,
+): Mutation[] {
   return [
     { kind: 'put', collection: spaces.space, id, doc: item, expect: { absent: true }, expiresAt, dueAt: now },
     { kind: 'put', collection: spaces.bodySpace, id, doc: { body }, expiresAt },
@@ -131,7 +78,7 @@ export class JobQueue implements Component {
       clock: options.clock,
       space: policy.spaces.space,
       workers: policy.workers,
-      ...(policy.groupOf === undefined ? {} : { groupOf: policy.groupOf }),
+      ...(policy.groupOf === undefined ? {} : { groupOf: policy.groupOf.bind(policy) }),
       ...(policy.perGroup === undefined ? {} : { perGroup: policy.perGroup }),
       work: (record, signal, release) => this.runOnce(record, signal, release),
       drainTimeoutMs: options.drainTimeoutMs,
@@ -195,33 +142,27 @@ export class JobQueue implements Component {
     const attempt = Number(record.doc['attempts'] ?? 0) + 1;
     const outcome = await this.policy.run(record, this.bodyOf(record.id), attempt, signal);
     if (this.policy.releaseBeforeRecording) release();
-    const { clock, random } = this.options;
-    const { backoff } = this.policy;
-    const now = clock.now();
-    const base = { kind: 'patch' as const, collection: this.policy.spaces.space, id: record.id, expect: { version: record.version } };
+    const now = this.options.clock.now();
     switch (outcome.kind) {
       case 'stopped':
         return;
       case 'park':
-        await this.outcomes.write([{ ...base, set: {}, dueAt: null }]);
+        await this.outcomes.write([{ ...this.patchOf(record), set: {}, dueAt: null }]);
         return;
       case 'done': {
         const set: JsonObject = { status: this.policy.words.done, attempts: attempt, ...outcome.set };
-        const drop: Mutation = { kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id };
-        await this.outcomes.write([{ ...base, set, unset: ['nextAttemptAt', 'lastError'], dueAt: null }, drop]);
+        const dropBody: Mutation = { kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id };
+        const unset = ['nextAttemptAt', 'lastError'];
+        await this.outcomes.write([{ ...this.patchOf(record), set, unset, dueAt: null }, dropBody]);
         return;
       }
       case 'retry': {
-        if (!mayRetry(backoff, attempt)) {
-          const error = this.policy.gaveUp(outcome, attempt);
-          await this.bury(record, attempt, now, { kind: 'dead', set: outcome.set, error });
+        if (mayRetry(this.policy.backoff, attempt)) {
+          await this.retryLater(record, attempt, now, outcome);
           return;
         }
-        const wait = outcome.retryAfterMs === undefined ? retryDelay(backoff, attempt, random) : Math.min(outcome.retryAfterMs, backoff.schedule.capMs);
-        const next = now + wait;
-        const set: JsonObject = { status: 'failed', attempts: attempt, ...outcome.set, nextAttemptAt: new Date(next).toISOString() };
-        if (outcome.error !== undefined) set['lastError'] = outcome.error;
-        await this.outcomes.write([{ ...base, set, ...(outcome.error === undefined ? { unset: ['lastError'] } : {}), dueAt: next }]);
+        const error = this.policy.gaveUp(outcome, attempt);
+        await this.bury(record, attempt, now, { kind: 'dead', set: outcome.set, error });
         return;
       }
       case 'dead':
@@ -230,9 +171,24 @@ export class JobQueue implements Component {
     }
   }
 
+  /** `failed`, due after the backoff, or after a Retry-After clamped to the schedule's cap. */
+  private async retryLater(record: StoredRecord, attempt: number, now: number, outcome: RetryOutcome): Promise<void> {
+    const { backoff } = this.policy;
+    const { retryAfterMs } = outcome;
+    const wait =
+      retryAfterMs === undefined
+        ? retryDelay(backoff, attempt, this.options.random)
+        : Math.min(retryAfterMs, backoff.schedule.capMs);
+    const next = now + wait;
+    const nextAttemptAt = new Date(next).toISOString();
+    const set: JsonObject = { status: 'failed', attempts: attempt, ...outcome.set, nextAttemptAt };
+    if (outcome.error !== undefined) set['lastError'] = outcome.error;
+    const unset = outcome.error === undefined ? { unset: ['lastError'] } : {};
+    await this.outcomes.write([{ ...this.patchOf(record), set, ...unset, dueAt: next }]);
+  }
+
   /** The dead-letter line first, then `dead`: whoever sees the status finds its line. */
-  private async bury(record: StoredRecord, attempt: number, now: number, outcome: Extract<RunOutcome, { kind: 'dead' }>): Promise<void> {
-    const { store, log } = this.options;
+  private async bury(record: StoredRecord, attempt: number, now: number, outcome: DeadOutcome): Promise<void> {
     const { words, deadLetterLog } = this.policy;
     const line: JsonObject = {
       ...this.policy.deadLetterHead(record),
@@ -242,20 +198,19 @@ export class JobQueue implements Component {
       lastError: outcome.error,
       body: this.bodyOf(record.id) ?? null,
     };
-    const logged = await store.appendSideLog(deadLetterLog, line);
+    const logged = await this.options.store.appendSideLog(deadLetterLog, line);
     if (!logged.ok) {
-      log('error', `cannot write the ${deadLetterLog} line; the ${words.job} is dead in ${words.path} all the same`, { id: record.id, detail: logged.detail });
+      const message = `cannot write the ${deadLetterLog} line; the ${words.job} is dead in ${words.path} all the same`;
+      this.options.log('error', message, { id: record.id, detail: logged.detail });
     }
-    const dead: Mutation = {
-      kind: 'patch',
-      collection: this.policy.spaces.space,
-      id: record.id,
-      set: { status: 'dead', attempts: attempt, ...outcome.set, lastError: outcome.error },
-      unset: ['nextAttemptAt'],
-      dueAt: null,
-      expect: { version: record.version },
-    };
+    const set: JsonObject = { status: 'dead', attempts: attempt, ...outcome.set, lastError: outcome.error };
+    const dead: Mutation = { ...this.patchOf(record), set, unset: ['nextAttemptAt'], dueAt: null };
     await this.outcomes.write([dead, ...(outcome.also ?? [])]);
+  }
+
+  /** A change of the job's item that expects the version the run saw: a `$retry` meanwhile wins. */
+  private patchOf(record: StoredRecord): Pick<Mutation & { kind: 'patch' }, 'kind' | 'collection' | 'id' | 'expect'> {
+    return { kind: 'patch', collection: this.policy.spaces.space, id: record.id, expect: { version: record.version } };
   }
 
   private bodyOf(id: string): string | undefined {
@@ -269,20 +224,22 @@ export class JobQueue implements Component {
     if (runnable === undefined) return;
     const { store, writer, clock, log } = this.options;
     const { space } = this.policy.spaces;
+    const { waiting, job } = this.policy.words;
     const decide = async (): Promise<CasStep<void>> => {
       const now = clock.now();
       const changes: Mutation[] = [];
       for (const record of store.scan(space)) {
-        if (record.dueAt !== undefined || record.doc['status'] !== this.policy.words.waiting || !runnable(record)) continue;
-        changes.push({ kind: 'patch', collection: space, id: record.id, set: {}, dueAt: now, expect: { version: record.version } });
+        if (record.dueAt !== undefined || record.doc['status'] !== waiting || !runnable(record)) continue;
+        changes.push({ ...this.patchOf(record), set: {}, dueAt: now });
       }
       if (changes.length === 0) return { done: undefined };
       const written = await writer.write(changes);
       if (!written.ok && written.reason === 'conflict') return { conflict: true };
-      if (!written.ok) log('error', `${this.name}: cannot queue parked ${this.policy.words.job}s`, { reason: written.reason });
+      if (!written.ok) log('error', `${this.name}: cannot queue parked ${job}s`, { reason: written.reason });
       return { done: undefined };
     };
-    await compareAndSwap(this.options, decide, () => log('error', `${this.name}: parked ${this.policy.words.job}s kept changing; not queued`));
+    const exhausted = (): void => log('error', `${this.name}: parked ${job}s kept changing; not queued`);
+    await compareAndSwap(this.options, decide, exhausted);
   }
 
   /** Bodies kept under a former name of `bodySpace` move to it, in batches, each atomic. */
@@ -302,7 +259,9 @@ export class JobQueue implements Component {
         }
         if (moves.length === 0) break;
         const written = await writer.write(moves);
-        if (!written.ok) throw new Error(`${this.name}: cannot move the bodies kept in ${former} to ${bodySpace} (${written.reason})`);
+        if (!written.ok) {
+          throw new Error(`${this.name}: cannot move the bodies in ${former} to ${bodySpace} (${written.reason})`);
+        }
       }
     }
   }

@@ -33,7 +33,8 @@ export async function retryDelivery(app: App, rq: RequestContext): Promise<Reply
     case 'missing':
       return problemReply(problem('not-found', `No delivery has the id ${shown(id)}.`));
     case 'done':
-      return problemReply(problem('conflict', `The delivery ${shown(id)} was delivered already; it is not sent again.`));
+      const detail = `The delivery ${shown(id)} was delivered already; it is not sent again.`;
+      return problemReply(problem('conflict', detail));
     case 'unavailable':
       return problemReply(problem('unavailable', ''), { 'Retry-After': '1' });
     case 'queued':

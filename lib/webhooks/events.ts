@@ -12,6 +12,7 @@
 // the item had just before (what was deleted).
 import type { Clock, Random } from '../clock.js';
 import { newId } from '../ids.js';
+import type { JobSpaces } from '../jobs/policy.js';
 import { newJob } from '../jobs/queue.js';
 import type { JsonObject } from '../json.js';
 import { isCollectionName } from '../names.js';
@@ -21,6 +22,7 @@ import { SUBSCRIPTION_SPACE, subscriptionOf, wants, type Change, type Subscripti
 
 export const OUTBOX_SPACE = '$outbox';
 export const OUTBOX_BODY_SPACE = '$outbox-bodies';
+export const OUTBOX_SPACES: JobSpaces = { space: OUTBOX_SPACE, bodySpace: OUTBOX_BODY_SPACE };
 /** Deliveries, their bodies included, are kept this long after their event, whatever became of them. */
 export const OUTBOX_RETENTION_MS = 30 * 86_400_000;
 
@@ -36,7 +38,11 @@ export interface EventContext {
  * representation of the item a put stores (the write path has just computed it): its bytes are the
  * event's `resource`, spliced in rather than serialized again, and its ETag the event's `etag`.
  */
-export function eventMutations(context: EventContext, changes: readonly Mutation[], represented: readonly (Representation | undefined)[]): Mutation[] {
+export function eventMutations(
+  context: EventContext,
+  changes: readonly Mutation[],
+  represented: readonly (Representation | undefined)[],
+): Mutation[] {
   const { store, clock, random, representations } = context;
   if (!changes.some((change) => isCollectionName(change.collection))) return [];
   const subscriptions = store
@@ -56,32 +62,49 @@ export function eventMutations(context: EventContext, changes: readonly Mutation
     if (targets.length === 0) continue;
     const eventId = newId(now, (size) => random.bytes(size));
     const event = `${change.collection}.${described.change}`;
-    const envelope = JSON.stringify({ id: eventId, event, occurredAt, data: { collection: change.collection, id: change.id, etag: described.representation.etag } });
+    const data = { collection: change.collection, id: change.id, etag: described.representation.etag };
+    const envelope = JSON.stringify({ id: eventId, event, occurredAt, data });
     // `{..."data":{...,"etag":"…"}}` becomes `{..."data":{...,"etag":"…","resource":<bytes>}}`.
     const body = `${envelope.slice(0, -2)},"resource":${described.representation.bytes.toString('utf8')}}}`;
     for (const subscription of targets) {
       const deliveryId = newId(now, (size) => random.bytes(size));
-      const item: JsonObject = { id: deliveryId, eventId, subscription: subscription.id, event, status: 'pending', attempts: 0, createdAt: occurredAt };
-      mutations.push(...newJob({ space: OUTBOX_SPACE, bodySpace: OUTBOX_BODY_SPACE }, deliveryId, item, body, now, expiresAt));
+      const item: JsonObject = {
+        id: deliveryId,
+        eventId,
+        subscription: subscription.id,
+        event,
+        status: 'pending',
+        attempts: 0,
+        createdAt: occurredAt,
+      };
+      mutations.push(...newJob(OUTBOX_SPACES, deliveryId, item, body, now, expiresAt));
     }
   }
   return mutations;
 }
 
 /** What a change does to its item, and the representation an event carries; undefined when it changes nothing. */
-function describe(store: Store, representations: RepresentationCache, change: Mutation, represented: Representation | undefined): { change: Change; representation: Representation } | undefined {
+function describe(
+  store: Store,
+  representations: RepresentationCache,
+  change: Mutation,
+  represented: Representation | undefined,
+): { change: Change; representation: Representation } | undefined {
   switch (change.kind) {
     case 'put': {
       const existed = store.get(change.collection, change.id) !== undefined;
-      return { change: existed ? 'replaced' : 'created', representation: represented ?? represent(JSON.stringify(change.doc)) };
+      const representation = represented ?? represent(JSON.stringify(change.doc));
+      return { change: existed ? 'replaced' : 'created', representation };
     }
     case 'delete': {
       const current = store.get(change.collection, change.id);
-      return current === undefined ? undefined : { change: 'deleted', representation: representations.itemJson(current) };
+      if (current === undefined) return undefined;
+      return { change: 'deleted', representation: representations.itemJson(current) };
     }
     case 'restore': {
       const tombstone = store.getTombstone(change.collection, change.id);
-      return tombstone === undefined ? undefined : { change: 'restored', representation: represent(JSON.stringify(tombstone.doc)) };
+      if (tombstone === undefined) return undefined;
+      return { change: 'restored', representation: represent(JSON.stringify(tombstone.doc)) };
     }
     case 'patch':
       return undefined;

@@ -18,7 +18,8 @@
 // idempotent for those.
 import type { Clock, Random, Timer } from '../clock.js';
 import type { WebhooksConfig } from '../config.js';
-import { JobQueue, newJob, type JobPolicy, type JobSpaces, type Requeue, type RunOutcome } from '../jobs/queue.js';
+import type { JobPolicy, JobSpaces, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
+import { JobQueue, newJob } from '../jobs/queue.js';
 import { isJsonObject, type JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
 import { INBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
@@ -27,6 +28,7 @@ import type { Writer } from '../writes/writer.js';
 
 export const INBOX_SPACE = '$inbox';
 export const INBOX_BODY_SPACE = '$inbox-bodies';
+export const INBOX_SPACES: JobSpaces = { space: INBOX_SPACE, bodySpace: INBOX_BODY_SPACE };
 /** The inbox's body space before the two queues shared one name scheme: a store written so still opens. */
 export const FORMER_INBOX_BODY_SPACE = '$inbox-payloads';
 /** The side log `dead-letter.jsonl` (CONVENTIONS.md#inbox-retries-and-dead-letters). */
@@ -55,7 +57,6 @@ export interface WebhookHandlers {
   on(kind: string, handler: WebhookHandler): void;
 }
 
-const SPACES: JobSpaces = { space: INBOX_SPACE, bodySpace: INBOX_BODY_SPACE };
 const DAY_MS = 86_400_000;
 const MAX_ERROR_TEXT = 500;
 
@@ -82,7 +83,7 @@ export class Inbox implements WebhookHandlers {
   acceptance(id: string, event: string, body: string): Mutation[] {
     const now = this.options.clock.now();
     const item: JsonObject = { id, event, status: 'accepted', attempts: 0, receivedAt: new Date(now).toISOString() };
-    return newJob(SPACES, id, item, body, now, now + this.options.config.dedupDays * DAY_MS);
+    return newJob(INBOX_SPACES, id, item, body, now, now + this.options.config.dedupDays * DAY_MS);
   }
 
   on(kind: string, handler: WebhookHandler): void {
@@ -100,8 +101,14 @@ export class Inbox implements WebhookHandlers {
 
 /** One run is one handler call under its timeout; its words are the inbox's. */
 class InboxPolicy implements JobPolicy {
-  readonly words = { name: 'webhook handlers', job: 'event', path: '/$inbox', waiting: 'accepted', done: 'processed' };
-  readonly spaces = SPACES;
+  readonly words: JobWords = {
+    name: 'webhook handlers',
+    job: 'event',
+    path: '/$inbox',
+    waiting: 'accepted',
+    done: 'processed',
+  };
+  readonly spaces = INBOX_SPACES;
   readonly formerBodySpaces = [FORMER_INBOX_BODY_SPACE];
   readonly deadLetterLog = INBOX_DEAD_LETTER;
   readonly backoff: Backoff;
@@ -123,17 +130,17 @@ class InboxPolicy implements JobPolicy {
     return this.handlerFor(record) !== undefined;
   }
 
-  async run(record: StoredRecord, body: string | undefined, attempt: number, shutdown: AbortSignal): Promise<RunOutcome> {
+  async run(record: StoredRecord, body: string | undefined, attempt: number, stop: AbortSignal): Promise<RunOutcome> {
     const handler = this.handlerFor(record);
     // Parked until a handler for its kind is registered, rather than processed by nobody.
     if (handler === undefined) return { kind: 'park' };
-    const ran = await this.call(handler, record, body, attempt, shutdown);
+    const ran = await this.call(handler, record, body, attempt, stop);
     if (ran === 'stopped') return { kind: 'stopped' };
     if (ran === 'done') return { kind: 'done', set: { processedAt: new Date(this.options.clock.now()).toISOString() } };
     return { kind: 'retry', set: {}, error: ran.error };
   }
 
-  gaveUp(outcome: Extract<RunOutcome, { kind: 'retry' }>): string {
+  gaveUp(outcome: RetryOutcome): string {
     return outcome.error ?? 'the handler failed';
   }
 

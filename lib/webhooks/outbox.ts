@@ -18,7 +18,8 @@
 // cannot hold every worker while other receivers wait.
 import type { Clock, Random } from '../clock.js';
 import type { OutboxConfig } from '../config.js';
-import { JobQueue, type JobPolicy, type Requeue, type RetryOutcome, type RunOutcome } from '../jobs/queue.js';
+import type { DeadOutcome, JobPolicy, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
+import { JobQueue } from '../jobs/queue.js';
 import type { JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
 import { retryAfterMs } from '../protocol/retry-after.js';
@@ -26,7 +27,7 @@ import { webhookSignature } from '../protocol/signature.js';
 import { OUTBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
-import { OUTBOX_BODY_SPACE, OUTBOX_SPACE } from './events.js';
+import { OUTBOX_SPACES } from './events.js';
 import { WebhookPoster } from './post.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, secretOf, subscriptionOf } from './subscriptions.js';
 
@@ -34,8 +35,8 @@ import { SECRET_SPACE, SUBSCRIPTION_SPACE, secretOf, subscriptionOf } from './su
 export const OUTBOX_DEAD_LETTER = 'outbox-dead-letter';
 /** The fields of a delivery (CONVENTIONS.md#outbox), the only properties a query on /$outbox may name. */
 export const OUTBOX_FIELDS: ReadonlySet<string> = new Set([
-  'id', 'eventId', 'subscription', 'event', 'status', 'attempts', 'createdAt', 'deliveredAt', 'nextAttemptAt', 'lastStatus',
-  'lastError',
+  'id', 'eventId', 'subscription', 'event', 'status', 'attempts', 'createdAt', 'deliveredAt', 'nextAttemptAt',
+  'lastStatus', 'lastError',
 ]);
 
 /** Statuses retried besides 5xx and network failures (CONVENTIONS.md#delivery-retries). */
@@ -70,8 +71,14 @@ export class Outbox {
 
 /** One run is one POST; its words are the outbox's. */
 class OutboxPolicy implements JobPolicy {
-  readonly words = { name: 'webhook deliveries', job: 'delivery', path: '/$outbox', waiting: 'pending', done: 'delivered' };
-  readonly spaces = { space: OUTBOX_SPACE, bodySpace: OUTBOX_BODY_SPACE };
+  readonly words: JobWords = {
+    name: 'webhook deliveries',
+    job: 'delivery',
+    path: '/$outbox',
+    waiting: 'pending',
+    done: 'delivered',
+  };
+  readonly spaces = OUTBOX_SPACES;
   readonly deadLetterLog = OUTBOX_DEAD_LETTER;
   readonly backoff: Backoff;
   readonly workers: number;
@@ -106,7 +113,7 @@ class OutboxPolicy implements JobPolicy {
   }
 
   /** One POST of the delivery; never throws. */
-  async run(record: StoredRecord, body: string | undefined, _attempt: number, shutdown: AbortSignal): Promise<RunOutcome> {
+  async run(record: StoredRecord, body: string | undefined, _attempt: number, stop: AbortSignal): Promise<RunOutcome> {
     const { store, clock, config } = this.options;
     const subscriptionId = String(record.doc['subscription']);
     const stored = store.get(SUBSCRIPTION_SPACE, subscriptionId);
@@ -119,7 +126,7 @@ class OutboxPolicy implements JobPolicy {
       url: subscription.url,
       body,
       timeoutMs: config.timeoutMs,
-      shutdown,
+      shutdown: stop,
       headers: {
         'Content-Type': 'application/json',
         'User-Agent': this.options.userAgent,
@@ -141,7 +148,9 @@ class OutboxPolicy implements JobPolicy {
 
   private classify(status: number, retryAfter: string | undefined, subscriptionId: string): RunOutcome {
     const now = this.options.clock.now();
-    if (status >= 200 && status < 300) return { kind: 'done', set: { lastStatus: status, deliveredAt: new Date(now).toISOString() } };
+    if (status >= 200 && status < 300) {
+      return { kind: 'done', set: { lastStatus: status, deliveredAt: new Date(now).toISOString() } };
+    }
     if (status >= 500 || RETRIED_STATUSES.has(status)) {
       const wait = retryAfterMs(retryAfter, now);
       return { kind: 'retry', set: { lastStatus: status }, ...(wait === undefined ? {} : { retryAfterMs: wait }) };
@@ -162,6 +171,6 @@ class OutboxPolicy implements JobPolicy {
 }
 
 /** Dead at once: a retry would not change the answer. */
-function dead(status: number | null, error: string): Extract<RunOutcome, { kind: 'dead' }> {
+function dead(status: number | null, error: string): DeadOutcome {
   return { kind: 'dead', set: { lastStatus: status }, error };
 }

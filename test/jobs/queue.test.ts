@@ -7,7 +7,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Clock, Random } from '../../lib/clock.js';
-import { JobQueue, newJob, type JobPolicy, type RetryOutcome, type RunOutcome } from '../../lib/jobs/queue.js';
+import type { JobPolicy, RetryOutcome, RunOutcome } from '../../lib/jobs/policy.js';
+import { JobQueue, newJob } from '../../lib/jobs/queue.js';
 import type { JsonObject } from '../../lib/json.js';
 import type { Backoff } from '../../lib/retry.js';
 import { MemoryStore } from '../../lib/store/memory.js';
