@@ -62,7 +62,7 @@ export function newJob(
 
 export class JobQueue implements Component {
   readonly name: string;
-  readonly runner: JobRunner;
+  private readonly runner: JobRunner;
   private readonly outcomes: OutcomeWriter;
   private running = false;
 
