@@ -32,6 +32,7 @@
 // objects built from the known keys only, frozen like DEFAULT_CONFIG.
 
 import { isSerializedOrigin } from './http/cors.js';
+import { INBOX_BACKOFF, OUTBOX_BACKOFF } from './retry.js';
 
 const MAX_TIMER_MS = 2_147_483_647;
 const MAX_DAYS = 36_500;
@@ -101,9 +102,9 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
   collections: {},
   webhooks: {
     path: '/webhooks', toleranceS: 300, requireTimestamp: false, dedupDays: 30, workers: 4, handlerTimeoutMs: 30_000,
-    retry: { baseMs: 1000, factor: 2, capMs: 300_000, attempts: 8 },
+    retry: INBOX_BACKOFF.schedule,
   },
-  outbox: { workers: 4, timeoutMs: 5000, retry: { baseMs: 1000, factor: 3, capMs: 21_600_000, attempts: 15 } },
+  outbox: { workers: 4, timeoutMs: 5000, retry: OUTBOX_BACKOFF.schedule },
   cors: {},
 });
 

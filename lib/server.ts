@@ -167,8 +167,8 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     // Said once here, never per request: an anonymous sender must not be able to flood the log.
     if (webhookSecrets.length === 0) log('warn', `the webhook receiver at ${config.webhooks.path} answers 503: no secret is configured (RESAPI_WEBHOOK_SECRETS)`);
     lifecycle.add(readCaches(app.pages, app.indexes));
-    lifecycle.add(app.inbox.runner);
-    lifecycle.add(app.outbox);
+    lifecycle.add(app.inbox.queue);
+    lifecycle.add(app.outbox.queue);
     http.use(createHandler(app, apiKeys, cors.policy, table));
     lifecycle.add(http);
     await lifecycle.start();

@@ -5,12 +5,13 @@
 //   (cache.ts) that serves fresh copies, revalidates stale ones with If-None-Match, and may serve a
 //   stale copy when a request's max-stale or stale-if-error allows it. A successful PUT, POST or
 //   DELETE forgets what the cache held for its URL (RFC 9111 §4.4).
-// - Retries (CONVENTIONS.md#idempotent-methods: GET, HEAD, PUT and DELETE are idempotent and may be
-//   retried automatically; POST and PATCH are not): those four methods are sent again after a
-//   network error or a 5xx, with exponential backoff and full jitter, or after the wait a Retry-After
-//   asks for (a longer wait than `maxRetryAfterMs` is not waited for: the 5xx is the answer). POST
-//   and PATCH are retried only with an Idempotency-Key (CONVENTIONS.md#idempotency-keys), which the
-//   client makes when asked. A 4xx is never retried: the request will not be accepted as it is.
+// - Retries (CONVENTIONS.md#idempotent-methods: GET, HEAD, PUT and DELETE may be retried
+//   automatically, POST and PATCH never): those four methods are sent again after a network error or
+//   a 5xx, on the client's parameter set of the one backoff (lib/retry.ts CLIENT_BACKOFF, full jitter),
+//   or after the wait a Retry-After asks for (a longer wait than `maxRetryAfterMs` is not waited for:
+//   the 5xx is the answer). POST and PATCH are retried only with an Idempotency-Key
+//   (CONVENTIONS.md#idempotency-keys), which the client makes when asked. A 4xx is never retried: the
+//   request will not be accepted as it is.
 // - Collections (CONVENTIONS.md#collection-envelope): `list` follows `@nextLink` and never builds one;
 //   an answer that is not an envelope, or a link to another origin, is a ProtocolError.
 // - Conflicts (a 412 means GET, merge and retry: CONVENTIONS.md#conditional-replace): `update` does GET,
@@ -21,7 +22,7 @@ import { systemClock, systemRandom, type Clock, type Random } from '../clock.js'
 import type { JsonObject } from '../json.js';
 import { parseCacheControl } from '../protocol/cache-control.js';
 import { retryAfterMs } from '../protocol/retry-after.js';
-import { mayRetry, retryDelay } from '../retry.js';
+import { CLIENT_BACKOFF, mayRetry, retryDelay, withSchedule, type Backoff } from '../retry.js';
 import {
   DEFAULT_CACHE_LIMITS,
   PrivateCache,
@@ -47,7 +48,7 @@ export interface ResourceClientOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** The private cache's limits, or false for none. */
   readonly cache?: false | Partial<CacheLimits>;
-  /** Default: 4 attempts, 100 ms × 2^n, at most 5 s, full jitter. */
+  /** Default (CLIENT_BACKOFF): 4 attempts, 100 ms × 2^n, at most 5 s; the jitter is always full. */
   readonly retry?: Partial<RetryPolicy>;
   /** The longest Retry-After the client waits for before retrying (default 60 s). */
   readonly maxRetryAfterMs?: number;
@@ -119,7 +120,6 @@ export interface QueryDefinition {
   readonly select?: readonly string[];
 }
 
-const DEFAULT_RETRY: RetryPolicy = { attempts: 4, baseMs: 100, factor: 2, capMs: 5000 };
 const RETRYABLE = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 const JSON_TYPE = 'application/json';
@@ -135,7 +135,7 @@ export class ResourceClient {
   readonly baseUrl: string;
   private readonly origin: string;
   private readonly cache: PrivateCache | undefined;
-  private readonly retryPolicy: RetryPolicy;
+  private readonly backoff: Backoff;
   private readonly clock: Clock;
   private readonly random: Random;
   private readonly fetch: typeof globalThis.fetch;
@@ -152,7 +152,7 @@ export class ResourceClient {
     this.baseUrl = base.href.replace(/\/+$/, '');
     this.origin = base.origin;
     this.cache = options.cache === false ? undefined : new PrivateCache({ ...DEFAULT_CACHE_LIMITS, ...options.cache });
-    this.retryPolicy = { ...DEFAULT_RETRY, ...options.retry };
+    this.backoff = withSchedule(CLIENT_BACKOFF, { ...CLIENT_BACKOFF.schedule, ...options.retry });
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? systemRandom;
     this.fetch = options.fetch ?? globalThis.fetch;
@@ -406,11 +406,11 @@ export class ResourceClient {
       try {
         answer = await this.once(method, url, headers, body);
       } catch (error) {
-        if (!retryable || !mayRetry(this.retryPolicy, attempt)) throw new NetworkError(method, url, attempt, error);
+        if (!retryable || !mayRetry(this.backoff, attempt)) throw new NetworkError(method, url, attempt, error);
         await this.pause(attempt);
         continue;
       }
-      if (answer.status < 500 || !retryable || !mayRetry(this.retryPolicy, attempt)) {
+      if (answer.status < 500 || !retryable || !mayRetry(this.backoff, attempt)) {
         return { ...answer, attempts: attempt };
       }
       const asked = retryAfterMs(answer.headers.get('retry-after'), this.clock.now());
@@ -446,9 +446,9 @@ export class ResourceClient {
     }
   }
 
-  /** The backoff before attempt `attempt + 1`: random(0, min(cap, base × factor^(attempt-1))). */
+  /** The backoff after `attempt` attempts: n counts the retries made, so the first waits at most baseMs. */
   private pause(attempt: number): Promise<void> {
-    return this.wait(retryDelay(this.retryPolicy, attempt - 1, 'full', this.random));
+    return this.wait(retryDelay(this.backoff, attempt - 1, this.random));
   }
 
   private wait(ms: number): Promise<void> {

@@ -1,12 +1,14 @@
-// The next states of finished jobs (lib/jobs/runner.ts: a handler's run, CONTRACT §7; a delivery's
-// attempt, §8), written through the one write path in shared batches: while one batch is being
-// committed, the outcomes of jobs that finish meanwhile wait and go together in the next. A busy pool
-// then pays one commit for many jobs instead of one each, and an idle one writes at once.
+// The next states of finished jobs (lib/jobs/queue.ts: a handler's run, CONVENTIONS.md#webhook-handlers;
+// a delivery's attempt, CONVENTIONS.md#deliveries), written through the one write path in shared
+// batches: while one batch is being committed, the outcomes of jobs that finish meanwhile wait and go
+// together in the next. A busy pool then pays one commit for many jobs instead of one each, and an
+// idle one writes at once.
 //
 // Each job's outcome expects the version of the record it ran, so one that was changed meanwhile (a
 // $retry, an expiry) conflicts: its new state wins, and the others of the batch are written without
 // it. When the store cannot write, every outcome of the batch is lost, its jobs stay due and run
-// again, and the writer pauses first, so a failing disk is not hammered.
+// again, and the writer pauses first, so a failing disk is not hammered (a drain cuts the pause short:
+// no job runs again before the next start anyway).
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { Mutation } from '../store/types.js';
@@ -23,6 +25,9 @@ const STORE_RETRY_MS = 1000;
 export class OutcomeWriter {
   private waiting: Waiting[] = [];
   private writing = false;
+  private draining = false;
+  private idleWaiters: (() => void)[] = [];
+  private cutPause: (() => void) | undefined;
 
   constructor(
     private readonly name: string,
@@ -39,6 +44,14 @@ export class OutcomeWriter {
     });
   }
 
+  /** Resolves once every outcome handed over is written (or lost); a drain's last wait. */
+  idle(): Promise<void> {
+    this.draining = true;
+    this.cutPause?.();
+    if (!this.writing) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
   private async flush(): Promise<void> {
     this.writing = true;
     while (this.waiting.length > 0) {
@@ -47,6 +60,22 @@ export class OutcomeWriter {
       await this.commit(batch);
     }
     this.writing = false;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  private pause(): Promise<void> {
+    if (this.draining) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = this.clock.setTimer(STORE_RETRY_MS, () => {
+        this.cutPause = undefined;
+        resolve();
+      });
+      this.cutPause = () => {
+        this.cutPause = undefined;
+        timer.cancel();
+        resolve();
+      };
+    });
   }
 
   private async commit(batch: readonly Waiting[]): Promise<void> {
@@ -55,14 +84,17 @@ export class OutcomeWriter {
       const written = await this.writer.write(left.flatMap((entry) => entry.changes));
       if (written.ok) break;
       if (written.reason === 'unavailable') {
-        this.log('error', `${this.name}: cannot record the outcome of ${left.length} job(s); they will run again`, { detail: written.detail });
-        await new Promise<void>((resolve) => this.clock.setTimer(STORE_RETRY_MS, resolve));
+        const message = `${this.name}: cannot record the outcome of ${left.length} job(s); they will run again`;
+        this.log('error', message, { detail: written.detail });
+        await this.pause();
         break;
       }
       // A conflict (the job's record changed meanwhile) or a refused change (a bug, logged): that
       // job's outcome is dropped, the others are written without it.
       const culprit = ownerOf(left, written.index);
-      if (written.reason === 'invalid') this.log('error', `${this.name}: a job's outcome was refused`, { detail: written.problem.detail });
+      if (written.reason === 'invalid') {
+        this.log('error', `${this.name}: a job's outcome was refused`, { detail: written.problem.detail });
+      }
       culprit.settle();
       left = left.filter((entry) => entry !== culprit);
     }

@@ -1,18 +1,28 @@
-// A worker pool over the store's due-time index (lib/store/types.ts `due`, `nextDue`): the engine
-// behind the webhook receiver's handlers (CONTRACT §7) and the sender's deliveries (§8). A record is a
-// job while its `dueAt` is set; the job's `work` function runs it and writes the record's next state
-// (done: no dueAt; retry later: a later dueAt; dead), so every state a job passes through is in the
-// store, and a restart resumes exactly the jobs that were due (nothing is kept only in memory).
+// A worker pool over the store's due-time index (lib/store/types.ts `due`, `nextDue`): the engine of
+// the job queue (lib/jobs/queue.ts) behind the webhook receiver's handlers (CONVENTIONS.md#webhook-handlers)
+// and the sender's deliveries (CONVENTIONS.md#deliveries). A record is a job while its `dueAt` is set;
+// `work` runs it and writes its next state (done: no dueAt; retry later: a later dueAt; dead), so every
+// state a job passes through is in the store, and a restart resumes exactly the jobs that were due.
 //
-// The runner wakes when a commit touches its space (a new job), when the earliest dueAt comes (a
-// timer on the injected clock), and when a worker frees up. At most `workers` jobs work at once, and
-// at most `perGroup` of one group (a subscription), so one slow group cannot take every worker. A job
-// whose work is done (a delivery answered) may release its worker while its next state is being
-// written (lib/jobs/outcomes.ts): the worker takes the next job meanwhile, so the outcomes of many
-// jobs share one commit, and the job itself is not taken again until it has finished. As a lifecycle
-// component it drains by taking no new jobs and waiting for the running ones up to the drain timeout;
-// what is still running then is told to stop (its AbortSignal) and left due, so the next start runs
-// it again.
+// At most `workers` jobs work at once, and at most `perGroup` of one group (a subscription), so one
+// slow group cannot take every worker. A job whose work is done (a delivery answered) may release its
+// worker while its next state is being written (lib/jobs/outcomes.ts): the worker takes the next job
+// meanwhile, so the outcomes of many jobs share one commit; the job is not taken again until it ends.
+//
+// The runner is in one of four states:
+//   stopped  not started, or draining: no job starts. A drain waits for the running jobs up to its
+//            timeout, then tells the rest to stop (their AbortSignal) and leaves them due for the next
+//            start.
+//   open     the next look is a full one: the due index is read and free workers take what they may.
+//            Every worker is busy, or no look has been taken yet; a worker set free asks for a look.
+//   blocked  the last full look left workers free and no job they could take (every due job within
+//            reach was running, or its group full). Until a worker is set free or the timer for the
+//            earliest later job fires, only a job that a commit brings can change that, so a commit
+//            asks for a look at its own arrivals only, not at the whole index.
+//   capped   released jobs still writing their outcomes reached RELEASED_PER_WORKER per worker (a slow
+//            store): no job starts until one of them ends, which asks for a full look.
+// A look is asked for by `wake` and taken once the turn's commits are all in (one microtask): a group
+// commit applies many batches at once, and one look serves them all.
 import type { Clock, Timer } from '../clock.js';
 import type { Component } from '../lifecycle.js';
 import type { Logger } from '../log.js';
@@ -39,6 +49,9 @@ export interface JobRunnerOptions {
   readonly log: Logger;
 }
 
+export type RunnerState = 'stopped' | 'open' | 'blocked' | 'capped';
+type Look = 'none' | 'arrivals' | 'full';
+
 interface Running {
   readonly group: string;
   /** Holds a worker: not yet released. */
@@ -52,36 +65,30 @@ const LOOKAHEAD = 64;
  * Released jobs whose next state is still being written, per worker, beyond which no new job starts:
  * enough for a commit's worth of outcomes at loopback speed, and a bound when the store is slow.
  */
-const RELEASED_PER_WORKER = 8;
+export const RELEASED_PER_WORKER = 8;
 
 export class JobRunner implements Component {
   readonly name: string;
   private readonly running = new Map<string, Running>();
   /** Running jobs that hold a worker. */
   private working = 0;
+  private state: RunnerState = 'stopped';
+  /** The look asked for and not yet taken. */
+  private look: Look = 'none';
+  /** Jobs the turn's commits brought while `blocked`: all an arrivals look considers. */
+  private arrivals: StoredRecord[] = [];
   private timer: Timer | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
   private unwatch: (() => void) | undefined;
-  private accepting = false;
-  private wakePending = false;
-  /**
-   * The last full look found workers free and no job they could take (every due job within reach was
-   * running, or its group full). Until a job releases its worker or finishes, or a timer fires, only
-   * a job that arrives with a commit can change that: such a commit wakes the runner for its own jobs
-   * alone, not for another full look.
-   */
-  private blocked = false;
-  /** The last full look stopped at the bound on released jobs: the next job to finish lifts it. */
-  private capped = false;
-  private fullLook = false;
-  private arrivals: StoredRecord[] = [];
   /** Extra due records to read when groups may make some wait (see LOOKAHEAD). */
   private readonly lookahead: number;
   /** One signal for every job: it aborts when a drain gives up waiting (cheaper than one per job). */
   private readonly stopping = new AbortController();
 
   constructor(private readonly options: JobRunnerOptions) {
-    if (!Number.isInteger(options.workers) || options.workers < 1) throw new TypeError(`${options.name}: workers must be a positive integer`);
+    if (!Number.isInteger(options.workers) || options.workers < 1) {
+      throw new TypeError(`${options.name}: workers must be a positive integer`);
+    }
     this.name = options.name;
     this.lookahead = options.groupOf === undefined ? 0 : LOOKAHEAD;
   }
@@ -91,49 +98,54 @@ export class JobRunner implements Component {
     return this.running.size;
   }
 
+  /** The state the last look left (see the header), for tests and the log. */
+  get status(): RunnerState {
+    return this.state;
+  }
+
   async start(): Promise<void> {
-    this.accepting = true;
+    this.state = 'open';
     this.unwatch = this.options.store.watch((commit) => {
       let touched = false;
       for (const applied of commit.applied) {
         if (applied.mutation.collection !== this.options.space) continue;
         touched = true;
-        if (this.blocked && applied.record?.dueAt !== undefined) this.arrivals.push(applied.record);
+        if (this.state === 'blocked' && applied.record?.dueAt !== undefined) this.arrivals.push(applied.record);
       }
-      if (touched) this.wake(this.blocked ? 'arrivals' : 'full');
+      if (touched) this.wake(this.state === 'blocked' ? 'arrivals' : 'full');
     });
     this.wake();
   }
 
-  /**
-   * Looks for due jobs, once the current turn's commits are all in: a group commit applies many
-   * batches at once, and one look serves them all. A full look reads the due index; a look at
-   * arrivals only considers the jobs the turn's commits brought (see `blocked`).
-   */
+  /** Asks for a look at the end of this turn: a full one, or (while `blocked`) one at arrivals only. */
   wake(look: 'full' | 'arrivals' = 'full'): void {
-    if (look === 'full') this.fullLook = true;
-    if (!this.accepting || this.wakePending) return;
-    this.wakePending = true;
+    if (this.state === 'stopped') return;
+    if (this.look !== 'none') {
+      if (look === 'full') this.look = 'full';
+      return;
+    }
+    this.look = look;
     queueMicrotask(() => {
-      this.wakePending = false;
+      const asked = this.look;
       const arrivals = this.arrivals;
+      this.look = 'none';
       this.arrivals = [];
-      if (this.fullLook || !this.blocked) {
-        this.fullLook = false;
-        this.fill();
-      } else {
-        this.admit(arrivals);
-      }
+      if (asked === 'full' || this.state !== 'blocked') this.fill();
+      else this.admit(arrivals);
     });
   }
 
+  /** A full look: free workers take the earliest due jobs they may. */
   private fill(): void {
-    this.blocked = false;
-    this.capped = this.running.size - this.working >= this.options.workers * RELEASED_PER_WORKER;
-    if (!this.accepting) return;
+    if (this.state === 'stopped') return;
     const { store, space, clock, workers } = this.options;
+    if (this.running.size - this.working >= workers * RELEASED_PER_WORKER) {
+      this.state = 'capped';
+      return;
+    }
     const free = workers - this.working;
-    if (free <= 0 || this.capped) return;
+    this.state = 'open';
+    if (free <= 0) return;
     const now = clock.now();
     let started = 0;
     for (const record of store.due(space, now, this.running.size + free + this.lookahead)) {
@@ -143,15 +155,14 @@ export class JobRunner implements Component {
       started++;
     }
     if (started < free) {
-      this.blocked = true;
+      this.state = 'blocked';
       // Workers left idle: make sure the next job to come due wakes the runner.
       this.schedule();
     }
   }
 
-  /** Starts the jobs just committed that are due and have room, while workers are free (`blocked`). */
+  /** An arrivals look (`blocked`): the jobs just committed start if due and free to, while workers are free. */
   private admit(arrivals: readonly StoredRecord[]): void {
-    if (!this.accepting) return;
     const { store, space, clock, workers } = this.options;
     const now = clock.now();
     for (const record of arrivals) {
@@ -161,12 +172,12 @@ export class JobRunner implements Component {
       if (record.dueAt > now) this.timerFor(record.dueAt, now);
       else if (!this.running.has(record.id) && this.groupHasRoom(record)) this.begin(record);
     }
-    // No worker left: the next wake (a worker freed) takes a full look.
-    if (this.working >= workers) this.blocked = false;
+    // No worker left: the next look is a full one.
+    if (this.working >= workers) this.state = 'open';
   }
 
   async drain(): Promise<void> {
-    this.accepting = false;
+    this.state = 'stopped';
     this.cancelTimer();
     if (this.running.size === 0) return;
     let timedOut = false;
@@ -180,13 +191,15 @@ export class JobRunner implements Component {
     await Promise.race([Promise.all([...this.running.values()].map((job) => job.done)), deadline]);
     deadlineTimer?.cancel();
     if (timedOut) {
-      this.options.log('warn', `${this.name}: jobs still running at the drain timeout are stopped and stay due`, { running: this.running.size });
+      const running = this.running.size;
+      const message = `${this.name}: jobs still running at the drain timeout are stopped and stay due`;
+      this.options.log('warn', message, { running });
       this.stopping.abort();
     }
   }
 
   async close(): Promise<void> {
-    this.accepting = false;
+    this.state = 'stopped';
     this.cancelTimer();
     this.unwatch?.();
     this.unwatch = undefined;
@@ -206,7 +219,8 @@ export class JobRunner implements Component {
       .work(record, this.stopping.signal, release)
       .catch((error: unknown) => {
         // `work` writes every outcome itself; reaching here is a bug in it, and the job stays due.
-        this.options.log('error', `${this.name}: a job failed unexpectedly`, { id: record.id, error: error instanceof Error ? error.message : String(error) });
+        const message = error instanceof Error ? error.message : String(error);
+        this.options.log('error', `${this.name}: a job failed unexpectedly`, { id: record.id, error: message });
       })
       .finally(() => {
         const held = job.working;
@@ -214,7 +228,7 @@ export class JobRunner implements Component {
         this.running.delete(record.id);
         // Releasing woke the runner already; a job released earlier needs a look only if its record
         // is still due (stopped, or its outcome lost) or if the bound on released jobs was reached.
-        if (!held && (this.capped || this.stillDue(record.id))) this.wake();
+        if (!held && (this.state === 'capped' || this.stillDue(record.id))) this.wake();
       });
   }
 
@@ -232,7 +246,7 @@ export class JobRunner implements Component {
    * worker or for room in their group; a finishing job wakes the runner for those.
    */
   private schedule(): void {
-    if (!this.accepting) return;
+    if (this.state === 'stopped') return;
     const { store, space, clock } = this.options;
     const now = clock.now();
     let next: number | undefined;

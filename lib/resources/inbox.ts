@@ -1,6 +1,7 @@
-// The received events as a read-only collection (CONTRACT §2 `GET /$inbox`, `GET /$inbox/{eventId}`,
-// `PUT /$inbox/{eventId}/$retry`; §7 for the item shape). An event id is any 1-255 characters, so
-// the path takes it percent-encoded. An item never holds the event's body or anything secret.
+// The received events as a read-only collection (CONVENTIONS.md#routes `GET /$inbox`,
+// `GET /$inbox/{eventId}`, `PUT /$inbox/{eventId}/$retry`; CONVENTIONS.md#inbox for the item shape). An
+// event id is any 1-255 characters, so the path takes it percent-encoded. An item never holds the
+// event's body or anything secret.
 import { problemReply, type Reply } from '../http/respond.js';
 import { problem } from '../protocol/problem.js';
 import { INBOX_FIELDS, INBOX_SPACE } from '../webhooks/inbox.js';
@@ -15,17 +16,21 @@ export function getInbox(app: App, rq: RequestContext): Promise<Reply> {
 
 export function getInboxEvent(app: App, rq: RequestContext): Reply {
   const id = rq.params.get('eventId');
-  return listedItemReply(app, rq, INBOX, app.store.get(INBOX_SPACE, id), `No received event has the id ${shown(id)}.`);
+  const missing = `No received event has the id ${shown(id)}.`;
+  return listedItemReply(app, rq, INBOX, app.store.get(INBOX_SPACE, id), missing);
 }
 
-/** PUT /$inbox/{eventId}/$retry: 202, the event queued again; 409 once it was processed; 404. */
+/**
+ * PUT /$inbox/{eventId}/$retry: 202, the event queued again; 409 once it was processed; 404; 503 with
+ * Retry-After when the event kept changing under the re-queue (CONVENTIONS.md#inbox-retries-and-dead-letters).
+ */
 export async function retryInboxEvent(app: App, rq: RequestContext): Promise<Reply> {
   const id = rq.params.get('eventId');
   const outcome = await app.inbox.requeue(id);
   switch (outcome.result) {
     case 'missing':
       return problemReply(problem('not-found', `No received event has the id ${shown(id)}.`));
-    case 'processed':
+    case 'done':
       return problemReply(problem('conflict', `The event ${shown(id)} was processed already; it is not run again.`));
     case 'unavailable':
       return problemReply(problem('unavailable', ''), { 'Retry-After': '1' });

@@ -1,5 +1,6 @@
-// Sent events as a read-only collection (CONTRACT §2 `GET /$outbox`, `PUT /$outbox/{deliveryId}/$retry`;
-// §8 for the item shape): one item per delivery, `{ "id", "eventId", "subscription", "event",
+// Sent events as a read-only collection (CONVENTIONS.md#routes `GET /$outbox`,
+// `PUT /$outbox/{deliveryId}/$retry`; CONVENTIONS.md#outbox for the item shape): one item per
+// delivery, `{ "id", "eventId", "subscription", "event",
 // "status": "pending" | "delivered" | "failed" | "dead", "attempts", "createdAt", "deliveredAt"?,
 // "nextAttemptAt"?, "lastStatus"?, "lastError"? }`. The body sent and the secret are never shown.
 import { problemReply, type Reply } from '../http/respond.js';
@@ -21,15 +22,19 @@ export function getDelivery(app: App, rq: RequestContext): Reply {
   return listedItemReply(app, rq, OUTBOX, app.store.get(OUTBOX_SPACE, id), `No delivery has the id ${shown(id)}.`);
 }
 
-/** PUT /$outbox/{deliveryId}/$retry: 202, queued again (a dead one from its first attempt); 409 once delivered. */
+/**
+ * PUT /$outbox/{deliveryId}/$retry: 202, queued again (a dead one from its first attempt); 409 once
+ * delivered; 503 with Retry-After when the delivery kept changing under the re-queue.
+ */
 export async function retryDelivery(app: App, rq: RequestContext): Promise<Reply> {
   const id = rq.params.get('deliveryId');
   const outcome = await app.outbox.requeue(id);
   switch (outcome.result) {
     case 'missing':
       return problemReply(problem('not-found', `No delivery has the id ${shown(id)}.`));
-    case 'delivered':
-      return problemReply(problem('conflict', `The delivery ${shown(id)} was delivered already; it is not sent again.`));
+    case 'done':
+      const detail = `The delivery ${shown(id)} was delivered already; it is not sent again.`;
+      return problemReply(problem('conflict', detail));
     case 'unavailable':
       return problemReply(problem('unavailable', ''), { 'Retry-After': '1' });
     case 'queued':

@@ -1,9 +1,11 @@
-// POST /webhooks, the receiver (seed, Events, "Receiving rules (in order)"; Authentication; CONTRACT
-// §7). The order is the seed's: read the raw body under the cap (413) → verify X-Signature over those
-// exact bytes, before anything parses them (401, nothing recorded) → reject a stale or future
-// X-Timestamp (400) → check the body's shape (400) → deduplicate by the event id (200 "duplicate") →
-// durably record it, sharing the store's group commit (503 with Retry-After when that fails, so the
-// provider retries) → 200 "accepted" → process later (lib/webhooks/inbox.ts).
+// POST /webhooks, the receiver, in the order CONVENTIONS.md#receiving-order fixes: read the raw body
+// under the cap (413, CONVENTIONS.md#body-cap) → verify X-Signature over those exact bytes, before
+// anything parses them (401, nothing recorded; CONVENTIONS.md#webhook-signature) → reject a stale or
+// future X-Timestamp (400; CONVENTIONS.md#webhook-timestamp) → check the body's shape (400;
+// CONVENTIONS.md#webhook-event-body) → deduplicate by the event id (200 "duplicate";
+// CONVENTIONS.md#deduplication) → durably record it, sharing the store's group commit (503 with
+// Retry-After when that fails, so the provider retries; CONVENTIONS.md#durable-acceptance) → 200
+// "accepted" → process later (lib/webhooks/inbox.ts).
 //
 // The 401 carries `WWW-Authenticate: HMAC-SHA256 realm="webhooks"`: RFC 9110 §15.5.2 requires a
 // challenge with every 401, and no registered scheme describes a body signature, so resapi names
@@ -33,8 +35,10 @@ export async function receiveWebhook(app: App, rq: RequestContext): Promise<Repl
   const body = await readBody(rq.req, limit);
   if (!body.ok) return unreadBodyReply(body.reason, limit);
   if (!verifySignature(body.bytes, fieldLines(rq.req, 'x-signature'), app.webhookSecrets)) {
-    const p = problem('unauthorized', 'X-Signature is missing, malformed, or does not sign this body: send the lowercase hex HMAC-SHA256 of the exact body bytes under the shared secret.', { headers: { 'WWW-Authenticate': CHALLENGE } });
-    return problemReply(p);
+    const detail =
+      'X-Signature is missing, malformed, or does not sign this body: ' +
+      'send the lowercase hex HMAC-SHA256 of the exact body bytes under the shared secret.';
+    return problemReply(problem('unauthorized', detail, { headers: { 'WWW-Authenticate': CHALLENGE } }));
   }
   const stale = timestampProblem(app, fieldLines(rq.req, 'x-timestamp'));
   if (stale !== undefined) return problemReply(stale);
@@ -50,19 +54,30 @@ export async function receiveWebhook(app: App, rq: RequestContext): Promise<Repl
 }
 
 function status(app: App, value: 'accepted' | 'duplicate'): Reply {
-  return jsonReply(200, Buffer.from(JSON.stringify({ status: value })), { 'Cache-Control': noStoreCacheControl(app.policy) });
+  const headers = { 'Cache-Control': noStoreCacheControl(app.policy) };
+  return jsonReply(200, Buffer.from(JSON.stringify({ status: value })), headers);
 }
 
-/** X-Timestamp (CONTRACT §7): Unix seconds within ±toleranceS of now; absent is fine unless required. */
+/**
+ * X-Timestamp (CONVENTIONS.md#webhook-timestamp): Unix seconds within ±toleranceS of now; absent is
+ * fine unless required.
+ */
 function timestampProblem(app: App, lines: readonly string[] | undefined): Problem | undefined {
   const { toleranceS, requireTimestamp } = app.config.webhooks;
   if (lines === undefined || lines.length === 0) {
-    return requireTimestamp ? timestampRefused(`X-Timestamp is required: send the Unix time in seconds of the delivery.`) : undefined;
+    if (!requireTimestamp) return undefined;
+    return timestampRefused('X-Timestamp is required: send the Unix time in seconds of the delivery.');
   }
   const text = lines.length === 1 ? (lines[0] as string).trim() : '';
-  if (!UNIX_SECONDS.test(text)) return timestampRefused('X-Timestamp must be sent once, as Unix time in whole seconds (digits only).');
+  if (!UNIX_SECONDS.test(text)) {
+    return timestampRefused('X-Timestamp must be sent once, as Unix time in whole seconds (digits only).');
+  }
   const skew = Math.abs(app.clock.now() / 1000 - Number(text));
-  if (skew > toleranceS) return timestampRefused(`X-Timestamp is more than ${toleranceS} s away from the server's clock: a replay, or a clock to fix.`);
+  if (skew > toleranceS) {
+    const away = `X-Timestamp is more than ${toleranceS} s away from the server's clock`;
+    const detail = `${away}: a replay, or a clock to fix.`;
+    return timestampRefused(detail);
+  }
   return undefined;
 }
 
@@ -70,8 +85,10 @@ function timestampRefused(detail: string): Problem {
   return problem('bad-request', detail, { errors: [{ header: 'X-Timestamp', detail }] });
 }
 
+type ReadEvent = { ok: true; id: string; kind: string; text: string } | { ok: false; problem: Problem };
+
 /** The verified body as an event: a JSON object with a string `id` (1-255 characters) and a string `event`. */
-function eventOf(bytes: Buffer): { ok: true; id: string; kind: string; text: string } | { ok: false; problem: Problem } {
+function eventOf(bytes: Buffer): ReadEvent {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -80,16 +97,25 @@ function eventOf(bytes: Buffer): { ok: true; id: string; kind: string; text: str
   }
   const parsed = parseJson(text);
   // A number a double cannot hold exactly is no reason to refuse an event: the raw text is what is kept.
-  if (!parsed.ok && parsed.error.kind === 'syntax') return { ok: false, problem: problem('invalid-json', `The body is not valid JSON: ${parsed.error.message}.`) };
+  if (!parsed.ok && parsed.error.kind === 'syntax') {
+    return { ok: false, problem: problem('invalid-json', `The body is not valid JSON: ${parsed.error.message}.`) };
+  }
   const value: unknown = parsed.ok ? parsed.value : JSON.parse(text);
   const errors: { pointer: string; detail: string }[] = [];
   if (!isJsonObject(value)) errors.push({ pointer: '', detail: 'expected an object' });
   else {
     const { id, event } = value;
-    if (typeof id !== 'string' || id.length === 0 || id.length > MAX_EVENT_ID) errors.push({ pointer: '/id', detail: `must be a string of 1-${MAX_EVENT_ID} characters (the event id)` });
-    if (typeof event !== 'string' || event === '') errors.push({ pointer: '/event', detail: 'must be a non-empty string (the kind of event)' });
+    if (typeof id !== 'string' || id.length === 0 || id.length > MAX_EVENT_ID) {
+      errors.push({ pointer: '/id', detail: `must be a string of 1-${MAX_EVENT_ID} characters (the event id)` });
+    }
+    if (typeof event !== 'string' || event === '') {
+      errors.push({ pointer: '/event', detail: 'must be a non-empty string (the kind of event)' });
+    }
   }
-  if (errors.length > 0) return { ok: false, problem: problem('invalid-body', 'The body is not a webhook event: a JSON object with a string "id" and a string "event".', { errors }) };
+  if (errors.length > 0) {
+    const detail = 'The body is not a webhook event: a JSON object with a string "id" and a string "event".';
+    return { ok: false, problem: problem('invalid-body', detail, { errors }) };
+  }
   const event = value as { id: string; event: string };
   return { ok: true, id: event.id, kind: event.event, text };
 }

@@ -1,8 +1,10 @@
-// Subscriptions of the webhook sender (CONTRACT §2 `PUT|GET|DELETE /$subscriptions/{id}`, §8): a
-// resource like any other (CONTRACT §4: If-None-Match: * creates, If-Match replaces, neither → 428;
-// DELETE 204), except that its secret is write-only (stored apart and never in a response; a replace
-// may leave it out to keep the current one) and that a URL pointing at this server is refused (400),
-// so a delivery can never loop back into the changes that cause deliveries.
+// Subscriptions of the webhook sender (CONVENTIONS.md#routes `PUT|GET|DELETE /$subscriptions/{id}`,
+// CONVENTIONS.md#subscriptions): a resource like any other (CONVENTIONS.md#conditional-create,
+// CONVENTIONS.md#conditional-replace, CONVENTIONS.md#precondition-required: If-None-Match: * creates,
+// If-Match replaces, neither → 428; DELETE 204), except that its secret is write-only (stored apart
+// and never in a response; a replace may leave it out to keep the current one) and that a URL
+// pointing at this server is refused (400), so a delivery can never loop back into the changes that
+// cause deliveries.
 import type { Reply } from '../http/respond.js';
 import { problem } from '../protocol/problem.js';
 import type { Mutation, StoredRecord } from '../store/types.js';
@@ -14,7 +16,11 @@ import { shown } from './inbox.js';
 import { listedItemReply, listingReply, type Listing } from './listing.js';
 import { storedReply } from './replies.js';
 
-const SUBSCRIPTIONS: Listing = { space: SUBSCRIPTION_SPACE, path: '/$subscriptions', fields: new Set(['id', 'url', 'events', 'status']) };
+const SUBSCRIPTIONS: Listing = {
+  space: SUBSCRIPTION_SPACE,
+  path: '/$subscriptions',
+  fields: new Set(['id', 'url', 'events', 'status']),
+};
 
 export function getSubscriptions(app: App, rq: RequestContext): Promise<Reply> {
   return listingReply(app, rq, SUBSCRIPTIONS);
@@ -22,7 +28,8 @@ export function getSubscriptions(app: App, rq: RequestContext): Promise<Reply> {
 
 export function getSubscription(app: App, rq: RequestContext): Reply {
   const id = rq.params.get('id');
-  return listedItemReply(app, rq, SUBSCRIPTIONS, app.store.get(SUBSCRIPTION_SPACE, id), `There is no subscription ${shown(id)}.`);
+  const missing = `There is no subscription ${shown(id)}.`;
+  return listedItemReply(app, rq, SUBSCRIPTIONS, app.store.get(SUBSCRIPTION_SPACE, id), missing);
 }
 
 export function putSubscription(app: App, rq: RequestContext): Promise<Reply> {
@@ -34,10 +41,14 @@ export function putSubscription(app: App, rq: RequestContext): Promise<Reply> {
       const checked = checkSubscription(id, body, app.store.get(SUBSCRIPTION_SPACE, id) === undefined);
       if (!checked.ok) return checked;
       if (await pointsAtSelf(checked.doc['url'] as string, app.self())) {
-        const detail = 'The url points at this server itself: a delivery would cause the change it announces, without end.';
-        return { ok: false, problem: problem('invalid-body', detail, { errors: [{ pointer: '/url', detail: 'points at this server' }] }) };
+        const detail =
+          'The url points at this server itself: a delivery would cause the change it announces, without end.';
+        const errors = [{ pointer: '/url', detail: 'points at this server' }];
+        return { ok: false, problem: problem('invalid-body', detail, { errors }) };
       }
-      const extra: Mutation[] = checked.secret === undefined ? [] : [{ kind: 'put', collection: SECRET_SPACE, id, doc: { secret: checked.secret } }];
+      const { secret } = checked;
+      const extra: Mutation[] = [];
+      if (secret !== undefined) extra.push({ kind: 'put', collection: SECRET_SPACE, id, doc: { secret } });
       return { ok: true, doc: checked.doc, extra };
     },
     reply: (status, record) => subscriptionReply(app, status, record),
@@ -46,7 +57,8 @@ export function putSubscription(app: App, rq: RequestContext): Promise<Reply> {
 
 export function deleteSubscription(app: App, rq: RequestContext): Promise<Reply> {
   const id = rq.params.get('id');
-  return conditionalDelete(app, rq, SUBSCRIPTION_SPACE, id, undefined, [{ kind: 'delete', collection: SECRET_SPACE, id }]);
+  const dropSecret: Mutation = { kind: 'delete', collection: SECRET_SPACE, id };
+  return conditionalDelete(app, rq, SUBSCRIPTION_SPACE, id, undefined, [dropSecret]);
 }
 
 function subscriptionReply(app: App, status: 200 | 201, record: StoredRecord): Reply {

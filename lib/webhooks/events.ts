@@ -1,9 +1,9 @@
 // The events of the webhook sender, written by the one write path (lib/writes/writer.ts) in the same
-// atomic store batch as the change they announce: the transactional outbox of the seed's "Sending
-// side" ("Emit through a transactional outbox so that a delivery is not lost on a crash"; CONTRACT
-// §8). Every change to an item (created, replaced, deleted, restored, each applied bulk row) that an
-// active subscription wants becomes one event, with one id shared by all its deliveries, and one
-// delivery per such subscription: an item in `$outbox` (what GET /$outbox lists; due now) and the
+// atomic store batch as the change they announce, so no delivery is lost on a crash
+// (CONVENTIONS.md#transactional-outbox). Every change to an item (created, replaced, deleted,
+// restored, each applied bulk row) that an active subscription wants becomes one event, with one id
+// shared by all its deliveries, and one delivery per such subscription: a job of the outbox's queue
+// (lib/jobs/queue.ts `newJob`): an item in `$outbox` (what GET /$outbox lists; due now) and the
 // event's exact bytes in `$outbox-bodies`, so every attempt sends the same bytes. A change nobody
 // subscribes to writes nothing more.
 //
@@ -12,6 +12,8 @@
 // the item had just before (what was deleted).
 import type { Clock, Random } from '../clock.js';
 import { newId } from '../ids.js';
+import type { JobSpaces } from '../jobs/policy.js';
+import { newJob } from '../jobs/queue.js';
 import type { JsonObject } from '../json.js';
 import { isCollectionName } from '../names.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
@@ -19,7 +21,8 @@ import { represent, type Representation } from '../protocol/representation.js';
 import { SUBSCRIPTION_SPACE, subscriptionOf, wants, type Change, type Subscription } from './subscriptions.js';
 
 export const OUTBOX_SPACE = '$outbox';
-export const BODY_SPACE = '$outbox-bodies';
+export const OUTBOX_BODY_SPACE = '$outbox-bodies';
+export const OUTBOX_SPACES: JobSpaces = { space: OUTBOX_SPACE, bodySpace: OUTBOX_BODY_SPACE };
 /** Deliveries, their bodies included, are kept this long after their event, whatever became of them. */
 export const OUTBOX_RETENTION_MS = 30 * 86_400_000;
 
@@ -40,7 +43,11 @@ export interface EventContext {
  * representation of the item a put stores (the write path has just computed it): its bytes are the
  * event's `resource`, spliced in rather than serialized again, and its ETag the event's `etag`.
  */
-export function eventMutations(context: EventContext, changes: readonly Mutation[], represented: readonly (Representation | undefined)[]): Mutation[] {
+export function eventMutations(
+  context: EventContext,
+  changes: readonly Mutation[],
+  represented: readonly (Representation | undefined)[],
+): Mutation[] {
   const { store, clock, random, representations } = context;
   if (!changes.some((change) => isCollectionName(change.collection))) return [];
   const subscriptions = store
@@ -60,33 +67,49 @@ export function eventMutations(context: EventContext, changes: readonly Mutation
     if (targets.length === 0) continue;
     const eventId = newId(now, (size) => random.bytes(size));
     const event = `${change.collection}.${described.change}`;
-    const envelope = JSON.stringify({ id: eventId, event, occurredAt, data: { collection: change.collection, id: change.id, etag: described.representation.etag } });
+    const data = { collection: change.collection, id: change.id, etag: described.representation.etag };
+    const envelope = JSON.stringify({ id: eventId, event, occurredAt, data });
     // `{..."data":{...,"etag":"…"}}` becomes `{..."data":{...,"etag":"…","resource":<bytes>}}`.
     const body = `${envelope.slice(0, -2)},"resource":${described.representation.bytes.toString('utf8')}}}`;
     for (const subscription of targets) {
       const deliveryId = newId(now, (size) => random.bytes(size));
-      const item: JsonObject = { id: deliveryId, eventId, subscription: subscription.id, event, status: 'pending', attempts: 0, createdAt: occurredAt };
-      mutations.push({ kind: 'put', collection: OUTBOX_SPACE, id: deliveryId, doc: item, expect: { absent: true }, expiresAt, dueAt: now });
-      mutations.push({ kind: 'put', collection: BODY_SPACE, id: deliveryId, doc: { body }, expiresAt });
+      const item: JsonObject = {
+        id: deliveryId,
+        eventId,
+        subscription: subscription.id,
+        event,
+        status: 'pending',
+        attempts: 0,
+        createdAt: occurredAt,
+      };
+      mutations.push(...newJob(OUTBOX_SPACES, deliveryId, item, body, now, expiresAt));
     }
   }
   return mutations;
 }
 
 /** What a change does to its item, and the representation an event carries; undefined when it changes nothing. */
-function describe(store: Store, representations: ItemRepresentations, change: Mutation, represented: Representation | undefined): { change: Change; representation: Representation } | undefined {
+function describe(
+  store: Store,
+  representations: ItemRepresentations,
+  change: Mutation,
+  represented: Representation | undefined,
+): { change: Change; representation: Representation } | undefined {
   switch (change.kind) {
     case 'put': {
       const existed = store.get(change.collection, change.id) !== undefined;
-      return { change: existed ? 'replaced' : 'created', representation: represented ?? represent(JSON.stringify(change.doc)) };
+      const representation = represented ?? represent(JSON.stringify(change.doc));
+      return { change: existed ? 'replaced' : 'created', representation };
     }
     case 'delete': {
       const current = store.get(change.collection, change.id);
-      return current === undefined ? undefined : { change: 'deleted', representation: representations.itemJson(current) };
+      if (current === undefined) return undefined;
+      return { change: 'deleted', representation: representations.itemJson(current) };
     }
     case 'restore': {
       const tombstone = store.getTombstone(change.collection, change.id);
-      return tombstone === undefined ? undefined : { change: 'restored', representation: represent(JSON.stringify(tombstone.doc)) };
+      if (tombstone === undefined) return undefined;
+      return { change: 'restored', representation: represent(JSON.stringify(tombstone.doc)) };
     }
     case 'patch':
       return undefined;

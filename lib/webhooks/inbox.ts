@@ -1,37 +1,42 @@
-// The inbox of received webhook events (seed, Events: "Durably record or enqueue the event", "Process
-// the event afterward, out of band"; CONTRACT §7). Each accepted event is two records written in one
-// atomic batch: its item in `$inbox` (what `GET /$inbox` lists: id, event, status, attempts, times,
-// last error) and its raw body in `$inbox-payloads`, so status changes never rewrite the body and the
-// body of a processed event can be dropped while its id stays for deduplication. Both expire after
-// `webhooks.dedupDays`.
+// The inbox of received webhook events (CONVENTIONS.md#durable-acceptance, CONVENTIONS.md#inbox): the
+// inbox's policy of the one job queue (lib/jobs/queue.ts). Each accepted event is a job: its item in
+// `$inbox` and its raw body in `$inbox-bodies`, written in one atomic batch; both expire after
+// `webhooks.dedupDays`, the item's id being what deduplicates (CONVENTIONS.md#deduplication).
 //
-// Processing runs on a JobRunner over `$inbox` (lib/jobs/runner.ts): an event is a job while it has a
-// dueAt. A handler is chosen by event kind, else the `*` handler; an event with no handler stays
-// `accepted` and parked (no dueAt) until one is registered, so an event that arrives before the
-// library's `webhooks.on()` call is not lost. A handler that throws, rejects or passes
-// `webhooks.handlerTimeoutMs` is retried with exponential backoff and full jitter
-// (`webhooks.retry`; lib/retry.ts); after the last attempt the event is `dead`, its body stays, and
-// a line goes to the side log `dead-letter.jsonl`. PUT /$inbox/{id}/$retry queues it again.
+// One run is one call of the handler for the event's kind, else the `*` handler
+// (CONVENTIONS.md#webhook-handlers). An event with no handler is parked (`accepted`, not due) until one
+// is registered, so an event that arrives before the library's `webhooks.on()` call is not lost. A
+// handler that throws, rejects or passes `webhooks.handlerTimeoutMs` is retried on the inbox's
+// backoff (1 s × 2^n, 5 min cap, 8 attempts, full jitter; lib/retry.ts INBOX_BACKOFF); after the last
+// attempt the event is `dead`, keeps its body, and has a line in `dead-letter.jsonl`
+// (CONVENTIONS.md#inbox-retries-and-dead-letters). PUT /$inbox/{id}/$retry queues it again.
 //
-// "Processed at most once": the outcome of a run is written after the handler returns, so a handler
-// completes at most once per event id, except one that was running when the process died (at most
-// `webhooks.workers` of them), or one that timed out and finished later anyway (its late result is
-// ignored, and the event has been retried meanwhile): handlers should be idempotent for those.
+// Processed at most once: the outcome of a run is written after the handler returns, and the worker
+// is held until it is, so a handler completes at most once per event id, except one that was running
+// when the process died (at most `webhooks.workers` of them), or one that timed out and finished later
+// anyway (its late result is ignored, and the event has been retried meanwhile): handlers should be
+// idempotent for those.
 import type { Clock, Random, Timer } from '../clock.js';
 import type { WebhooksConfig } from '../config.js';
-import { OutcomeWriter } from '../jobs/outcomes.js';
-import { JobRunner } from '../jobs/runner.js';
+import type { JobPolicy, JobSpaces, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
+import { JobQueue, newJob } from '../jobs/queue.js';
 import { isJsonObject, type JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
-import { mayRetry, retryDelay } from '../retry.js';
+import { INBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 
 export const INBOX_SPACE = '$inbox';
-export const PAYLOAD_SPACE = '$inbox-payloads';
-export const DEAD_LETTER_LOG = 'dead-letter';
-/** The fields of an inbox item (CONTRACT §7), the only properties `$filter` and `$orderby` may name on /$inbox. */
-export const INBOX_FIELDS: ReadonlySet<string> = new Set(['id', 'event', 'status', 'attempts', 'receivedAt', 'processedAt', 'nextAttemptAt', 'lastError']);
+export const INBOX_BODY_SPACE = '$inbox-bodies';
+export const INBOX_SPACES: JobSpaces = { space: INBOX_SPACE, bodySpace: INBOX_BODY_SPACE };
+/** The inbox's body space before the two queues shared one name scheme: a store written so still opens. */
+export const FORMER_INBOX_BODY_SPACE = '$inbox-payloads';
+/** The side log `dead-letter.jsonl` (CONVENTIONS.md#inbox-retries-and-dead-letters). */
+export const INBOX_DEAD_LETTER = 'dead-letter';
+/** The fields of an inbox item (CONVENTIONS.md#inbox), the only properties a query on /$inbox may name. */
+export const INBOX_FIELDS: ReadonlySet<string> = new Set([
+  'id', 'event', 'status', 'attempts', 'receivedAt', 'processedAt', 'nextAttemptAt', 'lastError',
+]);
 
 export type InboxStatus = 'accepted' | 'processed' | 'failed' | 'dead';
 
@@ -47,14 +52,13 @@ export interface HandlerContext {
 /** Processes one event; a throw or a rejection counts as a failure, and the event is retried. */
 export type WebhookHandler = (event: JsonObject, context: HandlerContext) => unknown;
 
-/** Who handles which kind of event: `server.webhooks.on(kind, handler)` (CONTRACT §7). */
+/** Who handles which kind of event: `server.webhooks.on(kind, handler)` (CONVENTIONS.md#webhook-handlers). */
 export interface WebhookHandlers {
   on(kind: string, handler: WebhookHandler): void;
 }
 
 const DAY_MS = 86_400_000;
 const MAX_ERROR_TEXT = 500;
-/** How long a job waits before it is tried again when the store could not record its outcome. */
 
 export interface InboxOptions {
   readonly store: Store;
@@ -66,103 +70,101 @@ export interface InboxOptions {
   readonly drainTimeoutMs: number;
 }
 
-export type InboxRequeue = { readonly result: 'queued'; readonly record: StoredRecord } | { readonly result: 'processed' | 'missing' | 'unavailable' };
-
 export class Inbox implements WebhookHandlers {
-  readonly runner: JobRunner;
-  private readonly outcomes: OutcomeWriter;
+  /** The lifecycle component: the queue that runs the handlers. */
+  readonly queue: JobQueue;
   private readonly handlers = new Map<string, WebhookHandler>();
-  private stopping: Promise<'stopped'> | undefined;
 
   constructor(private readonly options: InboxOptions) {
-    this.outcomes = new OutcomeWriter('webhook handlers', options.writer, options.clock, options.log);
-    this.runner = new JobRunner({
-      name: 'webhook handlers',
-      store: options.store,
-      clock: options.clock,
-      space: INBOX_SPACE,
-      workers: options.config.workers,
-      work: (record, signal) => this.process(record, signal),
-      drainTimeoutMs: options.drainTimeoutMs,
-      log: options.log,
-    });
+    this.queue = new JobQueue(new InboxPolicy(options, this.handlers), options);
   }
 
-  /** The mutations that record an accepted event: its item, due now, and its body; both expire together. */
+  /** The mutations that record an accepted event: its item, due now, and its body. */
   acceptance(id: string, event: string, body: string): Mutation[] {
     const now = this.options.clock.now();
-    const expiresAt = now + this.options.config.dedupDays * DAY_MS;
     const item: JsonObject = { id, event, status: 'accepted', attempts: 0, receivedAt: new Date(now).toISOString() };
-    return [
-      { kind: 'put', collection: INBOX_SPACE, id, doc: item, expect: { absent: true }, expiresAt, dueAt: now },
-      { kind: 'put', collection: PAYLOAD_SPACE, id, doc: { body }, expiresAt },
-    ];
+    return newJob(INBOX_SPACES, id, item, body, now, now + this.options.config.dedupDays * DAY_MS);
   }
 
   on(kind: string, handler: WebhookHandler): void {
     if (typeof kind !== 'string' || kind === '') throw new TypeError('webhooks.on: kind must be an event kind or "*"');
     if (typeof handler !== 'function') throw new TypeError('webhooks.on: handler must be a function');
     this.handlers.set(kind, handler);
-    void this.unpark(kind);
+    this.queue.resume();
   }
 
-  /** Queues an event again now (PUT /$inbox/{id}/$retry): a dead one from its first attempt. */
-  async requeue(id: string): Promise<InboxRequeue> {
-    const record = this.options.store.get(INBOX_SPACE, id);
-    if (record === undefined) return { result: 'missing' };
-    if (record.doc['status'] === 'processed') return { result: 'processed' };
-    const change: Mutation =
-      record.doc['status'] === 'dead'
-        ? { kind: 'patch', collection: INBOX_SPACE, id, set: { status: 'accepted', attempts: 0 }, unset: ['lastError', 'nextAttemptAt'], dueAt: this.options.clock.now(), expect: { version: record.version } }
-        : { kind: 'patch', collection: INBOX_SPACE, id, set: {}, unset: ['nextAttemptAt'], dueAt: this.options.clock.now(), expect: { version: record.version } };
-    const written = await this.options.writer.write([change]);
-    if (!written.ok) return written.reason === 'conflict' ? this.requeue(id) : { result: 'unavailable' };
-    return { result: 'queued', record: written.records[0] as StoredRecord };
+  /** PUT /$inbox/{id}/$retry: `done` means processed already. */
+  requeue(id: string): Promise<Requeue> {
+    return this.queue.requeue(id);
+  }
+}
+
+/** One run is one handler call under its timeout; its words are the inbox's. */
+class InboxPolicy implements JobPolicy {
+  readonly words: JobWords = {
+    name: 'webhook handlers',
+    job: 'event',
+    path: '/$inbox',
+    waiting: 'accepted',
+    done: 'processed',
+  };
+  readonly spaces = INBOX_SPACES;
+  readonly formerBodySpaces = [FORMER_INBOX_BODY_SPACE];
+  readonly deadLetterLog = INBOX_DEAD_LETTER;
+  readonly backoff: Backoff;
+  readonly workers: number;
+  readonly releaseBeforeRecording = false;
+  readonly forgetOnRestart = ['lastError'];
+  /** One promise for the whole queue, settled when a drain gives up waiting (one listener, not one per event). */
+  private stopping: Promise<'stopped'> | undefined;
+
+  constructor(
+    private readonly options: InboxOptions,
+    private readonly handlers: ReadonlyMap<string, WebhookHandler>,
+  ) {
+    this.backoff = withSchedule(INBOX_BACKOFF, options.config.retry);
+    this.workers = options.config.workers;
   }
 
-  /** One run of one event: its handler, then its next state. */
-  private async process(record: StoredRecord, shutdown: AbortSignal): Promise<void> {
+  runnable(record: StoredRecord): boolean {
+    return this.handlerFor(record) !== undefined;
+  }
+
+  async run(record: StoredRecord, body: string | undefined, attempt: number, stop: AbortSignal): Promise<RunOutcome> {
+    const handler = this.handlerFor(record);
+    // Parked until a handler for its kind is registered, rather than processed by nobody.
+    if (handler === undefined) return { kind: 'park' };
+    const ran = await this.call(handler, record, body, attempt, stop);
+    if (ran === 'stopped') return { kind: 'stopped' };
+    if (ran === 'done') return { kind: 'done', set: { processedAt: new Date(this.options.clock.now()).toISOString() } };
+    return { kind: 'retry', set: {}, error: ran.error };
+  }
+
+  gaveUp(outcome: RetryOutcome): string {
+    return outcome.error ?? 'the handler failed';
+  }
+
+  deadLetterHead(record: StoredRecord): JsonObject {
+    const kind = record.doc['event'];
+    return { id: record.id, event: typeof kind === 'string' ? kind : '', receivedAt: record.doc['receivedAt'] ?? null };
+  }
+
+  private handlerFor(record: StoredRecord): WebhookHandler | undefined {
     const kind = typeof record.doc['event'] === 'string' ? record.doc['event'] : '';
-    const handler = this.handlers.get(kind) ?? this.handlers.get('*');
-    if (handler === undefined) {
-      // Parked until a handler for its kind is registered (unpark), rather than processed by nobody.
-      await this.outcomes.write([{ kind: 'patch', collection: INBOX_SPACE, id: record.id, set: {}, dueAt: null, expect: { version: record.version } }]);
-      return;
-    }
-    const attempt = Number(record.doc['attempts'] ?? 0) + 1;
-    const outcome = await this.run(handler, record, attempt, shutdown);
-    // Stopped by a shutdown: the event stays due, and the next start runs this attempt again.
-    if (outcome === 'stopped') return;
-    const now = this.options.clock.now();
-    if (outcome === 'done') {
-      await this.outcomes.write([
-        { kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'processed', attempts: attempt, processedAt: new Date(now).toISOString() }, unset: ['nextAttemptAt', 'lastError'], dueAt: null, expect: { version: record.version } },
-        { kind: 'delete', collection: PAYLOAD_SPACE, id: record.id },
-      ]);
-      return;
-    }
-    const lastError = outcome.error;
-    const { retry } = this.options.config;
-    if (mayRetry(retry, attempt)) {
-      const next = now + retryDelay(retry, attempt, 'full', this.options.random);
-      await this.outcomes.write([{ kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'failed', attempts: attempt, nextAttemptAt: new Date(next).toISOString(), lastError }, dueAt: next, expect: { version: record.version } }]);
-      return;
-    }
-    // The dead letter first: whoever sees the status `dead` finds its line (a crash in between costs a
-    // second run and a second line, never a dead event without one).
-    const body = this.options.store.get(PAYLOAD_SPACE, record.id)?.doc['body'];
-    const line: JsonObject = { id: record.id, event: kind, receivedAt: record.doc['receivedAt'] ?? null, deadAt: new Date(now).toISOString(), attempts: attempt, lastError, body: typeof body === 'string' ? body : null };
-    const logged = await this.options.store.appendSideLog(DEAD_LETTER_LOG, line);
-    if (!logged.ok) this.options.log('error', 'cannot write the dead-letter line; the event is dead in /$inbox all the same', { id: record.id, detail: logged.detail });
-    await this.outcomes.write([{ kind: 'patch', collection: INBOX_SPACE, id: record.id, set: { status: 'dead', attempts: attempt, lastError }, unset: ['nextAttemptAt'], dueAt: null, expect: { version: record.version } }]);
+    return this.handlers.get(kind) ?? this.handlers.get('*');
   }
 
-  /** Runs the handler under its timeout; the outcome, or 'stopped' when the server is shutting down. */
-  private async run(handler: WebhookHandler, record: StoredRecord, attempt: number, shutdown: AbortSignal): Promise<'done' | 'stopped' | { error: string }> {
-    const payload = this.options.store.get(PAYLOAD_SPACE, record.id)?.doc['body'];
+  /** Calls the handler under its timeout: 'done', the failure, or 'stopped' when the server is shutting down. */
+  private async call(
+    handler: WebhookHandler,
+    record: StoredRecord,
+    body: string | undefined,
+    attempt: number,
+    shutdown: AbortSignal,
+  ): Promise<'done' | 'stopped' | { error: string }> {
     let event: unknown;
     try {
-      event = typeof payload === 'string' ? JSON.parse(payload) : undefined;
+      event = body === undefined ? undefined : JSON.parse(body);
     } catch {
       event = undefined;
     }
@@ -191,7 +193,8 @@ export class Inbox implements WebhookHandlers {
       });
     });
     try {
-      const result = await Promise.race([Promise.resolve().then(() => handler(event as JsonObject, context)), timeout, this.stopped(shutdown)]);
+      const called = Promise.resolve().then(() => handler(event as JsonObject, context));
+      const result = await Promise.race([called, timeout, this.stopped(shutdown)]);
       if (result === 'timeout') return { error: `the handler did not finish within ${timeoutMs} ms` };
       if (result === 'stopped') {
         controller?.abort();
@@ -206,30 +209,12 @@ export class Inbox implements WebhookHandlers {
     }
   }
 
-  /** One promise for the whole runner, settled when a drain gives up waiting (one listener, not one per event). */
   private stopped(shutdown: AbortSignal): Promise<'stopped'> {
     this.stopping ??= new Promise((resolve) => {
       if (shutdown.aborted) resolve('stopped');
       else shutdown.addEventListener('abort', () => resolve('stopped'), { once: true });
     });
     return this.stopping;
-  }
-
-  /** Writes a job's next state; false (and a pause, so a failing disk is not hammered) when it cannot. */
-  /** Events parked for want of a handler, made due again now that `kind` has one. */
-  private async unpark(kind: string): Promise<void> {
-    const now = this.options.clock.now();
-    const changes: Mutation[] = [];
-    for (const record of this.options.store.scan(INBOX_SPACE)) {
-      if (record.dueAt !== undefined || record.doc['status'] !== 'accepted') continue;
-      if (kind !== '*' && record.doc['event'] !== kind) continue;
-      changes.push({ kind: 'patch', collection: INBOX_SPACE, id: record.id, set: {}, dueAt: now, expect: { version: record.version } });
-    }
-    if (changes.length === 0) return;
-    const written = await this.options.writer.write(changes);
-    // A conflict means one of them changed meanwhile; try again with what the store holds now.
-    if (!written.ok && written.reason === 'conflict') await this.unpark(kind);
-    else if (!written.ok) this.options.log('error', 'cannot queue parked webhook events for their new handler', { kind, reason: written.reason });
   }
 }
 

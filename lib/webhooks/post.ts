@@ -1,4 +1,4 @@
-// One outbound POST of a webhook delivery (CONTRACT §8; seed, "Sending side"), over node:http and
+// One outbound POST of a webhook delivery (CONVENTIONS.md#deliveries), over node:http and
 // node:https with keep-alive connections per receiver, so a steady stream of deliveries to one URL
 // reuses its connections instead of paying a TCP (and TLS) handshake each. Redirects are never
 // followed: the status says what happened. The answer's body is not kept (a receiver's words are not

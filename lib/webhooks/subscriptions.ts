@@ -1,4 +1,4 @@
-// Subscriptions of the webhook sender (seed, "Sending side"; CONTRACT §8): `PUT /$subscriptions/{id}`
+// Subscriptions of the webhook sender (CONVENTIONS.md#subscriptions): `PUT /$subscriptions/{id}`
 // with `{ "url", "events", "secret", "status"? }`. A subscription is two records written together:
 // its public document in `$subscriptions` (url, events, status: what GET answers and what its ETag is
 // of) and its secret in `$subscription-secrets`, which no response ever serializes (the secret is
@@ -40,18 +40,33 @@ export type CheckedSubscription =
 /** A PUT body as the public document to store (id, url, events, status) and the secret, if given. */
 export function checkSubscription(id: string, body: JsonObject, creating: boolean): CheckedSubscription {
   const errors: { pointer: string; detail: string }[] = [];
-  for (const key of Object.keys(body)) if (!MEMBERS.has(key)) errors.push({ pointer: `/${key}`, detail: 'not a member of a subscription (url, events, secret, status)' });
-  const { url, events, secret, status } = body;
-  if (Object.hasOwn(body, 'id') && body['id'] !== id) errors.push({ pointer: '/id', detail: `must be "${id}" (the id in the path) or left out` });
-  if (typeof url !== 'string' || urlProblem(url) !== undefined) errors.push({ pointer: '/url', detail: typeof url === 'string' ? (urlProblem(url) as string) : 'must be an absolute http or https URL' });
-  if (!Array.isArray(events) || events.length === 0 || events.length > MAX_PATTERNS || !events.every((pattern) => typeof pattern === 'string' && isPattern(pattern))) {
-    errors.push({ pointer: '/events', detail: `must be 1-${MAX_PATTERNS} patterns: "*", "<collection>.*" or "<collection>.<created|replaced|deleted|restored>"` });
+  const refuse = (pointer: string, detail: string): void => void errors.push({ pointer, detail });
+  for (const key of Object.keys(body)) {
+    if (!MEMBERS.has(key)) refuse(`/${key}`, 'not a member of a subscription (url, events, secret, status)');
   }
-  if (secret !== undefined && (typeof secret !== 'string' || secret === '' || secret.length > MAX_SECRET)) errors.push({ pointer: '/secret', detail: `must be a non-empty string of at most ${MAX_SECRET} characters` });
-  if (secret === undefined && creating) errors.push({ pointer: '/secret', detail: 'is required to create a subscription (it signs every delivery)' });
-  if (status !== undefined && status !== 'active' && status !== 'disabled') errors.push({ pointer: '/status', detail: 'must be "active" or "disabled"' });
-  if (errors.length > 0) return { ok: false, problem: problem('invalid-body', 'The body is not a valid subscription.', { errors }) };
-  const doc: JsonObject = { id, url: url as string, events: events as string[], status: (status as string | undefined) ?? 'active' };
+  const { url, events, secret, status } = body;
+  if (Object.hasOwn(body, 'id') && body['id'] !== id) refuse('/id', `must be "${id}" (the id in the path) or left out`);
+  const badUrl = typeof url === 'string' ? urlProblem(url) : 'must be an absolute http or https URL';
+  if (badUrl !== undefined) refuse('/url', badUrl);
+  const patterns = Array.isArray(events) && events.every((one) => typeof one === 'string' && isPattern(one));
+  if (!patterns || events.length === 0 || events.length > MAX_PATTERNS) {
+    const kinds = '"*", "<collection>.*" or "<collection>.<created|replaced|deleted|restored>"';
+    refuse('/events', `must be 1-${MAX_PATTERNS} patterns: ${kinds}`);
+  }
+  if (secret !== undefined && (typeof secret !== 'string' || secret === '' || secret.length > MAX_SECRET)) {
+    refuse('/secret', `must be a non-empty string of at most ${MAX_SECRET} characters`);
+  }
+  if (secret === undefined && creating) {
+    refuse('/secret', 'is required to create a subscription (it signs every delivery)');
+  }
+  if (status !== undefined && status !== 'active' && status !== 'disabled') {
+    refuse('/status', 'must be "active" or "disabled"');
+  }
+  if (errors.length > 0) {
+    return { ok: false, problem: problem('invalid-body', 'The body is not a valid subscription.', { errors }) };
+  }
+  const chosen = (status as string | undefined) ?? 'active';
+  const doc: JsonObject = { id, url: url as string, events: events as string[], status: chosen };
   return { ok: true, doc, secret: secret as string | undefined };
 }
 
@@ -59,12 +74,14 @@ export function checkSubscription(id: string, body: JsonObject, creating: boolea
 export function subscriptionOf(doc: JsonObject): Subscription | undefined {
   const { id, url, events, status } = doc;
   if (typeof id !== 'string' || typeof url !== 'string' || !Array.isArray(events)) return undefined;
-  return { id, url, events: events.filter((pattern): pattern is string => typeof pattern === 'string'), active: status === 'active' };
+  const patterns = events.filter((pattern): pattern is string => typeof pattern === 'string');
+  return { id, url, events: patterns, active: status === 'active' };
 }
 
 /** Does the subscription want events of `kind` (`<collection>.<change>`)? */
 export function wants(subscription: Subscription, collection: string, change: Change): boolean {
-  return subscription.events.some((pattern) => pattern === '*' || pattern === `${collection}.*` || pattern === `${collection}.${change}`);
+  const kind = `${collection}.${change}`;
+  return subscription.events.some((pattern) => pattern === '*' || pattern === `${collection}.*` || pattern === kind);
 }
 
 /** Where this server listens, and the base of its links: what a subscription must not point at. */
@@ -99,7 +116,9 @@ function listeningAddresses(host: string): Set<string> {
   const all = host === '0.0.0.0' || host === '::' || host === '';
   if (!all) return new Set([normalise(host), ...(isLoopback(host) ? ['127.0.0.1', '::1'] : [])]);
   const addresses = new Set(['127.0.0.1', '::1', '0.0.0.0', '::']);
-  for (const entries of Object.values(networkInterfaces())) for (const entry of entries ?? []) addresses.add(normalise(entry.address));
+  for (const entries of Object.values(networkInterfaces())) {
+    for (const entry of entries ?? []) addresses.add(normalise(entry.address));
+  }
   return addresses;
 }
 
@@ -122,7 +141,9 @@ function urlProblem(text: string): string | undefined {
     return 'must be an absolute http or https URL';
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must use http or https';
-  if (url.username !== '' || url.password !== '') return 'must not carry credentials (the secret signs each delivery instead)';
+  if (url.username !== '' || url.password !== '') {
+    return 'must not carry credentials (the secret signs each delivery instead)';
+  }
   if (url.hash !== '') return 'must not have a fragment';
   return undefined;
 }

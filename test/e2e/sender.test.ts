@@ -13,7 +13,7 @@ import { start, type ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
 import { silentLogger } from '../../lib/log.js';
 import { verifySignature } from '../../lib/protocol/signature.js';
-import { BODY_SPACE, OUTBOX_SPACE } from '../../lib/webhooks/events.js';
+import { OUTBOX_BODY_SPACE, OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { SECRET_SPACE } from '../../lib/webhooks/subscriptions.js';
 import { ManualClock } from '../support/clock.js';
 import { create, JSON_HEADERS, problemOf, request } from '../support/http.js';
@@ -169,7 +169,7 @@ describe('the transactional outbox', () => {
     const delivery = deliveries[0];
     assert.equal(delivery?.doc['event'], 'products.created');
     assert.equal(delivery?.version, server.store.get('products', 'p1')?.version, 'one commit: the item and its delivery');
-    assert.equal(server.store.get(BODY_SPACE, delivery?.id ?? '')?.version, delivery?.version);
+    assert.equal(server.store.get(OUTBOX_BODY_SPACE, delivery?.id ?? '')?.version, delivery?.version);
   });
 });
 
@@ -212,7 +212,7 @@ describe('deliveries on the injected clock', () => {
     assert.equal(first?.headers['x-timestamp'], String(Math.floor(clock.now() / 1000)));
     const delivery = await recordWhere(server.store, OUTBOX_SPACE, server.store.scan(OUTBOX_SPACE)[0]?.id ?? '', (record) => record.doc['status'] === 'delivered');
     assert.equal(delivery.doc['lastStatus'], 200);
-    assert.equal(server.store.get(BODY_SPACE, delivery.id), undefined, 'a delivered body is dropped');
+    assert.equal(server.store.get(OUTBOX_BODY_SPACE, delivery.id), undefined, 'a delivered body is dropped');
   });
 
   it('should retry 5xx, 408, 429 and network errors with equal jitter, the same bytes and id each time, a fresh timestamp each time', async () => {

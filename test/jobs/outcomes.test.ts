@@ -1,7 +1,8 @@
 // Tests for lib/jobs/outcomes.ts: the next states of finished jobs share commits. An outcome arriving
 // while a commit is under way goes into the next one with every other that arrived meanwhile; an
 // outcome whose record changed meanwhile is dropped and the rest still written; a store that cannot
-// write loses the batch and holds its jobs on the clock before they may run again.
+// write loses the batch and holds its jobs on the clock before they may run again, except while a drain
+// waits for the outcomes in hand.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { OutcomeWriter } from '../../lib/jobs/outcomes.js';
@@ -87,5 +88,23 @@ describe('OutcomeWriter', () => {
     await written;
     store.failing = false;
     assert.deepEqual(store.due(SPACE, Number.MAX_SAFE_INTEGER, 10).map((record) => record.id), ['a']);
+  });
+
+  it('should let a drain wait for the outcomes in hand, without the pause after a failed write', async () => {
+    const { store, outcomes } = setup();
+    const a = await addJob(store, 'a');
+    const b = await addJob(store, 'b');
+    store.failing = true;
+    let settled = 0;
+    const first = outcomes.write([done('a', a)]).then(() => settled++);
+    const second = outcomes.write([done('b', b)]).then(() => settled++);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(settled, 0, 'the failed batch waits out its pause');
+    store.failing = false;
+    // No clock advance: idle() cuts the pause short, and the batch still waiting is written.
+    await outcomes.idle();
+    await Promise.all([first, second]);
+    assert.equal(settled, 2);
+    assert.deepEqual(['a', 'b'].map((id) => store.get(SPACE, id)?.doc['status']), ['pending', 'done']);
   });
 });

@@ -1,10 +1,12 @@
 // Tests for lib/jobs/runner.ts: a worker pool over the store's due-time index. Jobs run when due, no
 // more than `workers` at once and `perGroup` per group, a job due later runs when the clock gets there
-// even while others run, a drain waits and then stops what still runs, leaving it due. Driven by a
-// manual clock and jobs the test finishes itself: no real time passes.
+// even while others run, a drain waits and then stops what still runs, leaving it due. The `capped`
+// state holds new jobs while too many released ones are still writing, and lets go when one ends; the
+// `blocked` state answers a commit by looking at its arrivals alone. Driven by a manual clock and jobs
+// the test finishes itself: no real time passes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { JobRunner } from '../../lib/jobs/runner.js';
+import { JobRunner, RELEASED_PER_WORKER } from '../../lib/jobs/runner.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Mutation, StoredRecord } from '../../lib/store/types.js';
 import { ManualClock } from '../support/clock.js';
@@ -20,9 +22,19 @@ interface Started {
   finish(): Promise<void>;
 }
 
+/** A memory store that counts reads of its due index: a full look reads it, an arrivals look never does. */
+class CountingStore extends MemoryStore {
+  dueReads = 0;
+
+  override due(collection: string, now: number, limit: number): StoredRecord[] {
+    this.dueReads++;
+    return super.due(collection, now, limit);
+  }
+}
+
 interface Harness {
   readonly clock: ManualClock;
-  readonly store: MemoryStore;
+  readonly store: CountingStore;
   readonly runner: JobRunner;
   readonly started: Started[];
   add(id: string, dueAt: number, group?: string): Promise<void>;
@@ -32,7 +44,7 @@ interface Harness {
 
 function harness(options: { workers: number; perGroup?: number; drainTimeoutMs?: number }): Harness {
   const clock = new ManualClock();
-  const store = new MemoryStore({ clock });
+  const store = new CountingStore({ clock });
   const started: Started[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   const runner = new JobRunner({
@@ -71,6 +83,15 @@ function harness(options: { workers: number; perGroup?: number; drainTimeoutMs?:
     },
     startedCount: (count) => (started.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }))),
   };
+}
+
+/** Lets every commit, look and job ending already under way run to its end. */
+async function settle(): Promise<void> {
+  for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+function ids(started: readonly Started[]): string[] {
+  return started.map((job) => job.id);
 }
 
 describe('JobRunner', () => {
@@ -163,6 +184,74 @@ describe('JobRunner', () => {
     assert.deepEqual(h.store.due(SPACE, h.clock.now(), 10).map((record) => record.id), ['stuck'], 'a stopped job stays due for the next start');
     await h.add('after', h.clock.now());
     assert.equal(h.started.length, 2, 'no job starts once draining');
+    await h.runner.close();
+  });
+
+  it('should start no job once RELEASED_PER_WORKER released jobs per worker are still writing, until one ends', async () => {
+    const h = harness({ workers: 1 });
+    const names = Array.from({ length: RELEASED_PER_WORKER + 2 }, (_, n) => `j${String(n).padStart(2, '0')}`);
+    for (const id of names) await h.add(id, h.clock.now());
+    await h.runner.start();
+    // Each job releases its worker at once and goes on writing: the worker takes the next.
+    for (let count = 1; count <= RELEASED_PER_WORKER; count++) {
+      await h.startedCount(count);
+      (h.started[count - 1] as Started).release();
+    }
+    await settle();
+    assert.deepEqual(ids(h.started), names.slice(0, RELEASED_PER_WORKER), 'the worker is free, yet nothing more starts');
+    assert.equal(h.runner.status, 'capped');
+    assert.equal(h.runner.active, RELEASED_PER_WORKER);
+    // One released job ends: nothing else would wake the runner (its record is no longer due).
+    await (h.started[0] as Started).finish();
+    await settle();
+    assert.deepEqual(ids(h.started), names.slice(0, RELEASED_PER_WORKER + 1));
+    (h.started[RELEASED_PER_WORKER] as Started).release();
+    await settle();
+    assert.equal(h.started.length, RELEASED_PER_WORKER + 1, 'capped again');
+    for (const job of h.started.slice(1)) await job.finish();
+    await settle();
+    assert.deepEqual(ids(h.started), names);
+    await (h.started.at(-1) as Started).finish();
+    await h.runner.close();
+  });
+
+  it('should answer a commit while blocked by looking at its arrivals alone, never at the whole due index', async () => {
+    const h = harness({ workers: 2, perGroup: 1 });
+    const now = h.clock.now();
+    await h.add('a1', now, 'a');
+    await h.add('a2', now, 'a');
+    await h.runner.start();
+    await settle();
+    assert.deepEqual(ids(h.started), ['a1'], 'a2 waits for room in its group');
+    assert.equal(h.runner.status, 'blocked');
+    const reads = h.store.dueReads;
+    await h.add('b1', now, 'b');
+    await settle();
+    assert.deepEqual(ids(h.started), ['a1', 'b1'], 'the arrival is due and its group has room');
+    assert.equal(h.store.dueReads, reads, 'an arrivals look reads no index');
+    assert.equal(h.runner.status, 'open', 'no worker left: the next look is a full one');
+    await (h.started[1] as Started).finish();
+    await settle();
+    assert.equal(h.runner.status, 'blocked');
+    // An arrival due later sets the timer itself (the last full look knew of no later job).
+    const later = h.store.dueReads;
+    await h.add('c1', now + 5000, 'c');
+    // An arrival changed again within the same turn counts by its latest state: not due, not run.
+    void h.store.commit({ mutations: [{ kind: 'put', collection: SPACE, id: 'd1', doc: { group: 'd' }, dueAt: now }] });
+    await h.store.commit({ mutations: [{ kind: 'patch', collection: SPACE, id: 'd1', set: {}, dueAt: null }] });
+    await settle();
+    assert.equal(h.store.dueReads, later);
+    assert.deepEqual(ids(h.started), ['a1', 'b1']);
+    h.clock.advance(4999);
+    await settle();
+    assert.equal(h.started.length, 2, 'not before its time');
+    h.clock.advance(1);
+    await settle();
+    assert.deepEqual(ids(h.started), ['a1', 'b1', 'c1']);
+    for (const job of [h.started[0], h.started[2]]) await (job as Started).finish();
+    await settle();
+    assert.deepEqual(ids(h.started), ['a1', 'b1', 'c1', 'a2']);
+    await (h.started[3] as Started).finish();
     await h.runner.close();
   });
 });

@@ -1,0 +1,72 @@
+// What a policy of the job queue (queue.ts) says: where its jobs live, what one run is and how its
+// outcome is classified, and the words a user sees. The webhook inbox (lib/webhooks/inbox.ts) and the
+// outbox (lib/webhooks/outbox.ts) are the two policies; everything else about a job is the queue's.
+import type { JsonObject } from '../json.js';
+import type { Backoff } from '../retry.js';
+import type { Mutation, StoredRecord } from '../store/types.js';
+
+/** Where a queue keeps its jobs: items (a job while due) and their bodies, one name scheme for both. */
+export interface JobSpaces {
+  readonly space: string;
+  readonly bodySpace: string;
+}
+
+/** The words a user sees: in the log, in /$inbox or /$outbox statuses, in dead-letter warnings. */
+export interface JobWords {
+  /** The queue's name in the log: `webhook handlers`. */
+  readonly name: string;
+  /** What one job is: `event`, `delivery`. */
+  readonly job: string;
+  /** Where the items are listed: `/$inbox`. */
+  readonly path: string;
+  /** The status of a job before its first run (and after a `$retry` of a dead one): `accepted`. */
+  readonly waiting: string;
+  /** The status of a job run to its end: `processed`, `delivered`. */
+  readonly done: string;
+}
+
+/** What one run came to; `set` holds the fields of the policy the item gains with its next state. */
+export type RunOutcome =
+  | { readonly kind: 'done'; readonly set: JsonObject }
+  | { readonly kind: 'retry'; readonly set: JsonObject; readonly error?: string; readonly retryAfterMs?: number }
+  | { readonly kind: 'dead'; readonly set: JsonObject; readonly error: string; readonly also?: readonly Mutation[] }
+  | { readonly kind: 'park' }
+  | { readonly kind: 'stopped' };
+
+export type RetryOutcome = Extract<RunOutcome, { kind: 'retry' }>;
+export type DeadOutcome = Extract<RunOutcome, { kind: 'dead' }>;
+
+export interface JobPolicy {
+  readonly words: JobWords;
+  readonly spaces: JobSpaces;
+  /** Names `bodySpace` had before: a store written under them still opens (its bodies move at start). */
+  readonly formerBodySpaces?: readonly string[];
+  /** The side log of dead jobs (lib/store/types.ts SIDE_LOG_NAME). */
+  readonly deadLetterLog: string;
+  readonly backoff: Backoff;
+  readonly workers: number;
+  readonly groupOf?: (record: StoredRecord) => string;
+  readonly perGroup?: number;
+  /**
+   * true: a run's worker takes the next job while the outcome is written (outcomes share commits).
+   * false: it waits for the outcome, which bounds the runs a crash repeats to `workers`.
+   */
+  readonly releaseBeforeRecording: boolean;
+  /** One run of a job (`attempt` 1 for the first); `body` is undefined when it was lost. Never rejects. */
+  run(record: StoredRecord, body: string | undefined, attempt: number, signal: AbortSignal): Promise<RunOutcome>;
+  /** The `lastError` of a job whose last allowed attempt asked for a retry. */
+  gaveUp(outcome: RetryOutcome, attempts: number): string;
+  /** The fields that open a dead-letter line: which job it was. */
+  deadLetterHead(record: StoredRecord): JsonObject;
+  /** Fields a `$retry` of a dead job forgets, besides `nextAttemptAt` (it starts from attempt 1). */
+  readonly forgetOnRestart: readonly string[];
+  /** Can a parked job run now? Without it, nothing is ever parked for long. */
+  runnable?(record: StoredRecord): boolean;
+  /** Releases what the policy holds (connections). */
+  close?(): void;
+}
+
+/** What `$retry` came to: `done` when the job ran to its end already (409), `unavailable` a 503. */
+export type Requeue =
+  | { readonly result: 'queued'; readonly record: StoredRecord }
+  | { readonly result: 'done' | 'missing' | 'unavailable' };

@@ -1,0 +1,268 @@
+// The one durable job queue: what the webhook inbox (CONVENTIONS.md#inbox) and the sender's outbox
+// (CONVENTIONS.md#outbox) share. A job is two records: its item in `space` (what /$inbox or /$outbox
+// lists: status, attempts, times, last error) and its exact bytes in `bodySpace`, so a status change
+// never rewrites the body and a finished job drops its body while its item stays listed. The item is
+// due (lib/store/types.ts `dueAt`) while the job waits to run; the runner (runner.ts) takes due jobs,
+// and each run's next state is written in shared batches (outcomes.ts):
+//   done    the item says so (`words.done`), its body is dropped;
+//   retry   `failed`, due again after the policy's backoff (lib/retry.ts) or a Retry-After clamped to
+//           its cap; once the attempts are spent, dead (CONVENTIONS.md#retry-schedules);
+//   dead    first a line in the dead-letter side log (`dead-letter.jsonl`, `outbox-dead-letter.jsonl`),
+//           then `dead` in the item, so whoever sees `dead` finds its line (a crash in between costs a
+//           second run and a second line, never a dead job without one);
+//   park    not due until the policy can run it (`resume`: a handler registered for its kind);
+//   stopped a drain stopped it: it stays due and the next start runs it again.
+// A policy (policy.ts; lib/webhooks/inbox.ts, outbox.ts) says what one run is, how its outcome is
+// classified, and which words a user sees. `$retry` (`requeue`) is one bounded compare-and-swap
+// (lib/compare-and-swap.ts): a job that keeps changing under it answers `unavailable` (a 503 with
+// Retry-After) instead of trying for ever.
+//
+// The queue is a lifecycle component, and nothing it owns writes outside start() … drain(): bodies
+// kept under a former name move at start, parked jobs are resumed from start on, and a drain waits
+// for the outcomes being written.
+import type { Clock, Random } from '../clock.js';
+import { compareAndSwap, type CasStep } from '../compare-and-swap.js';
+import type { JsonObject } from '../json.js';
+import type { Component } from '../lifecycle.js';
+import type { Logger } from '../log.js';
+import { mayRetry, retryDelay } from '../retry.js';
+import type { Mutation, Store, StoredRecord } from '../store/types.js';
+import type { Writer } from '../writes/writer.js';
+import { OutcomeWriter } from './outcomes.js';
+import type { DeadOutcome, JobPolicy, JobSpaces, Requeue, RetryOutcome } from './policy.js';
+import { JobRunner } from './runner.js';
+
+export interface JobQueueOptions {
+  readonly store: Store;
+  readonly writer: Writer;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly log: Logger;
+  readonly drainTimeoutMs: number;
+}
+
+/** Bodies moved from a former space per batch, at most (and a budget of their characters). */
+const MOVE_RECORDS = 1000;
+const MOVE_CHARACTERS = 8 * 1024 * 1024;
+
+/** The mutations that add a job: its item, due `now`, and its body; both expire together. */
+export function newJob(
+  spaces: JobSpaces,
+  id: string,
+  item: JsonObject,
+  body: string,
+  now: number,
+  expiresAt: number,
+): Mutation[] {
+  return [
+    { kind: 'put', collection: spaces.space, id, doc: item, expect: { absent: true }, expiresAt, dueAt: now },
+    { kind: 'put', collection: spaces.bodySpace, id, doc: { body }, expiresAt },
+  ];
+}
+
+export class JobQueue implements Component {
+  readonly name: string;
+  private readonly runner: JobRunner;
+  private readonly outcomes: OutcomeWriter;
+  private running = false;
+
+  constructor(
+    private readonly policy: JobPolicy,
+    private readonly options: JobQueueOptions,
+  ) {
+    this.name = policy.words.name;
+    this.outcomes = new OutcomeWriter(this.name, options.writer, options.clock, options.log);
+    this.runner = new JobRunner({
+      name: this.name,
+      store: options.store,
+      clock: options.clock,
+      space: policy.spaces.space,
+      workers: policy.workers,
+      ...(policy.groupOf === undefined ? {} : { groupOf: policy.groupOf.bind(policy) }),
+      ...(policy.perGroup === undefined ? {} : { perGroup: policy.perGroup }),
+      work: (record, signal, release) => this.runOnce(record, signal, release),
+      drainTimeoutMs: options.drainTimeoutMs,
+      log: options.log,
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.moveFormerBodies();
+    this.running = true;
+    await this.resumeParked();
+    await this.runner.start();
+  }
+
+  async drain(): Promise<void> {
+    this.running = false;
+    await this.runner.drain();
+    // Jobs stopped at the drain timeout write nothing; outcomes already handed over are written now.
+    await this.outcomes.idle();
+  }
+
+  async close(): Promise<void> {
+    this.running = false;
+    await this.runner.close();
+    this.policy.close?.();
+  }
+
+  /** Parked jobs the policy can run now become due (a handler was registered); from start on only. */
+  resume(): void {
+    if (this.running) void this.resumeParked();
+  }
+
+  /** Queues a job again now (`$retry`): a dead one from its first attempt, a waiting one at once. */
+  requeue(id: string): Promise<Requeue> {
+    const { store, clock, writer } = this.options;
+    const { space } = this.policy.spaces;
+    const decide = async (): Promise<CasStep<Requeue>> => {
+      const record = store.get(space, id);
+      if (record === undefined) return { done: { result: 'missing' } };
+      if (record.doc['status'] === this.policy.words.done) return { done: { result: 'done' } };
+      const restart = record.doc['status'] === 'dead';
+      const written = await writer.write([
+        {
+          kind: 'patch',
+          collection: space,
+          id,
+          set: restart ? { status: this.policy.words.waiting, attempts: 0 } : {},
+          unset: restart ? [...this.policy.forgetOnRestart, 'nextAttemptAt'] : ['nextAttemptAt'],
+          dueAt: clock.now(),
+          expect: { version: record.version },
+        },
+      ]);
+      if (written.ok) return { done: { result: 'queued', record: written.records[0] as StoredRecord } };
+      return written.reason === 'conflict' ? { conflict: true } : { done: { result: 'unavailable' } };
+    };
+    return compareAndSwap(this.options, decide, () => ({ result: 'unavailable' }));
+  }
+
+  /** One run of one job, then its next state. */
+  private async runOnce(record: StoredRecord, signal: AbortSignal, release: () => void): Promise<void> {
+    const attempt = Number(record.doc['attempts'] ?? 0) + 1;
+    const outcome = await this.policy.run(record, this.bodyOf(record.id), attempt, signal);
+    if (this.policy.releaseBeforeRecording) release();
+    const now = this.options.clock.now();
+    switch (outcome.kind) {
+      case 'stopped':
+        return;
+      case 'park':
+        await this.outcomes.write([{ ...this.patchOf(record), set: {}, dueAt: null }]);
+        return;
+      case 'done': {
+        const set: JsonObject = { status: this.policy.words.done, attempts: attempt, ...outcome.set };
+        const dropBody: Mutation = { kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id };
+        const unset = ['nextAttemptAt', 'lastError'];
+        await this.outcomes.write([{ ...this.patchOf(record), set, unset, dueAt: null }, dropBody]);
+        return;
+      }
+      case 'retry': {
+        if (mayRetry(this.policy.backoff, attempt)) {
+          await this.retryLater(record, attempt, now, outcome);
+          return;
+        }
+        const error = this.policy.gaveUp(outcome, attempt);
+        await this.bury(record, attempt, now, { kind: 'dead', set: outcome.set, error });
+        return;
+      }
+      case 'dead':
+        await this.bury(record, attempt, now, outcome);
+        return;
+    }
+  }
+
+  /** `failed`, due after the backoff, or after a Retry-After clamped to the schedule's cap. */
+  private async retryLater(record: StoredRecord, attempt: number, now: number, outcome: RetryOutcome): Promise<void> {
+    const { backoff } = this.policy;
+    const { retryAfterMs } = outcome;
+    const wait =
+      retryAfterMs === undefined
+        ? retryDelay(backoff, attempt, this.options.random)
+        : Math.min(retryAfterMs, backoff.schedule.capMs);
+    const next = now + wait;
+    const nextAttemptAt = new Date(next).toISOString();
+    const set: JsonObject = { status: 'failed', attempts: attempt, ...outcome.set, nextAttemptAt };
+    if (outcome.error !== undefined) set['lastError'] = outcome.error;
+    const unset = outcome.error === undefined ? { unset: ['lastError'] } : {};
+    await this.outcomes.write([{ ...this.patchOf(record), set, ...unset, dueAt: next }]);
+  }
+
+  /** The dead-letter line first, then `dead`: whoever sees the status finds its line. */
+  private async bury(record: StoredRecord, attempt: number, now: number, outcome: DeadOutcome): Promise<void> {
+    const { words, deadLetterLog } = this.policy;
+    const line: JsonObject = {
+      ...this.policy.deadLetterHead(record),
+      deadAt: new Date(now).toISOString(),
+      attempts: attempt,
+      ...outcome.set,
+      lastError: outcome.error,
+      body: this.bodyOf(record.id) ?? null,
+    };
+    const logged = await this.options.store.appendSideLog(deadLetterLog, line);
+    if (!logged.ok) {
+      const message = `cannot write the ${deadLetterLog} line; the ${words.job} is dead in ${words.path} all the same`;
+      this.options.log('error', message, { id: record.id, detail: logged.detail });
+    }
+    const set: JsonObject = { status: 'dead', attempts: attempt, ...outcome.set, lastError: outcome.error };
+    const dead: Mutation = { ...this.patchOf(record), set, unset: ['nextAttemptAt'], dueAt: null };
+    await this.outcomes.write([dead, ...(outcome.also ?? [])]);
+  }
+
+  /** A change of the job's item that expects the version the run saw: a `$retry` meanwhile wins. */
+  private patchOf(record: StoredRecord): Pick<Mutation & { kind: 'patch' }, 'kind' | 'collection' | 'id' | 'expect'> {
+    return { kind: 'patch', collection: this.policy.spaces.space, id: record.id, expect: { version: record.version } };
+  }
+
+  private bodyOf(id: string): string | undefined {
+    const body = this.options.store.get(this.policy.spaces.bodySpace, id)?.doc['body'];
+    return typeof body === 'string' ? body : undefined;
+  }
+
+  /** Parked jobs (waiting, not due) that the policy can run now, made due in one write. */
+  private async resumeParked(): Promise<void> {
+    const runnable = this.policy.runnable?.bind(this.policy);
+    if (runnable === undefined) return;
+    const { store, writer, clock, log } = this.options;
+    const { space } = this.policy.spaces;
+    const { waiting, job } = this.policy.words;
+    const decide = async (): Promise<CasStep<void>> => {
+      const now = clock.now();
+      const changes: Mutation[] = [];
+      for (const record of store.scan(space)) {
+        if (record.dueAt !== undefined || record.doc['status'] !== waiting || !runnable(record)) continue;
+        changes.push({ ...this.patchOf(record), set: {}, dueAt: now });
+      }
+      if (changes.length === 0) return { done: undefined };
+      const written = await writer.write(changes);
+      if (!written.ok && written.reason === 'conflict') return { conflict: true };
+      if (!written.ok) log('error', `${this.name}: cannot queue parked ${job}s`, { reason: written.reason });
+      return { done: undefined };
+    };
+    const exhausted = (): void => log('error', `${this.name}: parked ${job}s kept changing; not queued`);
+    await compareAndSwap(this.options, decide, exhausted);
+  }
+
+  /** Bodies kept under a former name of `bodySpace` move to it, in batches, each atomic. */
+  private async moveFormerBodies(): Promise<void> {
+    const { store, writer } = this.options;
+    const { bodySpace } = this.policy.spaces;
+    for (const former of this.policy.formerBodySpaces ?? []) {
+      for (;;) {
+        const moves: Mutation[] = [];
+        let characters = 0;
+        for (const record of store.scan(former, { limit: MOVE_RECORDS })) {
+          const expiry = record.expiresAt === undefined ? {} : { expiresAt: record.expiresAt };
+          moves.push({ kind: 'put', collection: bodySpace, id: record.id, doc: record.doc, ...expiry });
+          moves.push({ kind: 'delete', collection: former, id: record.id });
+          characters += String(record.doc['body'] ?? '').length;
+          if (characters >= MOVE_CHARACTERS) break;
+        }
+        if (moves.length === 0) break;
+        const written = await writer.write(moves);
+        if (!written.ok) {
+          throw new Error(`${this.name}: cannot move the bodies in ${former} to ${bodySpace} (${written.reason})`);
+        }
+      }
+    }
+  }
+}
