@@ -32,7 +32,7 @@
 // objects built from the known keys only, frozen like DEFAULT_CONFIG.
 
 import { isSerializedOrigin } from './http/cors.js';
-import { INBOX_BACKOFF, OUTBOX_BACKOFF } from './retry.js';
+import { INBOX_BACKOFF, OUTBOX_BACKOFF, type RetrySchedule } from './retry.js';
 
 const MAX_TIMER_MS = 2_147_483_647;
 const MAX_DAYS = 36_500;
@@ -55,10 +55,6 @@ const FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'boolean', 'objec
 const MAX_SUMMARY_FIELDS = 64;
 const MAX_CORS_ORIGINS = 64;
 
-/** Delay before attempt n+1: min(capMs, baseMs × factor^n), jittered by the caller (CONVENTIONS.md#retry-schedules). */
-export interface RetrySchedule {
-  readonly baseMs: number; readonly factor: number; readonly capMs: number; readonly attempts: number;
-}
 export type FieldType = 'string' | 'number' | 'boolean' | 'object' | 'array';
 export interface CollectionConfig {
   readonly cacheControl?: string;

@@ -2,7 +2,8 @@
 // checker (CONVENTIONS.md#conformance-checker) for a project's own tests: `import { runChecks } from 'resapi'`.
 export { start } from './server.js';
 export type { ResapiServer, RuntimeOptions, StartOptions } from './server.js';
-export type { Config, CollectionConfig, RetrySchedule } from './config.js';
+export type { Config, CollectionConfig } from './config.js';
+export type { RetrySchedule } from './retry.js';
 export type { Store, StoredRecord, Batch, Mutation, CommitResult } from './store/types.js';
 export type { HandlerContext, WebhookHandler, WebhookHandlers } from './webhooks/inbox.js';
 export { runChecks } from './check/run.js';

@@ -7,7 +7,14 @@
 // sets of this one implementation; the two server schedules are configurable (their numbers, never
 // their jitter), and the random source is injected, so a test runs a whole schedule exactly.
 import type { Random } from './clock.js';
-import type { RetrySchedule } from './config.js';
+
+/** Delay before attempt n+1: min(capMs, baseMs × factor^n), then jittered; `attempts` counts the first. */
+export interface RetrySchedule {
+  readonly baseMs: number;
+  readonly factor: number;
+  readonly capMs: number;
+  readonly attempts: number;
+}
 
 export type Jitter = 'full' | 'equal';
 
