@@ -7,14 +7,16 @@ import { problem } from '../protocol/problem.js';
 import { INBOX_FIELDS, INBOX_SPACE } from '../webhooks/inbox.js';
 import type { App, RequestContext } from './context.js';
 import { actionReply, listedItemReply, listingReply, type Listing } from './listing.js';
+import type { Paging } from './paging.js';
+import type { ItemReading } from './replies.js';
 
 const INBOX: Listing = { space: INBOX_SPACE, path: '/$inbox', fields: INBOX_FIELDS };
 
-export function getInbox(app: App, rq: RequestContext): Promise<Reply> {
+export function getInbox(app: Paging, rq: RequestContext): Promise<Reply> {
   return listingReply(app, rq, INBOX);
 }
 
-export function getInboxEvent(app: App, rq: RequestContext): Reply {
+export function getInboxEvent(app: ItemReading & Pick<App, 'store'>, rq: RequestContext): Reply {
   const id = rq.params.get('eventId');
   const missing = `No received event has the id ${shown(id)}.`;
   return listedItemReply(app, rq, INBOX, app.store.get(INBOX_SPACE, id), missing);
@@ -24,7 +26,7 @@ export function getInboxEvent(app: App, rq: RequestContext): Reply {
  * PUT /$inbox/{eventId}/$retry: 202, the event queued again; 409 once it was processed; 404; 503 with
  * Retry-After when the event kept changing under the re-queue (CONVENTIONS.md#inbox-retries-and-dead-letters).
  */
-export async function retryInboxEvent(app: App, rq: RequestContext): Promise<Reply> {
+export async function retryInboxEvent(app: Pick<App, 'inbox' | 'representations' | 'policy' | 'baseUrl'>, rq: RequestContext): Promise<Reply> {
   const id = rq.params.get('eventId');
   const outcome = await app.inbox.requeue(id);
   switch (outcome.result) {

@@ -10,14 +10,16 @@ import { OUTBOX_FIELDS } from '../webhooks/outbox.js';
 import type { App, RequestContext } from './context.js';
 import { shown } from './inbox.js';
 import { actionReply, listedItemReply, listingReply, type Listing } from './listing.js';
+import type { Paging } from './paging.js';
+import type { ItemReading } from './replies.js';
 
 const OUTBOX: Listing = { space: OUTBOX_SPACE, path: '/$outbox', fields: OUTBOX_FIELDS };
 
-export function getOutbox(app: App, rq: RequestContext): Promise<Reply> {
+export function getOutbox(app: Paging, rq: RequestContext): Promise<Reply> {
   return listingReply(app, rq, OUTBOX);
 }
 
-export function getDelivery(app: App, rq: RequestContext): Reply {
+export function getDelivery(app: ItemReading & Pick<App, 'store'>, rq: RequestContext): Reply {
   const id = rq.params.get('deliveryId');
   return listedItemReply(app, rq, OUTBOX, app.store.get(OUTBOX_SPACE, id), `No delivery has the id ${shown(id)}.`);
 }
@@ -26,7 +28,7 @@ export function getDelivery(app: App, rq: RequestContext): Reply {
  * PUT /$outbox/{deliveryId}/$retry: 202, queued again (a dead one from its first attempt); 409 once
  * delivered; 503 with Retry-After when the delivery kept changing under the re-queue.
  */
-export async function retryDelivery(app: App, rq: RequestContext): Promise<Reply> {
+export async function retryDelivery(app: Pick<App, 'outbox' | 'representations' | 'policy' | 'baseUrl'>, rq: RequestContext): Promise<Reply> {
   const id = rq.params.get('deliveryId');
   const outcome = await app.outbox.requeue(id);
   switch (outcome.result) {

@@ -23,11 +23,14 @@ import { INBOX_SPACE } from '../webhooks/inbox.js';
 import type { App, RequestContext } from './context.js';
 import { unavailableReply } from './common.js';
 
+/** What receiving an event needs: the secrets, the settings, the inbox and the write path. */
+type Receiving = Pick<App, 'webhookSecrets' | 'config' | 'clock' | 'store' | 'writer' | 'inbox' | 'policy' | 'log'>;
+
 const MAX_EVENT_ID = 255;
 const UNIX_SECONDS = /^\d{1,15}$/;
 const CHALLENGE = 'HMAC-SHA256 realm="webhooks"';
 
-export async function receiveWebhook(app: App, rq: RequestContext): Promise<Reply> {
+export async function receiveWebhook(app: Receiving, rq: RequestContext): Promise<Reply> {
   if (app.webhookSecrets.length === 0) {
     return { ...problemReply(problem('unavailable', ''), { 'Retry-After': '60' }), closeConnection: true };
   }
@@ -53,7 +56,7 @@ export async function receiveWebhook(app: App, rq: RequestContext): Promise<Repl
   return problemReply(written.problem);
 }
 
-function status(app: App, value: 'accepted' | 'duplicate'): Reply {
+function status(app: Pick<App, 'policy'>, value: 'accepted' | 'duplicate'): Reply {
   const headers = { 'Cache-Control': noStoreCacheControl(app.policy) };
   return jsonReply(200, Buffer.from(JSON.stringify({ status: value })), headers);
 }
@@ -62,7 +65,7 @@ function status(app: App, value: 'accepted' | 'duplicate'): Reply {
  * X-Timestamp (CONVENTIONS.md#webhook-timestamp): Unix seconds within ±toleranceS of now; absent is
  * fine unless required.
  */
-function timestampProblem(app: App, lines: readonly string[] | undefined): Problem | undefined {
+function timestampProblem(app: Pick<App, 'config' | 'clock'>, lines: readonly string[] | undefined): Problem | undefined {
   const { toleranceS, requireTimestamp } = app.config.webhooks;
   if (lines === undefined || lines.length === 0) {
     if (!requireTimestamp) return undefined;

@@ -11,10 +11,11 @@ import type { Mutation, StoredRecord } from '../store/types.js';
 import { checkSubscription, pointsAtSelf, SECRET_SPACE, SUBSCRIPTION_SPACE } from '../webhooks/subscriptions.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
-import { conditionalDelete, conditionalPut } from './conditional-writes.js';
+import { conditionalDelete, conditionalPut, type ConditionalWriting } from './conditional-writes.js';
 import { shown } from './inbox.js';
 import { listedItemReply, listingReply, type Listing } from './listing.js';
-import { storedReply } from './replies.js';
+import { storedReply, type ItemReading } from './replies.js';
+import type { Paging } from './paging.js';
 
 const SUBSCRIPTIONS: Listing = {
   space: SUBSCRIPTION_SPACE,
@@ -22,17 +23,17 @@ const SUBSCRIPTIONS: Listing = {
   fields: new Set(['id', 'url', 'events', 'status']),
 };
 
-export function getSubscriptions(app: App, rq: RequestContext): Promise<Reply> {
+export function getSubscriptions(app: Paging, rq: RequestContext): Promise<Reply> {
   return listingReply(app, rq, SUBSCRIPTIONS);
 }
 
-export function getSubscription(app: App, rq: RequestContext): Reply {
+export function getSubscription(app: ItemReading & Pick<App, 'store'>, rq: RequestContext): Reply {
   const id = rq.params.get('id');
   const missing = `There is no subscription ${shown(id)}.`;
   return listedItemReply(app, rq, SUBSCRIPTIONS, app.store.get(SUBSCRIPTION_SPACE, id), missing);
 }
 
-export function putSubscription(app: App, rq: RequestContext): Promise<Reply> {
+export function putSubscription(app: ConditionalWriting & Pick<App, 'self' | 'policy' | 'baseUrl'>, rq: RequestContext): Promise<Reply> {
   const id = rq.params.get('id');
   return conditionalPut(app, rq, {
     collection: SUBSCRIPTION_SPACE,
@@ -55,13 +56,13 @@ export function putSubscription(app: App, rq: RequestContext): Promise<Reply> {
   });
 }
 
-export function deleteSubscription(app: App, rq: RequestContext): Promise<Reply> {
+export function deleteSubscription(app: ConditionalWriting, rq: RequestContext): Promise<Reply> {
   const id = rq.params.get('id');
   const dropSecret: Mutation = { kind: 'delete', collection: SECRET_SPACE, id };
   return conditionalDelete(app, rq, SUBSCRIPTION_SPACE, id, undefined, [dropSecret]);
 }
 
-function subscriptionReply(app: App, status: 200 | 201, record: StoredRecord): Reply {
+function subscriptionReply(app: Pick<App, 'representations' | 'policy' | 'baseUrl'>, status: 200 | 201, record: StoredRecord): Reply {
   const location = link(app, `/$subscriptions/${encodeURIComponent(record.id)}`);
   return storedReply(app, status, record, location, location);
 }
