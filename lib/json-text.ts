@@ -19,6 +19,7 @@
 //
 // Both scans are iterative and linear: bodies nest up to 100,000 levels in the tests.
 
+import { escapePointerToken } from './json-pointer.js';
 import type { JsonValue } from './json.js';
 
 export interface JsonTextError {
@@ -388,7 +389,7 @@ function pointerOf(text: string, stack: readonly Frame[]): string {
   for (const frame of stack) {
     // The key was checked by scanString, so JSON.parse of its literal cannot throw.
     const token = frame.array ? String(frame.index) : (JSON.parse(text.slice(frame.keyStart, frame.keyEnd)) as string);
-    pointer += `/${token.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+    pointer += `/${escapePointerToken(token)}`;
   }
   return pointer;
 }

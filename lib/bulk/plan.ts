@@ -18,13 +18,12 @@
 import type { JsonObject, JsonValue } from '../json.js';
 import { isJsonObject } from '../json.js';
 import { isExactNumber, NUMBER_OUT_OF_RANGE, parseJson } from '../json-text.js';
+import { isEscapedPointerText, unescapePointerToken } from '../json-pointer.js';
 import { MAX_JSON_DEPTH } from '../writes/document.js';
 
 const CURRENT = 'current';
 const NEW = 'new';
 const SLASH = '/';
-const DIGIT_0 = 0x30;
-const DIGIT_1 = 0x31;
 // RFC 8259 §6 number grammar: `10`, `10.50`, `-3`, `1e2`; no `0x10`, `+1`, `.5`, `Infinity`, `NaN`.
 // Echoed CSV text is cut short: a problem detail must not repeat a megabyte field back.
 const ECHO_MAX = 64;
@@ -105,7 +104,7 @@ export function readBulkHeader(header: readonly string[]): BulkHeaderResult {
       if (field === 'id' || field.startsWith('id/')) {
         return headerProblem(`column ${quoted(name)}: the id cannot be changed by a bulk update`);
       }
-      if (!isEscapedPath(field)) {
+      if (!isEscapedPointerText(field)) {
         return headerProblem(`column ${quoted(name)}: "~" must be followed by 0 or 1 (RFC 6901 escapes)`);
       }
       // The write path refuses an object nested deeper (lib/writes/document.ts), so such a column could
@@ -162,7 +161,7 @@ export function planBulk(
   const outcomes: RowOutcome[] = [];
   const updates = new Map<string, JsonObject>();
   const firstRowOf = new Map<string, number>();
-  const paths = columns.fields.map(({ field }) => segmentsOf(field));
+  const paths = columns.fields.map(({ field }) => field.split(SLASH).map(unescapePointerToken));
   for (const [index, cells] of rows.entries()) {
     const row = index + 2;
     const id = cells[columns.idIndex];
@@ -229,7 +228,7 @@ function decideRow(
     const currentText = cells[current];
     const nextText = cells[next];
     if (currentText === undefined || nextText === undefined) return rowProblem(row, 'has fewer fields than the header');
-    const read = readPath(doc, path);
+    const read = readForUpdate(doc, path);
     if (!read.ok) {
       // No value of this row could ever be stored there, whatever the current column says.
       const holder = field.split(SLASH).slice(0, read.depth + 1).join(SLASH);
@@ -340,12 +339,14 @@ type Reading =
   | { readonly ok: false; readonly depth: number; readonly found: JsonValue };
 
 /**
- * The member at `path`, null when it or a member on the way is missing or null (the CSV writes null
+ * The member at `path` as lib/json.ts valueAt reads it, except that a path blocked by a value that is
+ * not an object is told apart, since an update could not write there. Null when it or a member on the
+ * way is missing or null (the CSV writes null
  * and missing alike as an empty field). A member on the way that holds anything but an object can
  * never hold the path: `depth` is its index in the path. hasOwn, so that `constructor` is never found
  * on the prototype.
  */
-function readPath(doc: JsonObject, path: readonly string[]): Reading {
+function readForUpdate(doc: JsonObject, path: readonly string[]): Reading {
   let value: JsonValue = doc;
   for (const [depth, key] of path.entries()) {
     if (!isJsonObject(value)) return { ok: false, depth: depth - 1, found: value };
@@ -357,7 +358,7 @@ function readPath(doc: JsonObject, path: readonly string[]): Reading {
 
 /**
  * A copy of `doc` with `value` at `path`, copying only the objects along the path (the document handed
- * in is never mutated) and creating the missing ones; readPath has ruled out anything else on the way.
+ * in is never mutated) and creating the missing ones; readForUpdate has ruled out anything else on the way.
  * fromEntries defines own properties, so a key such as `__proto__` stays plain data and keeps its place.
  */
 function withValueAt(doc: JsonObject, path: readonly string[], value: JsonValue): JsonObject {
@@ -419,22 +420,6 @@ function deeperThan(path: string, levels: number): boolean {
     segments++;
   }
   return segments > levels;
-}
-
-/** RFC 6901 §3: in a path, `~` only starts the escapes `~0` and `~1`. */
-function isEscapedPath(path: string): boolean {
-  for (let i = path.indexOf('~'); i !== -1; i = path.indexOf('~', i + 2)) {
-    const next = path.charCodeAt(i + 1);
-    if (next !== DIGIT_0 && next !== DIGIT_1) return false;
-  }
-  return true;
-}
-
-/** `dimensions/a~1b` → ['dimensions', 'a/b']: split on `/`, then `~1` → `/` before `~0` → `~` (RFC 6901 §4). */
-function segmentsOf(path: string): string[] {
-  return path
-    .split(SLASH)
-    .map((segment) => (segment.includes('~') ? segment.replaceAll('~1', '/').replaceAll('~0', '~') : segment));
 }
 
 function describe(stored: JsonValue): string {

@@ -18,6 +18,7 @@
 // the stored data exactly (negative numbers start with `-`), round-trip through the `$bulk` reader,
 // and have a stable ETag of its bytes. Whoever opens the file in a spreadsheet owns that risk; the
 // docs say so.
+import { escapePointerToken } from '../json-pointer.js';
 import type { JsonObject, JsonValue } from '../json.js';
 import { isJsonObject } from '../json.js';
 
@@ -102,19 +103,13 @@ function flattenInto(doc: JsonObject, emit: (column: string, text: string) => vo
     top.next++;
     const value = top.object[key];
     if (value === undefined) continue;
-    const column = top.prefix + escapeKey(key);
+    const column = top.prefix + escapePointerToken(key);
     if (isJsonObject(value) && Object.keys(value).length > 0) {
       stack.push({ prefix: `${column}/`, object: value, keys: Object.keys(value), next: 0 });
     } else {
       emit(column, cellText(value));
     }
   }
-}
-
-/** RFC 6901 §3 escaping of one path segment. */
-function escapeKey(key: string): string {
-  if (!key.includes('~') && !key.includes('/')) return key;
-  return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
 function cellText(value: JsonValue): string {

@@ -30,7 +30,7 @@
 // The comparisons whose work grows with the values (of two strings, of structures, `x in c`)
 // take the request's WorkBudget when the compiler has one and charge it as cost.ts says; the
 // interpreter passes none.
-import type { JsonObject, JsonValue } from '../json.js';
+import { valueAt, type JsonObject, type JsonValue } from '../json.js';
 import type { BinaryOperator } from './ast.js';
 import type { WorkBudget } from './budget.js';
 import { ELEMENT_COMPARE_STEPS, MEMBER_COMPARE_STEPS, STRUCTURE_STEPS, compareSteps } from './cost.js';
@@ -61,19 +61,10 @@ export function or3(left: Truth, right: Truth): Truth {
   return left === false && right === false ? false : null;
 }
 
-/** The member `key` of `value` when it is a JSON object that owns it; null otherwise. */
-export function member(value: Value, key: string): Value {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof FilterDate) return null;
-  return Object.hasOwn(value, key) ? (value[key] ?? null) : null;
-}
-
+/** A member path of a value (lib/json.ts valueAt): a date has no members; everything else is JSON. */
 export function readPath(root: Value, segments: readonly string[]): Value {
-  let value = root;
-  for (const segment of segments) {
-    value = member(value, segment);
-    if (value === null) return null;
-  }
-  return value;
+  if (root instanceof FilterDate) return segments.length === 0 ? root : null;
+  return valueAt(root, segments);
 }
 
 /** `a eq b`; with a budget, it pays for the strings and structures it compares (cost.ts). */

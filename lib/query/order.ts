@@ -13,7 +13,7 @@
 // carries the last item's key): a key orders by the first MAX_SORT_TEXT code units of a string, and
 // of an array's or object's JSON text, then by id. Note: this departs from a plain total order only
 // for values that share their first MAX_SORT_TEXT code units; those order by id instead.
-import type { JsonObject, JsonPrimitive, JsonValue } from '../json.js';
+import { valueAt, type JsonObject, type JsonPrimitive, type JsonValue } from '../json.js';
 
 export interface OrderKey {
   readonly path: readonly string[];
@@ -27,16 +27,6 @@ export type SortValue = JsonPrimitive | { readonly structured: string };
 export const MAX_SORT_TEXT = 128;
 
 const TYPE_RANK = { null: 0, boolean: 1, number: 2, string: 3, structured: 4 } as const;
-
-/** The value at `path` in `doc`, or null when any step is missing. */
-export function valueAt(doc: JsonObject, path: readonly string[]): JsonValue {
-  let value: JsonValue | undefined = doc;
-  for (const segment of path) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, segment)) return null;
-    value = value[segment];
-  }
-  return value ?? null;
-}
 
 /** Total order of JSON values (negative, zero or positive). */
 export function compareValues(a: JsonValue, b: JsonValue): number {

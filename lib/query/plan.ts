@@ -3,11 +3,10 @@
 // or field=value → 400). The resulting plan is applied to rows without looking at the query again.
 import { compileFilter, WorkBudget, type FilterError } from '../filter/index.js';
 import { problem, type Problem } from '../protocol/problem.js';
-import type { JsonObject, JsonValue } from '../json.js';
+import { valueAt, type JsonObject, type JsonValue } from '../json.js';
 import type { StoredRecord } from '../store/types.js';
 import type { CollectionQuery, SimpleCondition } from './options.js';
 import { equalityTerms, type EqualityTerm } from './equality.js';
-import { valueAt } from './order.js';
 
 export interface QueryPlan {
   readonly query: CollectionQuery;

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FilterDate } from '../../lib/filter/dates.js';
 import {
-  and3, arithmetic, comparison, equals, foldLambda, isElement, isMember, member, negate, not3, or3, order, readPath,
+  and3, arithmetic, comparison, equals, foldLambda, isElement, isMember, negate, not3, or3, order, readPath,
   truth, type Truth,
 } from '../../lib/filter/values.js';
 
@@ -69,7 +69,7 @@ describe('arithmetic', () => {
 
 describe('paths, membership and lambdas', () => {
   it('should read own members only', () => {
-    assert.deepEqual([member({ a: 1 }, 'a'), member({}, 'constructor'), member([1], 'length'), member('s', 'length')],
+    assert.deepEqual([readPath({ a: 1 }, ['a']), readPath({}, ['constructor']), readPath([1], ['length']), readPath('s', ['length'])],
       [1, null, null, null]);
     assert.deepEqual([readPath({ a: { b: [1] } }, ['a', 'b']), readPath({ a: null }, ['a', 'b']), readPath({ a: 1 }, [])],
       [[1], null, { a: 1 }]);
