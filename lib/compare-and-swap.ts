@@ -16,7 +16,7 @@ export interface CasPolicy {
 }
 
 /** Enough for a handful of writers racing over one record, short enough to answer within a request. */
-export const DEFAULT_CAS_POLICY: CasPolicy = Object.freeze({ attempts: 12, baseMs: 2, capMs: 100 });
+const DEFAULT_CAS_POLICY: CasPolicy = Object.freeze({ attempts: 12, baseMs: 2, capMs: 100 });
 
 /** One decision: a final answer, or `conflict` when the write lost to another one. */
 export type CasStep<T> = { readonly done: T } | { readonly conflict: true };

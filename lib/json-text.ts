@@ -39,7 +39,7 @@ export type JsonParse =
   | { readonly ok: false; readonly error: JsonTextError };
 
 export const NUMBER_OUT_OF_RANGE = 'number out of range';
-export const NUMBER_INEXACT = 'number cannot be stored exactly';
+const NUMBER_INEXACT = 'number cannot be stored exactly';
 
 const TAB = 0x09;
 const LF = 0x0a;

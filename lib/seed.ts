@@ -27,7 +27,7 @@ import type { Problem } from './protocol/problem.js';
 import type { Mutation, Store } from './store/types.js';
 import type { Writer } from './writes/writer.js';
 
-export const META_SPACE = '$meta';
+const META_SPACE = '$meta';
 /** A byte order mark an editor may have put first (RFC 8259 §8.1 lets a parser ignore it). */
 const BOM = 0xfeff;
 const SEED_MARKER = 'seed';

@@ -34,11 +34,11 @@
 // Not charged beyond their node: `length` and `$count`, which read a stored length.
 import type { FilterNode, FunctionName, InListNode } from './ast.js';
 
-export const CALL_STEPS = 2;
-export const DATE_PARSE_STEPS = 32;
-export const VISIT_STEPS = 2;
-export const SCAN_UNITS_PER_STEP = 4;
-export const COMPARE_UNITS_PER_STEP = 16;
+const CALL_STEPS = 2;
+const DATE_PARSE_STEPS = 32;
+const VISIT_STEPS = 2;
+const SCAN_UNITS_PER_STEP = 4;
+const COMPARE_UNITS_PER_STEP = 16;
 export const ELEMENT_COMPARE_STEPS = 1;
 export const STRUCTURE_STEPS = 16;
 export const MEMBER_COMPARE_STEPS = 32;

@@ -51,15 +51,15 @@ export { FilterDate } from './dates.js';
 export type { FilterError, FilterErrorKind } from './errors.js';
 export { interpretFilter } from './interpret.js';
 
-export const DEFAULT_MAX_LENGTH = 4096;
-export const DEFAULT_MAX_DEPTH = 64;
+const DEFAULT_MAX_LENGTH = 4096;
+const DEFAULT_MAX_DEPTH = 64;
 /**
  * Ceilings on the options, so no setting lets the parser or a predicate run out of stack: operator
  * chains cost no stack at any length, and 128 levels of the costliest nesting use about a third of
  * Node's default stack.
  */
-export const MAX_LENGTH_CEILING = 65_536;
-export const MAX_DEPTH_CEILING = 128;
+const MAX_LENGTH_CEILING = 65_536;
+const MAX_DEPTH_CEILING = 128;
 
 export interface FilterLimits {
   /** Longest accepted input, in characters; default 4096, at most 65536. */

@@ -22,7 +22,7 @@ import { filterError, quote, type FilterError } from './errors.js';
 export type PunctuationKind = 'open' | 'close' | 'comma' | 'colon' | 'slash' | 'minus' | 'end';
 
 /** The `$count` segment of a collection path. */
-export const COUNT_SEGMENT = '$count';
+const COUNT_SEGMENT = '$count';
 
 export type Token =
   | { readonly kind: 'word'; readonly offset: number; readonly text: string }

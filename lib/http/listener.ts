@@ -18,7 +18,7 @@ const REQUEST_TIMEOUT_MS = 60_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** How often Node checks the two timeouts above (its default, 30 s, would let a slow client linger). */
 const TIMEOUT_CHECK_MS = 1_000;
-export const MAX_HEADER_BYTES = 16 * 1024;
+const MAX_HEADER_BYTES = 16 * 1024;
 const DEFAULT_DRAIN_MS = 10_000;
 /** request-line = method SP request-target SP HTTP-version (RFC 9112 §3); method = token. */
 const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ \r\n]+ HTTP\/\d\.\d\r?\n/;

@@ -8,7 +8,7 @@ import type { Clock } from '../clock.js';
 import { problemBody, type Problem } from '../protocol/problem.js';
 
 export const JSON_TYPE = 'application/json';
-export const PROBLEM_TYPE = 'application/problem+json';
+const PROBLEM_TYPE = 'application/problem+json';
 
 export interface Reply {
   readonly status: number;
@@ -21,7 +21,7 @@ export interface Reply {
 const EMPTY = Buffer.alloc(0);
 
 /** How long a closing connection keeps reading (and discarding) client data after the response. */
-export const LINGER_MS = 2000;
+const LINGER_MS = 2000;
 
 export function jsonReply(status: number, body: Buffer, headers: Readonly<Record<string, string>>): Reply {
   return { status, headers: { 'Content-Type': JSON_TYPE, ...headers }, body };

@@ -24,7 +24,7 @@ export interface Word {
 }
 
 /** SP or HTAB, the two characters of OWS. */
-export function isOws(code: number): boolean {
+function isOws(code: number): boolean {
   return code === SP || code === HTAB;
 }
 

@@ -14,7 +14,7 @@ import type { App, RequestContext } from './context.js';
 import { readJsonObject, unavailableReply, verdictProblem } from './common.js';
 import { collectionWalk, type CollectionQuerying } from './collection-walk.js';
 import { fingerprintOf, fingerprintOfRecord, isStorable, outcomeOf, recordId, replayOf } from './idempotency.js';
-import { writeReply } from './items.js';
+import { itemWriteReply } from './replies.js';
 import { pagedReply, pageValidators, type Paging } from './paging.js';
 
 /** What a POST needs: the collection's page for its preconditions, the write path, the keys in flight. */
@@ -62,9 +62,9 @@ async function create(app: Posting, rq: RequestContext, collection: string, keyI
   const doc: JsonObject = { id, ...body.doc };
   // Every header of the reply is known before the commit but Last-Modified, which a replay takes from
   // the record's own commit time (the same batch).
-  const outcome = remember(writeReply(app, 201, { collection, id, version: 0, modifiedAt: 0, doc }));
+  const outcome = remember(itemWriteReply(app, 201, { collection, id, version: 0, modifiedAt: 0, doc }));
   const result = await app.writer.write([{ kind: 'put', collection, id, doc, expect: { absent: true } }], outcome === undefined ? {} : { remember: outcome });
-  if (result.ok) return writeReply(app, 201, result.records[0] as StoredRecord);
+  if (result.ok) return itemWriteReply(app, 201, result.records[0] as StoredRecord);
   if (result.reason === 'invalid') {
     const reply = problemReply(result.problem);
     return refuse(app, reply, remember(reply));

@@ -72,3 +72,8 @@ export function unavailableReply(app: Pick<App, 'log'>, rq: { readonly requestId
   app.log('error', 'store write failed', { requestId: rq.requestId, detail });
   return problemReply(problem('unavailable', detail), { 'Retry-After': '1' });
 }
+
+/** An id as a problem shows it: quoted, and clipped so that a 255-character id stays readable. */
+export function shown(id: string): string {
+  return JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id);
+}

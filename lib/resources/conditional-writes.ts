@@ -101,7 +101,7 @@ export function conditionalDelete(
 }
 
 /** The validators of a stored resource: those of its JSON, the representation a write replaces. */
-export function validatorsOf(app: Pick<App, 'representations'>, record: StoredRecord | undefined): Validators | undefined {
+function validatorsOf(app: Pick<App, 'representations'>, record: StoredRecord | undefined): Validators | undefined {
   if (record === undefined) return undefined;
   return { etag: app.representations.itemJson(record).etag, lastModified: record.modifiedAt };
 }

@@ -9,6 +9,7 @@ import type { App, RequestContext } from './context.js';
 import { actionReply, listedItemReply, listingReply, type Listing } from './listing.js';
 import type { Paging } from './paging.js';
 import type { ItemReading } from './replies.js';
+import { shown } from './common.js';
 
 const INBOX: Listing = { space: INBOX_SPACE, path: '/$inbox', fields: INBOX_FIELDS };
 
@@ -39,9 +40,4 @@ export async function retryInboxEvent(app: Pick<App, 'inbox' | 'representations'
     case 'queued':
       return actionReply(app, 202, outcome.record, INBOX);
   }
-}
-
-/** An id as a problem shows it: quoted, and clipped so that a 255-character id stays readable. */
-export function shown(id: string): string {
-  return JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id);
 }

@@ -9,9 +9,9 @@ import { readCacheControl } from '../http/cache-policy.js';
 import type { JsonObject } from '../json.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
-import { itemPath, link, unavailableReply } from './common.js';
+import { itemPath, unavailableReply } from './common.js';
 import { conditionalDelete, conditionalPut, type ConditionalWriting } from './conditional-writes.js';
-import { itemReadReply, storedReply, type ItemReading } from './replies.js';
+import { itemReadReply, itemWriteReply as writeReply, type ItemReading } from './replies.js';
 
 const DAY_MS = 86_400_000;
 
@@ -73,12 +73,6 @@ export function undoDelete(app: ItemWriting, rq: RequestContext): Promise<Reply>
     },
     () => unavailableReply(app, rq, 'undo lost the race against concurrent writes too many times'),
   );
-}
-
-/** Response to a successful write of an item: its representation, at its own URL. */
-export function writeReply(app: Pick<App, 'representations' | 'policy' | 'baseUrl'>, status: 200 | 201, record: StoredRecord): Reply {
-  const location = link(app, itemPath(record.collection, record.id));
-  return storedReply(app, status, record, location, location);
 }
 
 /** The stored object always carries "id" equal to the path id (CONVENTIONS.md#items): a body without one gets it. */

@@ -8,7 +8,7 @@ import { problem } from '../protocol/problem.js';
 import { OUTBOX_SPACE } from '../webhooks/events.js';
 import { OUTBOX_FIELDS } from '../webhooks/outbox.js';
 import type { App, RequestContext } from './context.js';
-import { shown } from './inbox.js';
+import { shown } from './common.js';
 import { actionReply, listedItemReply, listingReply, type Listing } from './listing.js';
 import type { Paging } from './paging.js';
 import type { ItemReading } from './replies.js';

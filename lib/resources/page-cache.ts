@@ -17,7 +17,7 @@ export interface PageCacheLimits {
   readonly bytes: number;
 }
 
-export const DEFAULT_PAGE_CACHE_LIMITS: PageCacheLimits = { entries: 512, bytes: 32 * 1024 * 1024 };
+const DEFAULT_PAGE_CACHE_LIMITS: PageCacheLimits = { entries: 512, bytes: 32 * 1024 * 1024 };
 
 interface Cached {
   readonly collection: string;

@@ -29,7 +29,7 @@ import { listHtml } from './html.js';
 export const CSV_TYPE = 'text/csv';
 const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8; header=present';
 /** A page ends once its items pass this many bytes of JSON (the last item may carry it past). */
-export const PAGE_BYTES = 4 * 1024 * 1024;
+const PAGE_BYTES = 4 * 1024 * 1024;
 /** How often a scan gives the event loop a turn: every so many rows, or so many filter steps. */
 const YIELD_ROWS = 2048;
 const YIELD_STEPS = 200_000;

@@ -25,7 +25,7 @@ import { buildPage, type PageBuilding, type PageSource } from './pages.js';
 import { readReply } from './replies.js';
 
 /** The longest `@nextLink` the server emits: it must be able to follow its own links. */
-export const MAX_LINK_BYTES = 8192;
+const MAX_LINK_BYTES = 8192;
 
 /** What a token carries besides its position: a collection walk's query, or a query resource's version. */
 export type WalkCarry = Pick<PagePosition, 'query' | 'definition'>;

@@ -26,7 +26,7 @@ import { conditionalDelete, conditionalPut, type ConditionalWriting } from './co
 import { pagedReply, type Paging, type Planned, type Walk } from './paging.js';
 import { readReply, storedReply } from './replies.js';
 
-export const QUERY_SPACE = '$queries';
+const QUERY_SPACE = '$queries';
 
 /** What storing a definition needs besides a conditional write: its validation, its answer. */
 type QueryDefining = CollectionQuerying & Pick<App, 'policy'>;

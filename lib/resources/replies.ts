@@ -11,7 +11,7 @@ import { noStoreCacheControl, varyOf } from '../http/cache-policy.js';
 import { JSON_TYPE, jsonReply, problemReply, type Reply } from '../http/respond.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
-import { verdictProblem } from './common.js';
+import { itemPath, link, verdictProblem } from './common.js';
 import type { Representation } from '../protocol/representation.js';
 import { HTML_CONTENT_TYPE, HTML_SECURITY_POLICY, HTML_TYPE } from '../html/views.js';
 import { itemHtml } from './html.js';
@@ -74,4 +74,10 @@ export function storedReply(app: Pick<App, 'representations' | 'policy'>, status
   const vary = varyOf(app.policy, ['Accept']);
   if (vary !== undefined) headers['Vary'] = vary;
   return jsonReply(status, representation.bytes, headers);
+}
+
+/** Response to a successful write of an item: its representation, at its own URL. */
+export function itemWriteReply(app: Pick<App, 'representations' | 'policy' | 'baseUrl'>, status: 200 | 201, record: StoredRecord): Reply {
+  const location = link(app, itemPath(record.collection, record.id));
+  return storedReply(app, status, record, location, location);
 }

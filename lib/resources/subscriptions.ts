@@ -12,7 +12,7 @@ import { checkSubscription, pointsAtSelf, SECRET_SPACE, SUBSCRIPTION_SPACE } fro
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { conditionalDelete, conditionalPut, type ConditionalWriting } from './conditional-writes.js';
-import { shown } from './inbox.js';
+import { shown } from './common.js';
 import { listedItemReply, listingReply, type Listing } from './listing.js';
 import { storedReply, type ItemReading } from './replies.js';
 import type { Paging } from './paging.js';

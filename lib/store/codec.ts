@@ -19,10 +19,10 @@ import { readFully } from './fs-io.js';
 import type { Batch } from './types.js';
 
 /** "RSF1" read as a little-endian u32. */
-export const FRAME_MAGIC = 0x31465352;
+const FRAME_MAGIC = 0x31465352;
 export const FRAME_HEADER_BYTES = 12;
 /** A length above this is damage, not data: no batch or snapshot chunk is ever this large. */
-export const MAX_FRAME_PAYLOAD = 1 << 30;
+const MAX_FRAME_PAYLOAD = 1 << 30;
 /** FRAME_MAGIC as it appears in the file (a string: immutable, unlike a module-level Buffer). */
 const MAGIC_TEXT = 'RSF1';
 const READ_CHUNK_BYTES = 8 << 20;

@@ -23,7 +23,7 @@ export interface SideLogs {
   close(): Promise<void>;
 }
 
-export function sideLogFile(name: string): string {
+function sideLogFile(name: string): string {
   if (typeof name !== 'string' || !SIDE_LOG_NAME.test(name)) {
     throw new TypeError(`side log name must match ${SIDE_LOG_NAME}, got ${JSON.stringify(name)}`);
   }

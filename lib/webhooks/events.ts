@@ -24,7 +24,7 @@ export const OUTBOX_SPACE = '$outbox';
 export const OUTBOX_BODY_SPACE = '$outbox-bodies';
 export const OUTBOX_SPACES: JobSpaces = { space: OUTBOX_SPACE, bodySpace: OUTBOX_BODY_SPACE };
 /** Deliveries, their bodies included, are kept this long after their event, whatever became of them. */
-export const OUTBOX_RETENTION_MS = 30 * 86_400_000;
+const OUTBOX_RETENTION_MS = 30 * 86_400_000;
 
 /** The JSON representation a read of a stored item answers (lib/resources/representation-cache.ts). */
 export interface ItemRepresentations {

@@ -27,18 +27,16 @@ import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 
 export const INBOX_SPACE = '$inbox';
-export const INBOX_BODY_SPACE = '$inbox-bodies';
-export const INBOX_SPACES: JobSpaces = { space: INBOX_SPACE, bodySpace: INBOX_BODY_SPACE };
+const INBOX_BODY_SPACE = '$inbox-bodies';
+const INBOX_SPACES: JobSpaces = { space: INBOX_SPACE, bodySpace: INBOX_BODY_SPACE };
 /** The inbox's body space before the two queues shared one name scheme: a store written so still opens. */
-export const FORMER_INBOX_BODY_SPACE = '$inbox-payloads';
+const FORMER_INBOX_BODY_SPACE = '$inbox-payloads';
 /** The side log `dead-letter.jsonl` (CONVENTIONS.md#inbox-retries-and-dead-letters). */
-export const INBOX_DEAD_LETTER = 'dead-letter';
+const INBOX_DEAD_LETTER = 'dead-letter';
 /** The fields of an inbox item (CONVENTIONS.md#inbox), the only properties a query on /$inbox may name. */
 export const INBOX_FIELDS: ReadonlySet<string> = new Set([
   'id', 'event', 'status', 'attempts', 'receivedAt', 'processedAt', 'nextAttemptAt', 'lastError',
 ]);
-
-export type InboxStatus = 'accepted' | 'processed' | 'failed' | 'dead';
 
 export interface HandlerContext {
   /** 1 for the first run of this event, then 2, 3, ... */

@@ -32,7 +32,7 @@ import { WebhookPoster } from './post.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, secretOf, subscriptionOf } from './subscriptions.js';
 
 /** The side log `outbox-dead-letter.jsonl` (CONVENTIONS.md#delivery-retries). */
-export const OUTBOX_DEAD_LETTER = 'outbox-dead-letter';
+const OUTBOX_DEAD_LETTER = 'outbox-dead-letter';
 /** The fields of a delivery (CONVENTIONS.md#outbox), the only properties a query on /$outbox may name. */
 export const OUTBOX_FIELDS: ReadonlySet<string> = new Set([
   'id', 'eventId', 'subscription', 'event', 'status', 'attempts', 'createdAt', 'deliveredAt', 'nextAttemptAt',

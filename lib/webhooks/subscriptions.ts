@@ -17,7 +17,7 @@ import { problem, type Problem } from '../protocol/problem.js';
 
 export const SUBSCRIPTION_SPACE = '$subscriptions';
 export const SECRET_SPACE = '$subscription-secrets';
-export const CHANGES = ['created', 'replaced', 'deleted', 'restored'] as const;
+const CHANGES = ['created', 'replaced', 'deleted', 'restored'] as const;
 export type Change = (typeof CHANGES)[number];
 
 const MEMBERS = new Set(['id', 'url', 'events', 'secret', 'status']);
