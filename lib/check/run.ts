@@ -6,6 +6,7 @@
 import { systemRandom, type Random } from '../clock.js';
 import type { JsonObject } from '../json.js';
 import { checksInOrder } from './checks.js';
+import { JSON_CREATE_ONLY } from './define.js';
 import { expectHeader, expectStatus, seen } from './expect.js';
 import { Probe, ProbeRefused, type ProbeRequest, type ProbeResponse } from './probe.js';
 import { citationText, isDocumentUrl, ruleUrl, type Anchor, type SpecReference } from './rules.js';
@@ -66,11 +67,6 @@ const DEFAULT_MAX_REQUESTS = 1000;
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** Requests kept back from the checks so the clean-up can always run. */
 const CLEAN_UP_RESERVE = 200;
-/** The fields of a JSON PUT that may only create, never replace (CONVENTIONS.md#conditional-create). */
-const CREATE_ONLY_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Type': 'application/json',
-  'If-None-Match': '*',
-};
 
 export async function runChecks(baseUrl: string, options: CheckOptions = {}): Promise<CheckReport> {
   if (options.docsBase !== undefined && !isDocumentUrl(options.docsBase)) {
@@ -179,7 +175,7 @@ class RunState {
     const id = this.newId();
     const path = `/${this.collection}/${id}`;
     const doc: JsonObject = { id, name: `check item ${id}`, price: 10, ...fields };
-    const response = await this.send({ method: 'PUT', path, headers: CREATE_ONLY_HEADERS, body: JSON.stringify(doc) });
+    const response = await this.send({ method: 'PUT', path, headers: JSON_CREATE_ONLY, body: JSON.stringify(doc) });
     try {
       expectStatus(response, 201);
       return { id, path, etag: expectHeader(response, 'etag'), doc };
@@ -197,7 +193,7 @@ class RunState {
       const doc = listingItem(n);
       const path = `/${this.listingCollection}/${String(doc['id'])}`;
       const body = JSON.stringify(doc);
-      const response = await this.send({ method: 'PUT', path, headers: CREATE_ONLY_HEADERS, body });
+      const response = await this.send({ method: 'PUT', path, headers: JSON_CREATE_ONLY, body });
       if (response.status !== 201) {
         throw new CheckFailed(`could not create the listing's items with PUT and If-None-Match: * (${seen(response)})`);
       }
