@@ -18,3 +18,6 @@ export function check(
 }
 
 export const JSON_BODY = { 'Content-Type': 'application/json' } as const;
+
+/** A JSON body that may only create, never replace (CONVENTIONS.md#conditional-create). */
+export const JSON_CREATE_ONLY = { ...JSON_BODY, 'If-None-Match': '*' } as const;

@@ -11,11 +11,15 @@ const QUOTED = 160;
 export function seen(response: ProbeResponse): string {
   const type = response.header('content-type');
   const body = response.text.length > QUOTED ? `${response.text.slice(0, QUOTED)}…` : response.text;
-  return `${response.status}${type === undefined ? '' : ` ${type}`}${body === '' ? '' : ` ${JSON.stringify(body)}`}`;
+  const typed = type === undefined ? '' : ` ${type}`;
+  const quoted = body === '' ? '' : ` ${JSON.stringify(body)}`;
+  return `${response.status}${typed}${quoted}`;
 }
 
 export function expectStatus(response: ProbeResponse, ...expected: number[]): void {
-  if (!expected.includes(response.status)) throw new CheckFailed(`expected ${expected.join(' or ')}, got ${seen(response)}`);
+  if (!expected.includes(response.status)) {
+    throw new CheckFailed(`expected ${expected.join(' or ')}, got ${seen(response)}`);
+  }
 }
 
 /** The field's value; fails when it is absent. */
@@ -33,19 +37,25 @@ export function expectNoHeader(response: ProbeResponse, name: string): void {
 /** The body as a JSON object; fails when it is not one. */
 export function expectObject(response: ProbeResponse): JsonObject {
   const body = response.json();
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new CheckFailed(`expected a JSON object, got ${seen(response)}`);
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new CheckFailed(`expected a JSON object, got ${seen(response)}`);
+  }
   return body as JsonObject;
 }
 
 /** The envelope's `value` array; fails when the body is not `{ "value": [...] }`. */
-export function expectEnvelope(response: ProbeResponse): { value: JsonObject[]; next: string | undefined; body: JsonObject } {
+export function expectEnvelope(
+  response: ProbeResponse,
+): { value: JsonObject[]; next: string | undefined; body: JsonObject } {
   const body = response.json();
   if (Array.isArray(body)) throw new CheckFailed(`a bare array: ${seen(response)}`);
   const object = expectObject(response);
   const value = object['value'];
   if (!Array.isArray(value)) throw new CheckFailed(`no "value" array in ${seen(response)}`);
   const next = object['@nextLink'];
-  if (next !== undefined && typeof next !== 'string') throw new CheckFailed(`"@nextLink" is not a string: ${JSON.stringify(next)}`);
+  if (next !== undefined && typeof next !== 'string') {
+    throw new CheckFailed(`"@nextLink" is not a string: ${JSON.stringify(next)}`);
+  }
   return { value: value as JsonObject[], next, body: object };
 }
 
@@ -53,10 +63,16 @@ export function expectEnvelope(response: ProbeResponse): { value: JsonObject[]; 
 export function expectProblem(response: ProbeResponse, status: number): JsonObject {
   expectStatus(response, status);
   const type = response.header('content-type') ?? '';
-  if (!/^application\/problem\+json\s*(;|$)/i.test(type)) throw new CheckFailed(`Content-Type ${type || '(none)'} for a ${status}, not application/problem+json`);
+  if (!/^application\/problem\+json\s*(;|$)/i.test(type)) {
+    throw new CheckFailed(`Content-Type ${type || '(none)'} for a ${status}, not application/problem+json`);
+  }
   const body = expectObject(response);
-  for (const member of ['type', 'title', 'status']) if (body[member] === undefined) throw new CheckFailed(`the problem has no "${member}": ${seen(response)}`);
-  if (body['status'] !== status) throw new CheckFailed(`the problem says status ${JSON.stringify(body['status'])} on a ${status}`);
+  for (const member of ['type', 'title', 'status']) {
+    if (body[member] === undefined) throw new CheckFailed(`the problem has no "${member}": ${seen(response)}`);
+  }
+  if (body['status'] !== status) {
+    throw new CheckFailed(`the problem says status ${JSON.stringify(body['status'])} on a ${status}`);
+  }
   return body;
 }
 
@@ -66,5 +82,6 @@ export function expectThat(condition: boolean, failure: string): void {
 
 /** The names a Vary field lists, lowercased. */
 export function varyNames(response: ProbeResponse): Set<string> {
-  return new Set((response.header('vary') ?? '').split(',').map((name) => name.trim().toLowerCase()).filter((name) => name !== ''));
+  const names = (response.header('vary') ?? '').split(',').map((name) => name.trim().toLowerCase());
+  return new Set(names.filter((name) => name !== ''));
 }

@@ -39,10 +39,16 @@ export class Probe {
 
   constructor(
     baseUrl: string,
-    private readonly options: { readonly maxRequests: number; readonly timeoutMs: number; readonly headers: Readonly<Record<string, string>> },
+    private readonly options: {
+      readonly maxRequests: number;
+      readonly timeoutMs: number;
+      readonly headers: Readonly<Record<string, string>>;
+    },
   ) {
     this.base = new URL(baseUrl);
-    if (this.base.protocol !== 'http:' && this.base.protocol !== 'https:') throw new ProbeRefused(`the base URL must be http or https, not ${this.base.protocol}`);
+    if (this.base.protocol !== 'http:' && this.base.protocol !== 'https:') {
+      throw new ProbeRefused(`the base URL must be http or https, not ${this.base.protocol}`);
+    }
     this.origin = this.base.origin;
   }
 
@@ -60,16 +66,29 @@ export class Probe {
 
   send(request: ProbeRequest): Promise<ProbeResponse> {
     const url = this.resolve(request.path);
-    if (url.origin !== this.origin) return Promise.reject(new ProbeRefused(`not sent: ${url.href} is outside ${this.origin}`));
-    if (this.sent >= this.options.maxRequests) return Promise.reject(new ProbeRefused(`not sent: the run's budget of ${this.options.maxRequests} requests is spent`));
+    if (url.origin !== this.origin) {
+      return Promise.reject(new ProbeRefused(`not sent: ${url.href} is outside ${this.origin}`));
+    }
+    const { maxRequests, timeoutMs } = this.options;
+    if (this.sent >= maxRequests) {
+      return Promise.reject(new ProbeRefused(`not sent: the run's budget of ${maxRequests} requests is spent`));
+    }
     this.sent++;
-    const body = request.body === undefined ? undefined : Buffer.isBuffer(request.body) ? request.body : Buffer.from(request.body, 'utf8');
+    const body =
+      request.body === undefined
+        ? undefined
+        : Buffer.isBuffer(request.body)
+          ? request.body
+          : Buffer.from(request.body, 'utf8');
     const headers: Record<string, string | string[]> = { ...this.options.headers };
-    for (const [name, value] of Object.entries(request.headers ?? {})) headers[name] = typeof value === 'string' ? value : [...value];
+    for (const [name, value] of Object.entries(request.headers ?? {})) {
+      headers[name] = typeof value === 'string' ? value : [...value];
+    }
     if (body !== undefined) headers['Content-Length'] = String(body.length);
+    const transport = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
-      const outgoing = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: request.method, headers, agent: false });
-      outgoing.setTimeout(this.options.timeoutMs, () => outgoing.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`)));
+      const outgoing = transport(url, { method: request.method, headers, agent: false });
+      outgoing.setTimeout(timeoutMs, () => outgoing.destroy(new Error(`no answer within ${timeoutMs} ms`)));
       outgoing.on('error', reject);
       outgoing.on('response', (answer) => {
         const chunks: Buffer[] = [];
@@ -79,7 +98,9 @@ export class Probe {
           if (size <= BODY_LIMIT) chunks.push(chunk);
         });
         answer.on('error', reject);
-        answer.on('end', () => resolve(response(url.href, answer.statusCode ?? 0, answer.rawHeaders, Buffer.concat(chunks))));
+        answer.on('end', () => {
+          resolve(response(url.href, answer.statusCode ?? 0, answer.rawHeaders, Buffer.concat(chunks)));
+        });
       });
       outgoing.end(body);
     });

@@ -25,7 +25,8 @@ export function reportText(report: CheckReport): string {
     if (outcome.ruleUrl !== undefined) lines.push(`${URL_INDENT}${outcome.ruleUrl}`);
   }
   const { pass, fail, skip } = report.summary;
-  lines.push('', `${report.outcomes.length} checks: ${pass} passed, ${fail} failed, ${skip} skipped (${report.requests} requests)`);
+  const counts = `${pass} passed, ${fail} failed, ${skip} skipped`;
+  lines.push('', `${report.outcomes.length} checks: ${counts} (${report.requests} requests)`);
   if (report.leftBehind.length > 0) lines.push(`Could not remove what the run stored: ${report.leftBehind.join('; ')}`);
   return `${lines.join('\n')}\n`;
 }

@@ -6,6 +6,7 @@
 import { systemRandom, type Random } from '../clock.js';
 import type { JsonObject } from '../json.js';
 import { checksInOrder } from './checks.js';
+import { JSON_CREATE_ONLY } from './define.js';
 import { expectHeader, expectStatus, seen } from './expect.js';
 import { Probe, ProbeRefused, type ProbeRequest, type ProbeResponse } from './probe.js';
 import { citationText, isDocumentUrl, ruleUrl, type Anchor, type SpecReference } from './rules.js';
@@ -72,7 +73,8 @@ export async function runChecks(baseUrl: string, options: CheckOptions = {}): Pr
     throw new TypeError(`options.docsBase must be an absolute http(s) URL without a fragment: ${options.docsBase}`);
   }
   const maxRequests = options.maxRequests ?? DEFAULT_MAX_REQUESTS;
-  const headers: Record<string, string> = options.apiKey === undefined ? {} : { Authorization: `Bearer ${options.apiKey}` };
+  const headers: Record<string, string> =
+    options.apiKey === undefined ? {} : { Authorization: `Bearer ${options.apiKey}` };
   const probe = new Probe(baseUrl, { maxRequests, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, headers });
   const run = new RunState(probe, options, maxRequests - CLEAN_UP_RESERVE);
   const outcomes: CheckOutcome[] = [];
@@ -83,7 +85,13 @@ export async function runChecks(baseUrl: string, options: CheckOptions = {}): Pr
     await run.cleanUp();
   }
   const count = (result: CheckResult): number => outcomes.filter((outcome) => outcome.result === result).length;
-  return { baseUrl, outcomes, summary: { pass: count('pass'), fail: count('fail'), skip: count('skip') }, requests: probe.count, leftBehind: run.leftBehind };
+  return {
+    baseUrl,
+    outcomes,
+    summary: { pass: count('pass'), fail: count('fail'), skip: count('skip') },
+    requests: probe.count,
+    leftBehind: run.leftBehind,
+  };
 }
 
 async function runOne(check: Check, run: RunState, docsBase: string | undefined): Promise<CheckOutcome> {
@@ -104,7 +112,8 @@ async function runOne(check: Check, run: RunState, docsBase: string | undefined)
     if (error instanceof CheckSkipped) return { ...base, result: 'skip', detail: error.why };
     if (error instanceof CheckFailed) return { ...base, result: 'fail', detail: error.seen };
     if (error instanceof ProbeRefused) return { ...base, result: 'fail', detail: error.message };
-    return { ...base, result: 'fail', detail: `the request failed: ${error instanceof Error ? error.message : String(error)}` };
+    const message = error instanceof Error ? error.message : String(error);
+    return { ...base, result: 'fail', detail: `the request failed: ${message}` };
   }
 }
 
@@ -150,7 +159,9 @@ class RunState {
   }
 
   private send(request: ProbeRequest): Promise<ProbeResponse> {
-    if (this.probe.count >= this.checkBudget) return Promise.reject(new ProbeRefused(`not sent: the checks' budget of ${this.checkBudget} requests is spent`));
+    if (this.probe.count >= this.checkBudget) {
+      return Promise.reject(new ProbeRefused(`not sent: the checks' budget of ${this.checkBudget} requests is spent`));
+    }
     return this.probe.send(request);
   }
 
@@ -164,13 +175,15 @@ class RunState {
     const id = this.newId();
     const path = `/${this.collection}/${id}`;
     const doc: JsonObject = { id, name: `check item ${id}`, price: 10, ...fields };
-    const response = await this.send({ method: 'PUT', path, headers: { 'Content-Type': 'application/json', 'If-None-Match': '*' }, body: JSON.stringify(doc) });
+    const response = await this.send({ method: 'PUT', path, headers: JSON_CREATE_ONLY, body: JSON.stringify(doc) });
     try {
       expectStatus(response, 201);
       return { id, path, etag: expectHeader(response, 'etag'), doc };
     } catch (error) {
       // A check that needs an item cannot judge its own rule when the item cannot be made.
-      if (error instanceof CheckFailed) throw new CheckFailed(`could not create a test item with PUT and If-None-Match: * (${error.seen})`);
+      if (error instanceof CheckFailed) {
+        throw new CheckFailed(`could not create a test item with PUT and If-None-Match: * (${error.seen})`);
+      }
       throw error;
     }
   }
@@ -178,8 +191,12 @@ class RunState {
   private async makeListing(): Promise<string> {
     for (let n = 1; n <= LISTING_ITEMS; n++) {
       const doc = listingItem(n);
-      const response = await this.send({ method: 'PUT', path: `/${this.listingCollection}/${String(doc['id'])}`, headers: { 'Content-Type': 'application/json', 'If-None-Match': '*' }, body: JSON.stringify(doc) });
-      if (response.status !== 201) throw new CheckFailed(`could not create the listing's items with PUT and If-None-Match: * (${seen(response)})`);
+      const path = `/${this.listingCollection}/${String(doc['id'])}`;
+      const body = JSON.stringify(doc);
+      const response = await this.send({ method: 'PUT', path, headers: JSON_CREATE_ONLY, body });
+      if (response.status !== 201) {
+        throw new CheckFailed(`could not create the listing's items with PUT and If-None-Match: * (${seen(response)})`);
+      }
     }
     return this.listingCollection;
   }
@@ -189,11 +206,15 @@ class RunState {
     const paths: string[] = [];
     for (const name of this.madeQueries) paths.push(`/${this.collection}/$queries/${name}`);
     for (const id of this.madeIds) paths.push(`/${this.collection}/${id}`);
-    if (this.listingMade !== undefined) for (let n = 1; n <= LISTING_ITEMS; n++) paths.push(`/${this.listingCollection}/${String(listingItem(n)['id'])}`);
+    if (this.listingMade !== undefined) {
+      for (let n = 1; n <= LISTING_ITEMS; n++) paths.push(`/${this.listingCollection}/${String(listingItem(n)['id'])}`);
+    }
     for (const path of paths) {
       try {
         const response = await this.probe.send({ method: 'DELETE', path });
-        if (response.status >= 300 && response.status !== 404) this.leftBehind.push(`${path} (DELETE answered ${response.status})`);
+        if (response.status >= 300 && response.status !== 404) {
+          this.leftBehind.push(`${path} (DELETE answered ${response.status})`);
+        }
       } catch (error) {
         this.leftBehind.push(`${path} (${error instanceof Error ? error.message : String(error)})`);
       }

@@ -79,5 +79,11 @@ export const LISTING_ITEMS = 12;
 
 export function listingItem(n: number): JsonObject {
   const id = `i${String(n).padStart(2, '0')}`;
-  return { id, name: `item ${n}`, category: `c${((n - 1) % 3) + 1}`, price: 10 * n, tags: n % 2 === 0 ? ['even', 'sale'] : ['odd'] };
+  return {
+    id,
+    name: `item ${n}`,
+    category: `c${((n - 1) % 3) + 1}`,
+    price: 10 * n,
+    tags: n % 2 === 0 ? ['even', 'sale'] : ['odd'],
+  };
 }

@@ -30,12 +30,21 @@ export type ParsedArgs =
   | { readonly ok: true; readonly command: 'serve'; readonly serve: ServeArgs }
   | { readonly ok: true; readonly command: 'help'; /** the text to print */ readonly text: string }
   | { readonly ok: true; readonly command: 'version' }
-  | { readonly ok: true; readonly command: 'sign'; /** the environment variable holding the secret */ readonly secretEnv: string }
+  | {
+      readonly ok: true;
+      readonly command: 'sign';
+      /** the environment variable holding the secret */
+      readonly secretEnv: string;
+    }
   | { readonly ok: true; readonly command: 'check'; readonly check: CheckArgs }
   | { readonly ok: false; readonly message: string };
 
 const VALUE_FLAGS = new Set(['--host', '--port', '--data-dir', '--base-url', '--config', '--seed', '--handlers']);
 const BOOLEAN_FLAGS = new Set(['--memory', '--no-cache-mode']);
+/** An absolute http(s) URL without query or fragment. */
+const ABSOLUTE_HTTP_URL = /^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i;
+/** The name of an environment variable. */
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const USAGE = `Usage:
   resapi serve [--host 127.0.0.1] [--port 3000] [--data-dir data/store] [--base-url URL]
@@ -107,7 +116,9 @@ const CHECK_VALUE_FLAGS = new Set(['--webhook-secret-env', '--webhook-path', '--
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { ok: true, command: 'help', text: USAGE };
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    return { ok: true, command: 'help', text: USAGE };
+  }
   if (command === '--version' || command === '-v') return { ok: true, command: 'version' };
   if (command === 'sign') return parseSign(rest);
   if (command === 'check') return parseCheck(rest);
@@ -125,7 +136,9 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     } else if (VALUE_FLAGS.has(name)) {
       const value = equals !== -1 ? arg.slice(equals + 1) : rest[++index];
       // A flag where the value should be means the value was forgotten, not that it is "--memory".
-      if (value === undefined || value === '' || (equals === -1 && value.startsWith('--'))) return { ok: false, message: `${name} needs a value` };
+      if (value === undefined || value === '' || (equals === -1 && value.startsWith('--'))) {
+        return { ok: false, message: `${name} needs a value` };
+      }
       if (values.has(name)) return { ok: false, message: `${name} given twice` };
       values.set(name, value);
     } else if (!arg.startsWith('-') && arg.endsWith('.json')) {
@@ -138,7 +151,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   const port = parsePort(values.get('--port') ?? '3000');
   if (port === undefined) return { ok: false, message: `--port must be an integer from 0 to 65535` };
   const baseUrl = values.get('--base-url');
-  if (baseUrl !== undefined && !/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(baseUrl)) {
+  if (baseUrl !== undefined && !ABSOLUTE_HTTP_URL.test(baseUrl)) {
     return { ok: false, message: `--base-url must be an absolute http(s) URL without query or fragment` };
   }
   const serve: ServeArgs = {
@@ -151,14 +164,17 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   return { ok: true, command: 'serve', serve: withOptional(serve, values) };
 }
 
-/** `resapi sign --secret-env NAME`: the name of the variable (never the secret itself, which `ps` would show). */
+/** `resapi sign --secret-env NAME`: the variable's name, never the secret itself (which `ps` would show). */
 function parseSign(rest: readonly string[]): ParsedArgs {
   const [flag, name, ...extra] = rest;
   const inline = flag?.startsWith('--secret-env=') === true ? flag.slice('--secret-env='.length) : undefined;
   const secretEnv = inline ?? (flag === '--secret-env' ? name : undefined);
   const leftover = inline === undefined ? extra : [name, ...extra].filter((arg): arg is string => arg !== undefined);
-  if (secretEnv === undefined || secretEnv === '' || leftover.length > 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(secretEnv)) {
-    return { ok: false, message: 'usage: resapi sign --secret-env NAME < body (NAME is an environment variable holding the secret)' };
+  if (secretEnv === undefined || secretEnv === '' || leftover.length > 0 || !VARIABLE_NAME.test(secretEnv)) {
+    return {
+      ok: false,
+      message: 'usage: resapi sign --secret-env NAME < body (NAME is an environment variable holding the secret)',
+    };
   }
   return { ok: true, command: 'sign', secretEnv };
 }
@@ -178,7 +194,9 @@ function parseCheck(rest: readonly string[]): ParsedArgs {
       json = true;
     } else if (CHECK_VALUE_FLAGS.has(name)) {
       const value = equals !== -1 ? arg.slice(equals + 1) : rest[++index];
-      if (value === undefined || value === '' || (equals === -1 && value.startsWith('--'))) return { ok: false, message: `${name} needs a value` };
+      if (value === undefined || value === '' || (equals === -1 && value.startsWith('--'))) {
+        return { ok: false, message: `${name} needs a value` };
+      }
       if (values.has(name)) return { ok: false, message: `${name} given twice` };
       values.set(name, value);
     } else if (!arg.startsWith('-') && baseUrl === undefined) {
@@ -188,13 +206,19 @@ function parseCheck(rest: readonly string[]): ParsedArgs {
     }
   }
   if (baseUrl === undefined) return { ok: false, message: 'resapi check needs the base URL of the server to check' };
-  if (!/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i.test(baseUrl)) return { ok: false, message: 'the base URL must be an absolute http(s) URL without query or fragment' };
+  if (!ABSOLUTE_HTTP_URL.test(baseUrl)) {
+    return { ok: false, message: 'the base URL must be an absolute http(s) URL without query or fragment' };
+  }
   for (const flag of ['--webhook-secret-env', '--api-key-env']) {
     const variable = values.get(flag);
-    if (variable !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(variable)) return { ok: false, message: `${flag} takes the name of an environment variable` };
+    if (variable !== undefined && !VARIABLE_NAME.test(variable)) {
+      return { ok: false, message: `${flag} takes the name of an environment variable` };
+    }
   }
   const webhookPath = values.get('--webhook-path');
-  if (webhookPath !== undefined && !webhookPath.startsWith('/')) return { ok: false, message: '--webhook-path must start with /' };
+  if (webhookPath !== undefined && !webhookPath.startsWith('/')) {
+    return { ok: false, message: '--webhook-path must start with /' };
+  }
   const docsBase = values.get('--docs-base');
   if (docsBase !== undefined && !isDocumentUrl(docsBase)) {
     return { ok: false, message: '--docs-base must be the absolute http(s) URL of CONVENTIONS.md, without a fragment' };
@@ -213,7 +237,6 @@ function parseCheck(rest: readonly string[]): ParsedArgs {
   };
   return { ok: true, command: 'check', check };
 }
-
 
 /** Splits a comma-separated list from the environment; empty members are dropped. */
 export function splitList(value: string | undefined): string[] {

@@ -7,7 +7,7 @@ import { isJsonObject } from '../../json.js';
 import { deltaSeconds, parseCacheControl, type CacheDirectives } from '../../protocol/cache-control.js';
 import { parseEntityTag } from '../../protocol/etag.js';
 import { parseHttpDate } from '../../protocol/http-date.js';
-import { check, JSON_BODY } from '../define.js';
+import { check, JSON_BODY, JSON_CREATE_ONLY } from '../define.js';
 import { expectHeader, expectObject, expectStatus, expectThat, seen, varyNames } from '../expect.js';
 import type { ProbeResponse } from '../probe.js';
 import { CheckFailed, CheckSkipped, type Check, type CheckContext } from '../types.js';
@@ -24,28 +24,38 @@ export const CACHING_CHECKS: readonly Check[] = [
       'so a stale copy is never used unchecked',
     async (c) => {
       const item = await c.newItem();
-      for (const response of [await c.send({ method: 'GET', path: item.path }), await c.send({ method: 'GET', path: `/${c.collection}` })]) {
+      const reads = [
+        await c.send({ method: 'GET', path: item.path }),
+        await c.send({ method: 'GET', path: `/${c.collection}` }),
+      ];
+      for (const response of reads) {
         expectStatus(response, 200);
         expectHeader(response, 'etag');
         const directives = cacheControl(response);
-        expectThat(directives.has('must-revalidate') || directives.has('no-cache'), `${where(response)} has Cache-Control: ${response.header('cache-control') ?? '(none)'}`);
+        const revalidates = directives.has('must-revalidate') || directives.has('no-cache');
+        const policy = response.header('cache-control') ?? '(none)';
+        expectThat(revalidates, `${where(response)} has Cache-Control: ${policy}`);
       }
     }),
 
   // Catches changing data served with a reference-data lifetime (or marked immutable): caches would
   // serve it unchecked long after it changed.
   check('caching', 'volatile-lifetime', { anchor: 'cache-control' },
-    `Changing data has a short lifetime: max-age and s-maxage of at most ${VOLATILE_MAX_AGE_S} s, and never immutable`,
+    `Changing data has a short lifetime: max-age and s-maxage of at most ${VOLATILE_MAX_AGE_S} s, ` +
+      'and never immutable',
     async (c) => {
       const item = await c.newItem();
       const response = await c.send({ method: 'GET', path: item.path });
       expectStatus(response, 200);
       const directives = cacheControl(response);
+      const policy = response.header('cache-control') ?? '';
       for (const name of ['max-age', 's-maxage']) {
         const lifetime = deltaSeconds(directives, name);
-        expectThat(lifetime === undefined || lifetime <= VOLATILE_MAX_AGE_S, `an item the checker keeps changing has Cache-Control: ${response.header('cache-control') ?? ''}`);
+        const short = lifetime === undefined || lifetime <= VOLATILE_MAX_AGE_S;
+        expectThat(short, `an item the checker keeps changing has Cache-Control: ${policy}`);
       }
-      expectThat(!directives.has('immutable'), `an item the checker keeps changing is immutable: Cache-Control: ${response.header('cache-control') ?? ''}`);
+      const immutable = directives.has('immutable');
+      expectThat(!immutable, `an item the checker keeps changing is immutable: Cache-Control: ${policy}`);
     }),
 
   check('caching', 'max-age-seconds', { anchor: 'cache-control', rfc: 'RFC 9111 §1.2.2, §5.2.2.1' },
@@ -53,19 +63,25 @@ export const CACHING_CHECKS: readonly Check[] = [
     async (c) => {
       const item = await c.newItem();
       const listing = await c.listing();
-      const responses = [await c.send({ method: 'GET', path: item.path }), await c.send({ method: 'GET', path: `/${listing}` }), await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } })];
+      const responses = [
+        await c.send({ method: 'GET', path: item.path }),
+        await c.send({ method: 'GET', path: `/${listing}` }),
+        await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } }),
+      ];
       for (const response of responses) {
         const directives = cacheControl(response);
         for (const name of ['max-age', 's-maxage']) {
           const value = directives.get(name);
-          expectThat(value === undefined || (typeof value === 'string' && /^\d+$/.test(value)), `${where(response)} has Cache-Control: ${response.header('cache-control') ?? ''}`);
+          const digits = value === undefined || (typeof value === 'string' && /^\d+$/.test(value));
+          expectThat(digits, `${where(response)} has Cache-Control: ${response.header('cache-control') ?? ''}`);
         }
       }
     }),
 
   // A 304 or a HEAD without Cache-Control leaves a cache with no policy for the copy it refreshes.
   check('caching', 'item-reads-cache-control', { anchor: 'cache-control', rfc: 'RFC 9110 §9.3.2, §15.4.5' },
-    'Every successful read of an item (GET 200, HEAD, 304) carries Cache-Control, the same for HEAD as for GET',
+    'Every successful read of an item (GET 200, HEAD, 304) carries Cache-Control, ' +
+      'the same for HEAD as for GET',
     async (c) => {
       const item = await c.newItem();
       const get = await c.send({ method: 'GET', path: item.path });
@@ -75,25 +91,43 @@ export const CACHING_CHECKS: readonly Check[] = [
       expectStatus(head, 200);
       expectStatus(revalidated, 304);
       for (const response of [get, head, revalidated]) expectHeader(response, 'cache-control');
-      expectThat(sameDirectives(cacheControl(get), cacheControl(head)), `GET says Cache-Control: ${get.header('cache-control') ?? ''}, HEAD says ${head.header('cache-control') ?? ''}`);
+      expectThat(
+        sameDirectives(cacheControl(get), cacheControl(head)),
+        `GET says Cache-Control: ${get.header('cache-control') ?? ''}, HEAD says ${head.header('cache-control') ?? ''}`,
+      );
     }),
 
-  // The answer to a write describes that one exchange; a cache that stored it could serve it to a
-  // later GET of the same URL. The POST's item is deleted here since the run only knows the ids it chose.
+  // The answer to a write describes that one exchange; a cache that stored it could serve it to a later
+  // GET of the same URL. The POST's item is deleted here since the run only knows the ids it chose.
   check('caching', 'writes-no-store', { anchor: 'cache-control', rfc: 'RFC 9111 §5.2.2.5' },
     'The responses to PUT (create and replace), POST and DELETE carry Cache-Control: no-store',
     async (c) => {
       const id = c.newId();
       const path = `/${c.collection}/${id}`;
-      const created = await c.send({ method: 'PUT', path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ id, name: 'write' }) });
+      const created = await c.send({
+        method: 'PUT',
+        path,
+        headers: JSON_CREATE_ONLY,
+        body: JSON.stringify({ id, name: 'write' }),
+      });
       expectStatus(created, 201);
       expectNoStore(created);
-      const replaced = await c.send({ method: 'PUT', path, headers: { ...JSON_BODY, 'If-Match': expectHeader(created, 'etag') }, body: JSON.stringify({ id, name: 'rewrite' }) });
+      const replaced = await c.send({
+        method: 'PUT',
+        path,
+        headers: { ...JSON_BODY, 'If-Match': expectHeader(created, 'etag') },
+        body: JSON.stringify({ id, name: 'rewrite' }),
+      });
       expectStatus(replaced, 200);
       expectNoStore(replaced);
       const deleted = await c.send({ method: 'DELETE', path });
       expectNoStore(deleted);
-      const posted = await c.send({ method: 'POST', path: `/${c.collection}`, headers: JSON_BODY, body: JSON.stringify({ name: 'posted' }) });
+      const posted = await c.send({
+        method: 'POST',
+        path: `/${c.collection}`,
+        headers: JSON_BODY,
+        body: JSON.stringify({ name: 'posted' }),
+      });
       try {
         expectNoStore(posted);
       } finally {
@@ -109,9 +143,10 @@ export const CACHING_CHECKS: readonly Check[] = [
       const item = await c.newItem();
       const missing = await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` });
       expectStatus(missing, 404);
-      const failed = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify(item.doc) });
+      const body = JSON.stringify(item.doc);
+      const failed = await c.send({ method: 'PUT', path: item.path, headers: JSON_CREATE_ONLY, body });
       expectStatus(failed, 412);
-      const unconditional = await c.send({ method: 'PUT', path: item.path, headers: JSON_BODY, body: JSON.stringify(item.doc) });
+      const unconditional = await c.send({ method: 'PUT', path: item.path, headers: JSON_BODY, body });
       for (const response of [missing, failed, unconditional]) expectNoStore(response);
     }),
 
@@ -140,9 +175,15 @@ export const CACHING_CHECKS: readonly Check[] = [
         expectStatus(json, 200);
         if (csv.status === json.status && mediaType(csv) === mediaType(json)) continue;
         negotiated++;
-        for (const response of [json, csv]) if (response.status === 200) expectThat(varies(response, 'accept'), `${where(response)} (${mediaType(response)}) has Vary: ${response.header('vary') ?? '(none)'}`);
+        for (const response of [json, csv]) {
+          if (response.status !== 200) continue;
+          const vary = response.header('vary') ?? '(none)';
+          expectThat(varies(response, 'accept'), `${where(response)} (${mediaType(response)}) has Vary: ${vary}`);
+        }
       }
-      if (negotiated === 0) throw new CheckSkipped('Accept changes nothing in the answers (JSON is sent whatever is asked)');
+      if (negotiated === 0) {
+        throw new CheckSkipped('Accept changes nothing in the answers (JSON is sent whatever is asked)');
+      }
     }),
 
   check('caching', 'page-etag', { anchor: 'collection-envelope' },
@@ -160,15 +201,24 @@ export const CACHING_CHECKS: readonly Check[] = [
   // Catches validators coarser than the bytes (a Last-Modified to the second, a version counter not
   // bumped): a change within the same second would be answered 304 and the cache keep the old copy.
   check('caching', 'revalidate-after-change', { anchor: 'conditional-reads' },
-    'Revalidating with the ETag of a copy that has since changed answers 200 with the new ETag and the new data',
+    'Revalidating with the ETag of a copy that has since changed answers 200 with the new ETag ' +
+      'and the new data',
     async (c) => {
       const item = await c.newItem({ name: 'old copy' });
-      const replaced = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': item.etag }, body: JSON.stringify({ ...item.doc, name: 'new copy' }) });
+      const replaced = await c.send({
+        method: 'PUT',
+        path: item.path,
+        headers: { ...JSON_BODY, 'If-Match': item.etag },
+        body: JSON.stringify({ ...item.doc, name: 'new copy' }),
+      });
       expectStatus(replaced, 200);
       const etag = expectHeader(replaced, 'etag');
       const revalidated = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } });
       expectStatus(revalidated, 200);
-      expectThat(revalidated.header('etag') === etag, `the replace said ETag: ${etag}, the revalidation says ${revalidated.header('etag') ?? '(none)'}`);
+      expectThat(
+        revalidated.header('etag') === etag,
+        `the replace said ETag: ${etag}, the revalidation says ${revalidated.header('etag') ?? '(none)'}`,
+      );
       expectThat(expectObject(revalidated)['name'] === 'new copy', `the revalidation sent ${seen(revalidated)}`);
     }),
 
@@ -180,7 +230,10 @@ export const CACHING_CHECKS: readonly Check[] = [
       expectStatus(response, 200);
       const modified = expectHttpDate(response, 'last-modified');
       const date = expectHttpDate(response, 'date');
-      expectThat(modified <= date, `Last-Modified: ${response.header('last-modified') ?? ''} is later than Date: ${response.header('date') ?? ''}`);
+      expectThat(
+        modified <= date,
+        `Last-Modified: ${response.header('last-modified') ?? ''} is later than Date: ${response.header('date') ?? ''}`,
+      );
     }),
 
   // Caches compute a response's age from Date (RFC 9111 §4.2.3); without it max-age counts from
@@ -189,7 +242,11 @@ export const CACHING_CHECKS: readonly Check[] = [
     'Responses (200, 304, 404) carry a Date that is an HTTP-date',
     async (c) => {
       const item = await c.newItem();
-      const responses = [await c.send({ method: 'GET', path: item.path }), await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } }), await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` })];
+      const responses = [
+        await c.send({ method: 'GET', path: item.path }),
+        await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } }),
+        await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` }),
+      ];
       for (const response of responses) expectHttpDate(response, 'date');
     }),
 
@@ -202,8 +259,10 @@ export const CACHING_CHECKS: readonly Check[] = [
       for (const response of reads) {
         const directives = cacheControl(response);
         const text = response.header('cache-control') ?? '(none)';
-        expectThat(!directives.has('public') && !directives.has('s-maxage'), `${where(response)} to a credentialed request has Cache-Control: ${text}`);
-        expectThat(directives.has('private') || directives.has('no-store'), `${where(response)} to a credentialed request has Cache-Control: ${text}, without private`);
+        const shared = directives.has('public') || directives.has('s-maxage');
+        expectThat(!shared, `${where(response)} to a credentialed request has Cache-Control: ${text}`);
+        const kept = directives.has('private') || directives.has('no-store');
+        expectThat(kept, `${where(response)} to a credentialed request has Cache-Control: ${text}, without private`);
       }
     }),
 
@@ -211,7 +270,10 @@ export const CACHING_CHECKS: readonly Check[] = [
     'When the request carries credentials, reads carry Vary: Authorization',
     async (c) => {
       const reads = await credentialedReads(c);
-      for (const response of reads) expectThat(varies(response, 'authorization'), `${where(response)} to a credentialed request has Vary: ${response.header('vary') ?? '(none)'}`);
+      for (const response of reads) {
+        const vary = response.header('vary') ?? '(none)';
+        expectThat(varies(response, 'authorization'), `${where(response)} to a credentialed request has Vary: ${vary}`);
+      }
     }),
 
   // The two contradict each other (RFC 9111 §5.2.2.7, §5.2.2.9); a cache may read either.
@@ -220,10 +282,16 @@ export const CACHING_CHECKS: readonly Check[] = [
     async (c) => {
       const item = await c.newItem();
       const listing = await c.listing();
-      const responses = [await c.send({ method: 'GET', path: item.path }), await c.send({ method: 'GET', path: `/${listing}` }), await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } }), await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` })];
+      const responses = [
+        await c.send({ method: 'GET', path: item.path }),
+        await c.send({ method: 'GET', path: `/${listing}` }),
+        await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } }),
+        await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` }),
+      ];
       for (const response of responses) {
         const directives = cacheControl(response);
-        expectThat(!(directives.has('public') && directives.has('private')), `${where(response)} has Cache-Control: ${response.header('cache-control') ?? ''}`);
+        const both = directives.has('public') && directives.has('private');
+        expectThat(!both, `${where(response)} has Cache-Control: ${response.header('cache-control') ?? ''}`);
       }
     }),
 ];
@@ -233,7 +301,8 @@ function cacheControl(response: ProbeResponse): CacheDirectives {
 }
 
 function expectNoStore(response: ProbeResponse): void {
-  expectThat(cacheControl(response).has('no-store'), `${where(response)} has Cache-Control: ${response.header('cache-control') ?? '(none)'}, not no-store`);
+  const policy = response.header('cache-control') ?? '(none)';
+  expectThat(cacheControl(response).has('no-store'), `${where(response)} has Cache-Control: ${policy}, not no-store`);
 }
 
 /** The field's HTTP-date in milliseconds; fails when it is absent or not an HTTP-date. */
@@ -278,7 +347,10 @@ async function credentialedReads(c: CheckContext): Promise<ProbeResponse[]> {
   return [get, revalidated, page];
 }
 
-/** Deletes what a POST made in the run's collection (found by its Location, else the body's id), leaving anything else alone. */
+/**
+ * Deletes what a POST made in the run's collection (found by its Location, else the body's id), leaving
+ * anything else alone.
+ */
 async function deletePosted(c: CheckContext, posted: ProbeResponse): Promise<void> {
   if (posted.status < 200 || posted.status >= 300) return;
   const location = posted.header('location');
@@ -286,7 +358,9 @@ async function deletePosted(c: CheckContext, posted: ProbeResponse): Promise<voi
   const id = isJsonObject(body) && typeof body['id'] === 'string' ? body['id'] : undefined;
   if (location !== undefined) {
     const url = new URL(location, posted.url);
-    if (url.origin === new URL(posted.url).origin && url.pathname.includes(`/${c.collection}/`)) await c.send({ method: 'DELETE', path: url.href });
+    if (url.origin === new URL(posted.url).origin && url.pathname.includes(`/${c.collection}/`)) {
+      await c.send({ method: 'DELETE', path: url.href });
+    }
   } else if (id !== undefined) {
     await c.send({ method: 'DELETE', path: `/${c.collection}/${encodeURIComponent(id)}` });
   }

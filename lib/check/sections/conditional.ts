@@ -13,12 +13,16 @@ import { expectHeader, expectObject, expectProblem, expectStatus, expectThat, se
 import type { ProbeResponse } from '../probe.js';
 import { CheckFailed, CheckSkipped, type Check, type CheckContext, type MadeItem } from '../types.js';
 
-/** Media types tried, in order, as the second representation of a collection (CONVENTIONS.md#content-negotiation). */
+/**
+ * Media types tried, in order, as the second representation of a collection
+ * (CONVENTIONS.md#content-negotiation).
+ */
 const OTHER_REPRESENTATIONS: readonly string[] = ['text/csv', 'text/html'];
 
 export const CONDITIONAL_CHECKS: readonly Check[] = [
   check('conditional', 'create', { anchor: 'conditional-create' },
-    'PUT with If-None-Match: * creates the item: 201 with an ETag (the one an immediate GET returns) and a Location',
+    'PUT with If-None-Match: * creates the item: 201 with an ETag (the one an immediate GET returns) ' +
+      'and a Location',
     async (c) => {
       const id = c.newId();
       const path = `/${c.collection}/${id}`;
@@ -26,10 +30,14 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       expectStatus(created, 201);
       const etag = expectHeader(created, 'etag');
       const location = expectHeader(created, 'location');
-      expectThat(new URL(location, created.url).pathname.endsWith(path), `Location: ${location} for an item created at ${path}`);
+      const located = new URL(location, created.url).pathname.endsWith(path);
+      expectThat(located, `Location: ${location} for an item created at ${path}`);
       const read = await c.send({ method: 'GET', path });
       expectStatus(read, 200);
-      expectThat(read.header('etag') === etag, `the 201 said ETag: ${etag}, the GET after it says ${read.header('etag') ?? '(none)'}`);
+      expectThat(
+        read.header('etag') === etag,
+        `the 201 said ETag: ${etag}, the GET after it says ${read.header('etag') ?? '(none)'}`,
+      );
     }),
 
   // Catches a server that overwrites on a second create (a lost update between two creators).
@@ -43,7 +51,8 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
     }),
 
   check('conditional', 'replace', { anchor: 'conditional-replace' },
-    'PUT with If-Match: <current ETag> replaces the item: 200 with a new ETag, the one an immediate GET returns',
+    'PUT with If-Match: <current ETag> replaces the item: 200 with a new ETag, ' +
+      'the one an immediate GET returns',
     async (c) => {
       const item = await c.newItem({ name: 'before' });
       const replaced = await put(c, item.path, { ...item.doc, name: 'after' }, { 'If-Match': item.etag });
@@ -52,7 +61,10 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       expectThat(etag !== item.etag, `the replace kept the old ETag ${etag} though the item changed`);
       const read = await c.send({ method: 'GET', path: item.path });
       expectStatus(read, 200);
-      expectThat(read.header('etag') === etag, `the 200 said ETag: ${etag}, the GET after it says ${read.header('etag') ?? '(none)'}`);
+      expectThat(
+        read.header('etag') === etag,
+        `the 200 said ETag: ${etag}, the GET after it says ${read.header('etag') ?? '(none)'}`,
+      );
       expectThat(expectObject(read)['name'] === 'after', `the item read back after the replace is ${seen(read)}`);
     }),
 
@@ -72,17 +84,20 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
     'If-Match with a comma list that holds the current ETag among stale ones succeeds',
     async (c) => {
       const item = await c.newItem();
-      const replaced = await put(c, item.path, { ...item.doc, name: 'listed' }, { 'If-Match': `${staleTag(item)}, ${item.etag}` });
+      const listed = `${staleTag(item)}, ${item.etag}`;
+      const replaced = await put(c, item.path, { ...item.doc, name: 'listed' }, { 'If-Match': listed });
       expectStatus(replaced, 200);
     }),
 
   // A server that compares If-Match weakly lets a W/ tag (which promises only equivalent content,
   // not the same bytes) guard a write.
   check('conditional', 'if-match-strong', { anchor: 'conditional-replace', rfc: 'RFC 9110 §13.1.1' },
-    'If-Match uses strong comparison: the W/ form of the current ETag does not match, so the PUT answers 412',
+    'If-Match uses strong comparison: the W/ form of the current ETag does not match, ' +
+      'so the PUT answers 412',
     async (c) => {
       const item = await c.newItem();
-      expectThat(!item.etag.startsWith('W/'), `the item's ETag is weak (${item.etag}), so no If-Match can ever match it`);
+      const weakly = `the item's ETag is weak (${item.etag}), so no If-Match can ever match it`;
+      expectThat(!item.etag.startsWith('W/'), weakly);
       const weak = await put(c, item.path, { ...item.doc, name: 'weakly guarded' }, { 'If-Match': `W/${item.etag}` });
       expectStatus(weak, 412);
     }),
@@ -109,7 +124,8 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       const item = await c.newItem({ name: 'guarded' });
       const blind = await put(c, item.path, { ...item.doc, name: 'blind write' }, {});
       const problem = expectProblem(blind, 428);
-      expectThat(/if-(none-)?match/i.test(JSON.stringify(problem)), `the 428 does not say which header to send: ${seen(blind)}`);
+      const names = /if-(none-)?match/i.test(JSON.stringify(problem));
+      expectThat(names, `the 428 does not say which header to send: ${seen(blind)}`);
       await expectUnchanged(c, item);
     }),
 
@@ -120,7 +136,12 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       'preconditions are evaluated before the body is parsed',
     async (c) => {
       const item = await c.newItem();
-      const response = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': staleTag(item) }, body: '{"id": ' });
+      const response = await c.send({
+        method: 'PUT',
+        path: item.path,
+        headers: { ...JSON_BODY, 'If-Match': staleTag(item) },
+        body: '{"id": ',
+      });
       expectStatus(response, 412);
     }),
 
@@ -142,7 +163,10 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       const item = await c.newItem();
       const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': item.etag } });
       expectStatus(response, 304);
-      expectThat(response.header('etag') === item.etag, `the 304 carries ETag: ${response.header('etag') ?? '(none)'}, the item's is ${item.etag}`);
+      expectThat(
+        response.header('etag') === item.etag,
+        `the 304 carries ETag: ${response.header('etag') ?? '(none)'}, the item's is ${item.etag}`,
+      );
     }),
 
   // A 304 updates the cached 200's headers (RFC 9111 §4.3.4): one without Cache-Control or Vary
@@ -159,12 +183,16 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       expectHeader(revalidated, 'date');
       for (const name of ['etag', 'last-modified']) {
         const before = full.header(name);
-        if (before !== undefined) expectThat(revalidated.header(name) === before, `the 200 had ${name}: ${before}, the 304 has ${revalidated.header(name) ?? '(none)'}`);
+        if (before === undefined) continue;
+        const after = revalidated.header(name);
+        expectThat(after === before, `the 200 had ${name}: ${before}, the 304 has ${after ?? '(none)'}`);
       }
       for (const name of ['cache-control', 'vary']) {
         const before = members(full, name);
         const after = members(revalidated, name);
-        if (before !== '') expectThat(after === before, `the 200 had ${name}: ${before}, the 304 has ${after || '(none)'}`);
+        if (before !== '') {
+          expectThat(after === before, `the 200 had ${name}: ${before}, the 304 has ${after || '(none)'}`);
+        }
       }
     }),
 
@@ -172,11 +200,12 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
     'GET with If-None-Match listing other tags and the current ETag answers 304',
     async (c) => {
       const item = await c.newItem();
-      const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': `${staleTag(item)}, ${item.etag}` } });
+      const listed = `${staleTag(item)}, ${item.etag}`;
+      const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': listed } });
       expectStatus(response, 304);
     }),
 
-  // A cache may hold the tag in its weak form; a server that compares strongly never answers 304 to it.
+  // A cache may hold the tag in its weak form; a server comparing strongly never answers 304 to it.
   check('conditional', 'if-none-match-weak', { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.2' },
     'If-None-Match uses weak comparison: the W/ form of the current ETag answers 304',
     async (c) => {
@@ -204,7 +233,8 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       const full = await c.send({ method: 'GET', path: item.path });
       expectStatus(full, 200);
       const since = full.header('last-modified') ?? expectHeader(full, 'date');
-      const response = await c.send({ method: 'GET', path: item.path, headers: { 'If-None-Match': staleTag(item), 'If-Modified-Since': since } });
+      const headers = { 'If-None-Match': staleTag(item), 'If-Modified-Since': since };
+      const response = await c.send({ method: 'GET', path: item.path, headers });
       expectStatus(response, 200);
     }),
 
@@ -219,7 +249,6 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       expectThat(parsed !== undefined, `ETag: ${etag} is not an entity-tag (a quoted string, optionally W/)`);
       expectThat(parsed?.weak === false, `ETag: ${etag} is weak`);
     }),
-
 
   // One tag for two representations would let a cache answer a CSV request from its JSON copy.
   check('conditional', 'etag-per-representation', { anchor: 'etags', rfc: 'RFC 9110 §8.8.3' },
@@ -238,21 +267,29 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       }
       throw new CheckSkipped(`the collection is offered in none of ${OTHER_REPRESENTATIONS.join(', ')}`);
     }),
-
-
 ];
 
 /** A PUT of `doc` as JSON with the given precondition fields. */
-function put(c: CheckContext, path: string, doc: JsonObject, preconditions: Readonly<Record<string, string>>): Promise<ProbeResponse> {
+function put(
+  c: CheckContext,
+  path: string,
+  doc: JsonObject,
+  preconditions: Readonly<Record<string, string>>,
+): Promise<ProbeResponse> {
   return c.send({ method: 'PUT', path, headers: { ...JSON_BODY, ...preconditions }, body: JSON.stringify(doc) });
 }
 
-/** The item replaced with `fields` under its current ETag: what the check builds on, so a failure here is not the rule's. */
+/**
+ * The item replaced with `fields` under its current ETag: what the check builds on, so a failure here
+ * is not the rule's.
+ */
 async function replace(c: CheckContext, item: MadeItem, fields: JsonObject): Promise<MadeItem> {
   const doc: JsonObject = { ...item.doc, ...fields };
   const response = await put(c, item.path, doc, { 'If-Match': item.etag });
   const etag = response.header('etag');
-  if (response.status !== 200 || etag === undefined) throw new CheckFailed(`could not replace the test item with PUT and If-Match (${seen(response)})`);
+  if (response.status !== 200 || etag === undefined) {
+    throw new CheckFailed(`could not replace the test item with PUT and If-Match (${seen(response)})`);
+  }
   return { ...item, etag, doc };
 }
 
@@ -265,12 +302,21 @@ function staleTag(item: MadeItem): string {
 async function expectUnchanged(c: CheckContext, item: MadeItem): Promise<void> {
   const read = await c.send({ method: 'GET', path: item.path });
   expectStatus(read, 200);
-  expectThat(read.header('etag') === item.etag && expectObject(read)['name'] === item.doc['name'], `the item changed: it now reads ETag ${read.header('etag') ?? '(none)'} ${seen(read)}`);
+  const same = read.header('etag') === item.etag && expectObject(read)['name'] === item.doc['name'];
+  expectThat(same, `the item changed: it now reads ETag ${read.header('etag') ?? '(none)'} ${seen(read)}`);
 }
 
-/** A list field's members (Cache-Control, Vary), trimmed, lowercased and sorted, so that order and case do not count ('' when absent). */
+/**
+ * A list field's members (Cache-Control, Vary), trimmed, lowercased and sorted, so that order and case
+ * do not count ('' when absent).
+ */
 function members(response: ProbeResponse, name: string): string {
-  return (response.header(name) ?? '').split(',').map((member) => member.trim().toLowerCase()).filter((member) => member !== '').sort().join(', ');
+  return (response.header(name) ?? '')
+    .split(',')
+    .map((member) => member.trim().toLowerCase())
+    .filter((member) => member !== '')
+    .sort()
+    .join(', ');
 }
 
 /** The response's media type without parameters, lowercased. */

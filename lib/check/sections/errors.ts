@@ -5,7 +5,7 @@
 // from the path (CONVENTIONS.md#items); 405 with Allow, and HEAD wherever GET works
 // (CONVENTIONS.md#methods); 406 (CONVENTIONS.md#content-negotiation); 413 before the body is read
 // (CONVENTIONS.md#body-cap).
-import { check, JSON_BODY } from '../define.js';
+import { check, JSON_BODY, JSON_CREATE_ONLY } from '../define.js';
 import { expectHeader, expectProblem, expectStatus, expectThat, seen } from '../expect.js';
 import type { ProbeResponse } from '../probe.js';
 import type { Check, CheckContext } from '../types.js';
@@ -39,8 +39,10 @@ export const ERROR_CHECKS: readonly Check[] = [
     async (c) => {
       const response = await c.send({ method: 'GET', path: `/${c.collection}/${c.newId()}` });
       const problem = expectProblem(response, 404);
-      expectThat(typeof problem['detail'] === 'string' && problem['detail'] !== '', `the problem has no "detail": ${seen(response)}`);
-      expectThat(typeof problem['type'] === 'string' && typeof problem['title'] === 'string', `"type" and "title" are not strings: ${seen(response)}`);
+      const detailed = typeof problem['detail'] === 'string' && problem['detail'] !== '';
+      expectThat(detailed, `the problem has no "detail": ${seen(response)}`);
+      const named = typeof problem['type'] === 'string' && typeof problem['title'] === 'string';
+      expectThat(named, `"type" and "title" are not strings: ${seen(response)}`);
     }),
 
   check('errors', 'malformed-json', { anchor: 'json-bodies' },
@@ -60,7 +62,8 @@ export const ERROR_CHECKS: readonly Check[] = [
     'A body whose "id" differs from the path is refused with 400 and nothing is stored',
     async (c) => {
       const path = `/${c.collection}/${c.newId()}`;
-      const response = await c.send({ method: 'PUT', path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ id: `${c.collection}-other`, name: 'wrong id' }) });
+      const body = JSON.stringify({ id: `${c.collection}-other`, name: 'wrong id' });
+      const response = await c.send({ method: 'PUT', path, headers: JSON_CREATE_ONLY, body });
       expectProblem(response, 400);
       expectStatus(await c.send({ method: 'GET', path }), 404);
     }),
@@ -71,7 +74,8 @@ export const ERROR_CHECKS: readonly Check[] = [
       const id = c.newId();
       // Written as text: JSON.stringify would already have rounded the number to 9007199254740992.
       const body = `{"id": "${id}", "count": 9007199254740993}`;
-      expectProblem(await c.send({ method: 'PUT', path: `/${c.collection}/${id}`, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body }), 400);
+      const response = await c.send({ method: 'PUT', path: `/${c.collection}/${id}`, headers: JSON_CREATE_ONLY, body });
+      expectProblem(response, 400);
     }),
 
   check('errors', 'deep-nesting', { anchor: 'problem-details' },
@@ -97,7 +101,9 @@ export const ERROR_CHECKS: readonly Check[] = [
       }
       // The detail is resapi's own words, never the parser's message or a slice of the body
       // (CONVENTIONS.md#json-bodies).
-      for (const response of responses.slice(0, 2)) expectThat(!response.text.includes(MARKER), `a malformed body is quoted back: ${seen(response)}`);
+      for (const response of responses.slice(0, 2)) {
+        expectThat(!response.text.includes(MARKER), `a malformed body is quoted back: ${seen(response)}`);
+      }
     }),
 
   check('errors', 'request-id', { anchor: 'problem-details' },
@@ -112,7 +118,8 @@ export const ERROR_CHECKS: readonly Check[] = [
     'A method the resource does not allow answers 405 with an Allow field listing the allowed ones',
     async (c) => {
       const item = await c.newItem();
-      const response = await c.send({ method: 'POST', path: item.path, headers: JSON_BODY, body: JSON.stringify({ name: 'posted to an item' }) });
+      const body = JSON.stringify({ name: 'posted to an item' });
+      const response = await c.send({ method: 'POST', path: item.path, headers: JSON_BODY, body });
       expectProblem(response, 405);
       const allow = expectHeader(response, 'allow').split(',').map((method) => method.trim().toUpperCase());
       expectThat(allow.includes('GET') && !allow.includes('POST'), `Allow: ${allow.join(', ')}`);
@@ -123,20 +130,28 @@ export const ERROR_CHECKS: readonly Check[] = [
     async (c) => {
       const item = await c.newItem();
       const response = await c.send({ method: UNKNOWN_METHOD, path: item.path });
-      expectThat(response.status === 501 || (response.status === 405 && response.header('allow') !== undefined), `${UNKNOWN_METHOD} answered ${seen(response)}`);
+      const refused = response.status === 501 || (response.status === 405 && response.header('allow') !== undefined);
+      expectThat(refused, `${UNKNOWN_METHOD} answered ${seen(response)}`);
     }),
 
   check('errors', 'not-acceptable', { anchor: 'content-negotiation', rfc: 'RFC 9110 §15.5.7' },
     'An Accept that allows no representation the resource has answers 406',
     async (c) => {
       const item = await c.newItem();
-      expectProblem(await c.send({ method: 'GET', path: item.path, headers: { Accept: 'application/x-resapi-none' } }), 406);
+      const headers = { Accept: 'application/x-resapi-none' };
+      const response = await c.send({ method: 'GET', path: item.path, headers });
+      expectProblem(response, 406);
     }),
 
   check('errors', 'unsupported-media-type', { anchor: 'json-bodies', rfc: 'RFC 9110 §15.5.16' },
     'A request body in an unsupported Content-Type (text/plain on a JSON route) answers 415',
     async (c) => {
-      const response = await c.send({ method: 'PUT', path: `/${c.collection}/${c.newId()}`, headers: { 'Content-Type': 'text/plain', 'If-None-Match': '*' }, body: 'name=plain text' });
+      const response = await c.send({
+        method: 'PUT',
+        path: `/${c.collection}/${c.newId()}`,
+        headers: { 'Content-Type': 'text/plain', 'If-None-Match': '*' },
+        body: 'name=plain text',
+      });
       expectProblem(response, 415);
     }),
 
@@ -145,7 +160,11 @@ export const ERROR_CHECKS: readonly Check[] = [
     async (c) => {
       // The length is declared and no byte of the body is sent: a server that waits to read it never
       // answers, and the probe's timeout fails the check.
-      const response = await c.send({ method: 'PUT', path: `/${c.collection}/${c.newId()}`, headers: { ...JSON_BODY, 'If-None-Match': '*', 'Content-Length': String(BODY_CAP + 1) } });
+      const response = await c.send({
+        method: 'PUT',
+        path: `/${c.collection}/${c.newId()}`,
+        headers: { ...JSON_CREATE_ONLY, 'Content-Length': String(BODY_CAP + 1) },
+      });
       expectProblem(response, 413);
     }),
 
@@ -158,12 +177,18 @@ export const ERROR_CHECKS: readonly Check[] = [
         const head = await c.send({ method: 'HEAD', path });
         expectStatus(head, get.status);
         expectThat(head.bytes.length === 0, `HEAD ${path} answered with a body: ${seen(head)}`);
-        expectThat(head.header('etag') === get.header('etag') && head.header('content-type') === get.header('content-type'), `HEAD ${path} answered ETag ${String(head.header('etag'))}, Content-Type ${String(head.header('content-type'))}; GET ${String(get.header('etag'))}, ${String(get.header('content-type'))}`);
+        const [headTag, headType] = [head.header('etag'), head.header('content-type')];
+        const [getTag, getType] = [get.header('etag'), get.header('content-type')];
+        expectThat(
+          headTag === getTag && headType === getType,
+          `HEAD ${path} answered ETag ${String(headTag)}, Content-Type ${String(headType)}; ` +
+            `GET ${String(getTag)}, ${String(getType)}`,
+        );
       }
     }),
 ];
 
 /** PUT of `body` as JSON to a new id with If-None-Match: * (so no precondition stands in the way). */
 function putNew(c: CheckContext, body: string): Promise<ProbeResponse> {
-  return c.send({ method: 'PUT', path: `/${c.collection}/${c.newId()}`, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body });
+  return c.send({ method: 'PUT', path: `/${c.collection}/${c.newId()}`, headers: JSON_CREATE_ONLY, body });
 }

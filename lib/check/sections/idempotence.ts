@@ -6,7 +6,7 @@
 // (CONVENTIONS.md#undo-delete).
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject, JsonValue } from '../../json.js';
-import { check, JSON_BODY } from '../define.js';
+import { check, JSON_BODY, JSON_CREATE_ONLY } from '../define.js';
 import { expectHeader, expectObject, expectProblem, expectStatus, expectThat, seen } from '../expect.js';
 import type { ProbeRequest, ProbeResponse } from '../probe.js';
 import type { Check, CheckContext } from '../types.js';
@@ -17,27 +17,43 @@ const IDEMPOTENCY_KEY = 'Idempotency-Key';
 
 export const IDEMPOTENCE_CHECKS: readonly Check[] = [
   check('idempotence', 'put-repeat', { anchor: 'idempotent-methods', rfc: 'RFC 9110 §9.2.2' },
-    'PUT is idempotent: the same representation PUT twice leaves the same stored state (same body, same ETag)',
+    'PUT is idempotent: the same representation PUT twice leaves the same stored state ' +
+      '(same body, same ETag)',
     async (c) => {
       const item = await c.newItem({ name: 'before' });
       const doc: JsonObject = { ...item.doc, name: 'replaced twice' };
-      const first = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': item.etag }, body: JSON.stringify(doc) });
+      const body = JSON.stringify(doc);
+      const firstHeaders = { ...JSON_BODY, 'If-Match': item.etag };
+      const first = await c.send({ method: 'PUT', path: item.path, headers: firstHeaders, body });
       expectStatus(first, 200);
       const afterFirst = await c.send({ method: 'GET', path: item.path });
       expectStatus(afterFirst, 200);
-      const second = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': expectHeader(afterFirst, 'etag') }, body: JSON.stringify(doc) });
+      const secondHeaders = { ...JSON_BODY, 'If-Match': expectHeader(afterFirst, 'etag') };
+      const second = await c.send({ method: 'PUT', path: item.path, headers: secondHeaders, body });
       expectStatus(second, 200);
       const afterSecond = await c.send({ method: 'GET', path: item.path });
       expectStatus(afterSecond, 200);
-      expectThat(isDeepStrictEqual(afterFirst.json(), afterSecond.json()), `the item read ${seen(afterFirst)} after the first PUT and ${seen(afterSecond)} after the same PUT again`);
-      expectThat(afterFirst.header('etag') === afterSecond.header('etag'), `the ETag went from ${String(afterFirst.header('etag'))} to ${String(afterSecond.header('etag'))} though the same representation was PUT`);
+      expectThat(
+        isDeepStrictEqual(afterFirst.json(), afterSecond.json()),
+        `the item read ${seen(afterFirst)} after the first PUT and ${seen(afterSecond)} after the same PUT again`,
+      );
+      const [firstTag, secondTag] = [afterFirst.header('etag'), afterSecond.header('etag')];
+      expectThat(
+        firstTag === secondTag,
+        `the ETag went from ${String(firstTag)} to ${String(secondTag)} though the same representation was PUT`,
+      );
     }),
 
   check('idempotence', 'conditional-put-retried', { anchor: 'idempotent-methods' },
     'A conditional PUT retried after it succeeded is refused with 412 and the value is applied only once',
     async (c) => {
       const item = await c.newItem({ name: 'before' });
-      const request: ProbeRequest = { method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-Match': item.etag }, body: JSON.stringify({ ...item.doc, name: 'after' }) };
+      const request: ProbeRequest = {
+        method: 'PUT',
+        path: item.path,
+        headers: { ...JSON_BODY, 'If-Match': item.etag },
+        body: JSON.stringify({ ...item.doc, name: 'after' }),
+      };
       expectStatus(await c.send(request), 200);
       // The retry a client makes when the first answer was lost: same request, same (now stale) ETag.
       const retry = await c.send(request);
@@ -52,7 +68,12 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       'same status, Location and body, with Idempotent-Replayed: true',
     async (c) => {
       const key = `${c.collection}-replay`;
-      const request: ProbeRequest = { method: 'POST', path: `/${c.collection}`, headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: key }, body: JSON.stringify({ name: `posted with ${key}` }) };
+      const request: ProbeRequest = {
+        method: 'POST',
+        path: `/${c.collection}`,
+        headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: key },
+        body: JSON.stringify({ name: `posted with ${key}` }),
+      };
       const first = await c.send(request);
       const created = createdAt(c, first);
       try {
@@ -61,9 +82,17 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
         const again = await c.send(request);
         created.push(...createdAt(c, again));
         expectStatus(again, first.status);
-        expectThat(again.header('location') === location, `the repeat answered Location ${String(again.header('location'))}, the first ${location}: a second resource`);
+        const relocated = again.header('location');
+        expectThat(
+          relocated === location,
+          `the repeat answered Location ${String(relocated)}, the first ${location}: a second resource`,
+        );
         expectThat(again.text === first.text, `the repeat answered ${seen(again)}, the first ${seen(first)}`);
-        expectThat(again.header('idempotent-replayed')?.toLowerCase() === 'true', `the repeat carries Idempotent-Replayed: ${again.header('idempotent-replayed') ?? '(none)'}`);
+        const replayed = again.header('idempotent-replayed');
+        expectThat(
+          replayed?.toLowerCase() === 'true',
+          `the repeat carries Idempotent-Replayed: ${replayed ?? '(none)'}`,
+        );
       } finally {
         await removeCreated(c, created);
       }
@@ -73,11 +102,22 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
     'The same Idempotency-Key with a different body is refused with 422 and creates nothing',
     async (c) => {
       const key = `${c.collection}-reused`;
-      const first = await c.send({ method: 'POST', path: `/${c.collection}`, headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: key }, body: JSON.stringify({ name: 'first body' }) });
+      const headers = { ...JSON_BODY, [IDEMPOTENCY_KEY]: key };
+      const first = await c.send({
+        method: 'POST',
+        path: `/${c.collection}`,
+        headers,
+        body: JSON.stringify({ name: 'first body' }),
+      });
       const created = createdAt(c, first);
       try {
         expectStatus(first, 201);
-        const other = await c.send({ method: 'POST', path: `/${c.collection}`, headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: key }, body: JSON.stringify({ name: 'another body' }) });
+        const other = await c.send({
+          method: 'POST',
+          path: `/${c.collection}`,
+          headers,
+          body: JSON.stringify({ name: 'another body' }),
+        });
         created.push(...createdAt(c, other));
         expectProblem(other, 422);
       } finally {
@@ -88,7 +128,12 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
   check('idempotence', 'post-without-key', { anchor: 'post-creates' },
     'POST without an idempotency key is not idempotent: the same body POSTed twice creates two resources',
     async (c) => {
-      const request: ProbeRequest = { method: 'POST', path: `/${c.collection}`, headers: JSON_BODY, body: JSON.stringify({ name: 'posted twice' }) };
+      const request: ProbeRequest = {
+        method: 'POST',
+        path: `/${c.collection}`,
+        headers: JSON_BODY,
+        body: JSON.stringify({ name: 'posted twice' }),
+      };
       const first = await c.send(request);
       const created = createdAt(c, first);
       try {
@@ -96,9 +141,11 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
         const second = await c.send(request);
         created.push(...createdAt(c, second));
         expectStatus(second, 201);
-        expectThat(second.header('idempotent-replayed') === undefined, `a POST without a key was answered as a replay: ${seen(second)}`);
+        const replayed = second.header('idempotent-replayed') !== undefined;
+        expectThat(!replayed, `a POST without a key was answered as a replay: ${seen(second)}`);
         const location = expectHeader(first, 'location');
-        expectThat(expectHeader(second, 'location') !== location, `both POSTs answered Location ${location}: one resource, not two`);
+        const distinct = expectHeader(second, 'location') !== location;
+        expectThat(distinct, `both POSTs answered Location ${location}: one resource, not two`);
       } finally {
         await removeCreated(c, created);
       }
@@ -107,13 +154,19 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
   check('idempotence', 'post-key-twice', { anchor: 'idempotency-keys' },
     'An Idempotency-Key field sent twice is refused with 400',
     async (c) => {
-      const response = await c.send({ method: 'POST', path: `/${c.collection}`, headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: [`${c.collection}-one`, `${c.collection}-two`] }, body: JSON.stringify({ name: 'two keys' }) });
+      const response = await c.send({
+        method: 'POST',
+        path: `/${c.collection}`,
+        headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: [`${c.collection}-one`, `${c.collection}-two`] },
+        body: JSON.stringify({ name: 'two keys' }),
+      });
       await removeCreated(c, createdAt(c, response));
       expectProblem(response, 400);
     }),
 
   check('idempotence', 'bulk-once', { anchor: 'bulk-updates' },
-    'A bulk file of currentX/newX pairs is applied once: the same file sent again changes nothing (every row skipped)',
+    'A bulk file of currentX/newX pairs is applied once: ' +
+      'the same file sent again changes nothing (every row skipped)',
     async (c) => {
       const a = await c.newItem({ price: 10 });
       const b = await c.newItem({ price: 10 });
@@ -128,14 +181,19 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
     }),
 
   check('idempotence', 'bulk-conditional', { anchor: 'bulk-updates' },
-    'A bulk row is applied only when the stored value still equals currentX; otherwise the record is left unchanged',
+    'A bulk row is applied only when the stored value still equals currentX; ' +
+      'otherwise the record is left unchanged',
     async (c) => {
       const item = await c.newItem({ price: 10 });
-      const response = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: `productId,currentPrice,newPrice\r\n${item.id},12,20\r\n` });
+      const csv = `productId,currentPrice,newPrice\r\n${item.id},12,20\r\n`;
+      const response = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: csv });
       expectStatus(response, 200);
       expectCounts(response, 0, 0);
       const conflicts = expectObject(response)['conflicts'];
-      expectThat(Array.isArray(conflicts) && conflicts.length === 1, `the row whose currentPrice does not match is not reported as a conflict: ${seen(response)}`);
+      expectThat(
+        Array.isArray(conflicts) && conflicts.length === 1,
+        `the row whose currentPrice does not match is not reported as a conflict: ${seen(response)}`,
+      );
       await expectField(c, item.path, 'price', 10);
     }),
 
@@ -144,14 +202,16 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
     async (c) => {
       const item = await c.newItem({ price: 10 });
       for (const column of ['increment', 'percent']) {
-        const response = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: `productId,${column}\r\n${item.id},5\r\n` });
+        const csv = `productId,${column}\r\n${item.id},5\r\n`;
+        const response = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: csv });
         expectProblem(response, 400);
       }
       await expectField(c, item.path, 'price', 10);
     }),
 
   check('idempotence', 'undo-delete', { anchor: 'undo-delete' },
-    'The undo request restores a deleted item: 200 with its representation and an ETag, and GET works again',
+    'The undo request restores a deleted item: 200 with its representation and an ETag, ' +
+      'and GET works again',
     async (c) => {
       const item = await c.newItem({ name: 'to restore' });
       await expectDeleted(c, item.path);
@@ -162,7 +222,8 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       const after = await c.send({ method: 'GET', path: item.path });
       expectStatus(after, 200);
       expectHolds(after, item.doc);
-      expectThat(after.header('etag') === etag, `the undo answered ETag ${etag}, the next GET ${String(after.header('etag'))}`);
+      const restored = after.header('etag');
+      expectThat(restored === etag, `the undo answered ETag ${etag}, the next GET ${String(restored)}`);
     }),
 
   check('idempotence', 'undo-repeated', { anchor: 'undo-delete' },
@@ -188,7 +249,12 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
     async (c) => {
       const item = await c.newItem({ name: 'old' });
       await expectDeleted(c, item.path);
-      const recreated = await c.send({ method: 'PUT', path: item.path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ ...item.doc, name: 'new' }) });
+      const recreated = await c.send({
+        method: 'PUT',
+        path: item.path,
+        headers: JSON_CREATE_ONLY,
+        body: JSON.stringify({ ...item.doc, name: 'new' }),
+      });
       expectStatus(recreated, 201);
       const undo = await c.send({ method: 'PUT', path: `${item.path}/$undoDelete` });
       expectProblem(undo, 409);
@@ -212,14 +278,20 @@ async function removeCreated(c: CheckContext, urls: readonly string[]): Promise<
 
 function expectCounts(response: ProbeResponse, applied: number, skipped: number): void {
   const report = expectObject(response);
-  expectThat(report['applied'] === applied && report['skipped'] === skipped, `expected applied ${applied}, skipped ${skipped}; the report is ${seen(response)}`);
+  expectThat(
+    report['applied'] === applied && report['skipped'] === skipped,
+    `expected applied ${applied}, skipped ${skipped}; the report is ${seen(response)}`,
+  );
 }
 
 async function expectField(c: CheckContext, path: string, field: string, value: JsonValue): Promise<void> {
   const response = await c.send({ method: 'GET', path });
   expectStatus(response, 200);
   const actual = expectObject(response)[field];
-  expectThat(isDeepStrictEqual(actual, value), `${path} has ${field} ${JSON.stringify(actual)}, expected ${JSON.stringify(value)}`);
+  expectThat(
+    isDeepStrictEqual(actual, value),
+    `${path} has ${field} ${JSON.stringify(actual)}, expected ${JSON.stringify(value)}`,
+  );
 }
 
 async function expectDeleted(c: CheckContext, path: string): Promise<void> {
@@ -231,6 +303,9 @@ async function expectDeleted(c: CheckContext, path: string): Promise<void> {
 function expectHolds(response: ProbeResponse, doc: JsonObject): void {
   const body = expectObject(response);
   for (const [name, value] of Object.entries(doc)) {
-    expectThat(isDeepStrictEqual(body[name], value), `"${name}" is ${JSON.stringify(body[name])}, was ${JSON.stringify(value)}: ${seen(response)}`);
+    expectThat(
+      isDeepStrictEqual(body[name], value),
+      `"${name}" is ${JSON.stringify(body[name])}, was ${JSON.stringify(value)}: ${seen(response)}`,
+    );
   }
 }

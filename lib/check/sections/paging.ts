@@ -6,8 +6,16 @@
 // `$top` and query resources. They read the run's shared listing (LISTING_ITEMS items,
 // lib/check/types.ts) and never change it.
 import type { JsonObject } from '../../json.js';
-import { check, JSON_BODY } from '../define.js';
-import { expectEnvelope, expectHeader, expectObject, expectProblem, expectStatus, expectThat, seen } from '../expect.js';
+import { check, JSON_CREATE_ONLY } from '../define.js';
+import {
+  expectEnvelope,
+  expectHeader,
+  expectObject,
+  expectProblem,
+  expectStatus,
+  expectThat,
+  seen,
+} from '../expect.js';
 import type { ProbeResponse } from '../probe.js';
 import { LISTING_ITEMS, listingItem, type Check, type CheckContext } from '../types.js';
 
@@ -24,10 +32,13 @@ export const PAGING_CHECKS: readonly Check[] = [
     async (c) => {
       const listing = await c.listing();
       const first = await page(c, `/${listing}`, PAGE_OF_5);
-      expectThat(first.value.length === 5, `${first.value.length} items on a page asked to hold 5: ${seen(first.response)}`);
-      expectThat(first.next !== undefined, `no "@nextLink" on a page of 5 of ${LISTING_ITEMS} items: ${seen(first.response)}`);
+      const size = first.value.length;
+      expectThat(size === 5, `${size} items on a page asked to hold 5: ${seen(first.response)}`);
+      const paged = first.next !== undefined;
+      expectThat(paged, `no "@nextLink" on a page of 5 of ${LISTING_ITEMS} items: ${seen(first.response)}`);
       const applied = expectHeader(first.response, 'preference-applied');
-      expectThat(/(^|[\s,;])(odata\.)?maxpagesize\s*=\s*"?5"?(\s*[,;]|\s*$)/i.test(applied), `Preference-Applied: ${applied}`);
+      const five = /(^|[\s,;])(odata\.)?maxpagesize\s*=\s*"?5"?(\s*[,;]|\s*$)/i.test(applied);
+      expectThat(five, `Preference-Applied: ${applied}`);
     }),
 
   check('paging', 'next-link-walk', { anchor: 'paging' },
@@ -35,7 +46,9 @@ export const PAGING_CHECKS: readonly Check[] = [
     async (c) => {
       const listing = await c.listing();
       const pages = await walk(c, `/${listing}`, PAGE_OF_5);
-      for (const { value, response } of pages) expectThat(value.length <= 5, `a page asked to hold at most 5 items holds ${value.length}: ${seen(response)}`);
+      for (const { value, response } of pages) {
+        expectThat(value.length <= 5, `a page asked to hold at most 5 items holds ${value.length}: ${seen(response)}`);
+      }
       expectIds(pages.flatMap(({ value }) => value), listingIds(), 'the walk', false);
     }),
 
@@ -45,7 +58,10 @@ export const PAGING_CHECKS: readonly Check[] = [
       const listing = await c.listing();
       const first = await page(c, `/${listing}`, PAGE_OF_5);
       const second = await page(c, nextOf(first));
-      expectThat(second.value.length === 5, `the second page, requested without Prefer, holds ${second.value.length} items: ${seen(second.response)}`);
+      expectThat(
+        second.value.length === 5,
+        `the second page, requested without Prefer, holds ${second.value.length} items: ${seen(second.response)}`,
+      );
     }),
 
   check('paging', 'next-link-header', { anchor: 'collection-envelope', rfc: 'RFC 8288' },
@@ -57,7 +73,10 @@ export const PAGING_CHECKS: readonly Check[] = [
       const link = expectHeader(first.response, 'link');
       const target = /<([^>]*)>[^,]*;\s*rel\s*=\s*"?next"?/i.exec(link)?.[1];
       expectThat(target !== undefined, `no rel="next" in Link: ${link}`);
-      expectThat(new URL(target as string, first.response.url).href === next, `Link names ${String(target)}, "@nextLink" is ${String(first.next)}`);
+      expectThat(
+        new URL(target as string, first.response.url).href === next,
+        `Link names ${String(target)}, "@nextLink" is ${String(first.next)}`,
+      );
     }),
 
   check('paging', 'next-link-not-from-host', { anchor: 'skip-tokens' },
@@ -65,13 +84,15 @@ export const PAGING_CHECKS: readonly Check[] = [
       '(a forged Host must not steer the next request elsewhere)',
     async (c) => {
       const listing = await c.listing();
-      const response = await c.send({ method: 'GET', path: `/${listing}`, headers: { ...PAGE_OF_5, Host: FOREIGN_HOST } });
+      const headers = { ...PAGE_OF_5, Host: FOREIGN_HOST };
+      const response = await c.send({ method: 'GET', path: `/${listing}`, headers });
       // Refusing a Host the server does not serve (400, 421) builds no link from it either.
       if (response.status >= 400 && response.status < 500) return;
       expectStatus(response, 200);
       const { next } = expectEnvelope(response);
       expectThat(next !== undefined, `no "@nextLink" on a page of 5 of ${LISTING_ITEMS} items: ${seen(response)}`);
-      expectThat(!(next as string).toLowerCase().includes(FOREIGN_HOST), `with Host: ${FOREIGN_HOST}, "@nextLink" is ${String(next)}`);
+      const steered = (next as string).toLowerCase().includes(FOREIGN_HOST);
+      expectThat(!steered, `with Host: ${FOREIGN_HOST}, "@nextLink" is ${String(next)}`);
       const link = response.header('link') ?? '';
       expectThat(!link.toLowerCase().includes(FOREIGN_HOST), `with Host: ${FOREIGN_HOST}, Link is ${link}`);
     }),
@@ -84,9 +105,13 @@ export const PAGING_CHECKS: readonly Check[] = [
       const url = new URL(nextOf(first));
       const token = url.searchParams.get('$skiptoken');
       const expected = '/{collection}?$skiptoken=<opaque>';
-      expectThat(token !== null && token !== '', `"@nextLink" ${String(first.next)} carries no $skiptoken (expected ${expected})`);
+      expectThat(
+        token !== null && token !== '',
+        `"@nextLink" ${String(first.next)} carries no $skiptoken (expected ${expected})`,
+      );
       const altered = alter(token as string);
-      const response = await c.send({ method: 'GET', path: `${url.origin}${url.pathname}?$skiptoken=${encodeURIComponent(altered)}` });
+      const path = `${url.origin}${url.pathname}?$skiptoken=${encodeURIComponent(altered)}`;
+      const response = await c.send({ method: 'GET', path });
       expectProblem(response, 400);
     }),
 
@@ -96,7 +121,8 @@ export const PAGING_CHECKS: readonly Check[] = [
       const listing = await c.listing();
       await c.newItem();
       const first = await page(c, `/${listing}`, PAGE_OF_5);
-      const response = await c.send({ method: 'GET', path: `/${c.collection}${new URL(nextOf(first)).search}` });
+      const path = `/${c.collection}${new URL(nextOf(first)).search}`;
+      const response = await c.send({ method: 'GET', path });
       expectProblem(response, 400);
     }),
 
@@ -105,7 +131,10 @@ export const PAGING_CHECKS: readonly Check[] = [
     async (c) => {
       const listing = await c.listing();
       const only = await page(c, `/${listing}`);
-      expectThat(only.next === undefined, `"@nextLink" on a listing of ${LISTING_ITEMS} items without Prefer: ${String(only.next)}`);
+      expectThat(
+        only.next === undefined,
+        `"@nextLink" on a listing of ${LISTING_ITEMS} items without Prefer: ${String(only.next)}`,
+      );
       expectIds(only.value, listingIds(), 'the page', false);
     }),
 
@@ -117,7 +146,8 @@ export const PAGING_CHECKS: readonly Check[] = [
       expectIds(only.value, listingIds(), 'the page', false);
       const applied = expectHeader(only.response, 'preference-applied');
       const size = /maxpagesize\s*=\s*"?(\d+)/i.exec(applied)?.[1];
-      expectThat(size !== undefined && Number(size) <= MAX_PAGE_SIZE, `Preference-Applied: ${applied} after asking for 5000`);
+      const clamped = size !== undefined && Number(size) <= MAX_PAGE_SIZE;
+      expectThat(clamped, `Preference-Applied: ${applied} after asking for 5000`);
     }),
 
   check('paging', 'filter-eq', { anchor: 'filter-expressions', rfc: 'OData 4.01 Part 2 §5.1.1' },
@@ -132,7 +162,8 @@ export const PAGING_CHECKS: readonly Check[] = [
     async (c) => {
       const listing = await c.listing();
       const only = await page(c, query(listing, { $filter: "category eq 'none'" }));
-      expectThat(only.value.length === 0 && only.next === undefined, `expected "value": [] and no "@nextLink", got ${seen(only.response)}`);
+      const empty = only.value.length === 0 && only.next === undefined;
+      expectThat(empty, `expected "value": [] and no "@nextLink", got ${seen(only.response)}`);
     }),
 
   check('paging', 'filter-unknown-property', { anchor: 'filter-errors-and-budget' },
@@ -160,7 +191,8 @@ export const PAGING_CHECKS: readonly Check[] = [
       for (const name of ['q', 'query']) {
         const response = await c.send({ method: 'GET', path: query(listing, { [name]: "category eq 'c1'" }) });
         expectProblem(response, 400);
-        expectThat(response.text.includes('$filter'), `the problem for ${name}= does not name $filter: ${seen(response)}`);
+        const pointed = response.text.includes('$filter');
+        expectThat(pointed, `the problem for ${name}= does not name $filter: ${seen(response)}`);
       }
     }),
 
@@ -181,31 +213,41 @@ export const PAGING_CHECKS: readonly Check[] = [
     }),
 
   check('paging', 'select', { anchor: 'select-and-orderby' },
-    '$select=name returns summaries holding exactly the selected field plus "@id", the select link to the detail',
+    '$select=name returns summaries holding exactly the selected field plus "@id", ' +
+      'the select link to the detail',
     async (c) => {
       const listing = await c.listing();
       const only = await page(c, query(listing, { $select: 'name' }));
-      expectThat(only.value.length === LISTING_ITEMS, `${only.value.length} summaries of ${LISTING_ITEMS} items: ${seen(only.response)}`);
+      const count = only.value.length;
+      expectThat(count === LISTING_ITEMS, `${count} summaries of ${LISTING_ITEMS} items: ${seen(only.response)}`);
       const details: string[] = [];
       for (const summary of only.value) {
         const members = Object.keys(summary).sort().join(',');
-        expectThat(members === '@id,name', `a summary holds ${members}, not exactly @id and name: ${JSON.stringify(summary)}`);
+        const exact = members === '@id,name';
+        expectThat(exact, `a summary holds ${members}, not exactly @id and name: ${JSON.stringify(summary)}`);
         const detail = new URL(String(summary['@id']), only.response.url);
         const id = detail.pathname.slice(detail.pathname.lastIndexOf('/') + 1);
-        expectThat(detail.pathname.endsWith(`/${listing}/${id}`) && summary['name'] === listingItem(Number(id.slice(1)))['name'], `the summary ${JSON.stringify(summary)} does not link to its item`);
+        const linked =
+          detail.pathname.endsWith(`/${listing}/${id}`) && summary['name'] === listingItem(Number(id.slice(1)))['name'];
+        expectThat(linked, `the summary ${JSON.stringify(summary)} does not link to its item`);
         details.push(detail.href);
       }
       const item = await c.send({ method: 'GET', path: details[0] as string });
       expectStatus(item, 200);
-      expectThat(typeof expectObject(item)['category'] === 'string', `the select link ${String(details[0])} does not give the full record: ${seen(item)}`);
+      expectThat(
+        typeof expectObject(item)['category'] === 'string',
+        `the select link ${String(details[0])} does not give the full record: ${seen(item)}`,
+      );
     }),
 
   check('paging', 'count', { anchor: 'count-and-top' },
     '$count=true adds "@count", the number of all matches, not of the page',
     async (c) => {
       const listing = await c.listing();
-      const first = await page(c, query(listing, { $filter: "category eq 'c1'", $count: 'true' }), { Prefer: 'maxpagesize=2' });
-      expectThat(first.value.length === 2, `${first.value.length} items on a page asked to hold 2: ${seen(first.response)}`);
+      const path = query(listing, { $filter: "category eq 'c1'", $count: 'true' });
+      const first = await page(c, path, { Prefer: 'maxpagesize=2' });
+      const size = first.value.length;
+      expectThat(size === 2, `${size} items on a page asked to hold 2: ${seen(first.response)}`);
       expectThat(first.body['@count'] === 4, `"@count" is ${JSON.stringify(first.body['@count'])} for 4 matches`);
     }),
 
@@ -222,21 +264,24 @@ export const PAGING_CHECKS: readonly Check[] = [
     "$filter with in (...) matches any of the listed values",
     async (c) => {
       const listing = await c.listing();
-      await expectQuery(c, listing, { $filter: "category in ('c1','c3')" }, listingIds(1, 3, 4, 6, 7, 9, 10, 12));
+      const expected = listingIds(1, 3, 4, 6, 7, 9, 10, 12);
+      await expectQuery(c, listing, { $filter: "category in ('c1','c3')" }, expected);
     }),
 
   check('paging', 'filter-logic', { anchor: 'filter-grammar', rfc: 'OData 4.01 Part 2 §5.1.1' },
     '$filter combines and, or and not with OData precedence (not, then and, then or)',
     async (c) => {
       const listing = await c.listing();
-      await expectQuery(c, listing, { $filter: "price gt 30 and not (category eq 'c1') or id eq 'i01'" }, listingIds(1, 5, 6, 8, 9, 11, 12));
+      const filter = "price gt 30 and not (category eq 'c1') or id eq 'i01'";
+      await expectQuery(c, listing, { $filter: filter }, listingIds(1, 5, 6, 8, 9, 11, 12));
     }),
 
   check('paging', 'filter-functions', { anchor: 'filter-expressions', rfc: 'OData 4.01 Part 2 §5.1.1' },
     '$filter supports string functions and any() over arrays',
     async (c) => {
       const listing = await c.listing();
-      await expectQuery(c, listing, { $filter: "startswith(name,'item 1') and tags/any(t: t eq 'even')" }, listingIds(10, 12));
+      const filter = "startswith(name,'item 1') and tags/any(t: t eq 'even')";
+      await expectQuery(c, listing, { $filter: filter }, listingIds(10, 12));
     }),
 
   check('paging', 'no-jump-to-page', { anchor: 'paging' },
@@ -244,16 +289,20 @@ export const PAGING_CHECKS: readonly Check[] = [
     async (c) => {
       const listing = await c.listing();
       const jumps: readonly Readonly<Record<string, string>>[] = [{ $skip: '5' }, { _page: '2' }];
-      for (const params of jumps) expectProblem(await c.send({ method: 'GET', path: query(listing, params) }), 400);
+      for (const params of jumps) {
+        expectProblem(await c.send({ method: 'GET', path: query(listing, params) }), 400);
+      }
     }),
 
   check('paging', 'query-resource', { anchor: 'query-resources' },
-    'A query resource created with PUT runs on GET: a cacheable envelope (with an ETag) of exactly the matching items',
+    'A query resource created with PUT runs on GET: ' +
+      'a cacheable envelope (with an ETag) of exactly the matching items',
     async (c) => {
       const match = await c.newItem({ shade: 'query-match' });
       await c.newItem({ shade: 'other' });
       const path = `/${c.collection}/$queries/${c.newQueryName()}`;
-      const created = await c.send({ method: 'PUT', path, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ filter: "shade eq 'query-match'" }) });
+      const body = JSON.stringify({ filter: "shade eq 'query-match'" });
+      const created = await c.send({ method: 'PUT', path, headers: JSON_CREATE_ONLY, body });
       expectStatus(created, 201);
       const run = await page(c, path);
       expectIds(run.value, [match.id], 'the query resource', false);
@@ -290,16 +339,25 @@ async function walk(c: CheckContext, path: string, headers: Readonly<Record<stri
 
 /** The absolute URL of a page's "@nextLink"; fails when it has none. */
 function nextOf(current: Page): string {
-  expectThat(current.next !== undefined, `no "@nextLink" on a page of ${current.value.length} of ${LISTING_ITEMS} items: ${seen(current.response)}`);
+  expectThat(
+    current.next !== undefined,
+    `no "@nextLink" on a page of ${current.value.length} of ${LISTING_ITEMS} items: ${seen(current.response)}`,
+  );
   return new URL(current.next as string, current.response.url).href;
 }
 
 /** A listing path with query parameters, names as written (`$filter`), values percent-encoded. */
 function query(listing: string, params: Readonly<Record<string, string>>): string {
-  return `/${listing}?${Object.entries(params).map(([name, value]) => `${name}=${encodeURIComponent(value)}`).join('&')}`;
+  const pairs = Object.entries(params).map(([name, value]) => `${name}=${encodeURIComponent(value)}`);
+  return `/${listing}?${pairs.join('&')}`;
 }
 
-async function expectQuery(c: CheckContext, listing: string, params: Readonly<Record<string, string>>, expected: readonly string[]): Promise<void> {
+async function expectQuery(
+  c: CheckContext,
+  listing: string,
+  params: Readonly<Record<string, string>>,
+  expected: readonly string[],
+): Promise<void> {
   const path = query(listing, params);
   const only = await page(c, path);
   expectThat(only.next === undefined, `"@nextLink" on a page of ${only.value.length} matches: ${path}`);
@@ -314,7 +372,9 @@ function listingIds(...numbers: number[]): string[] {
 
 function expectIds(items: readonly JsonObject[], expected: readonly string[], what: string, ordered: boolean): void {
   const got = items.map((item) => String(item['id']));
-  const same = ordered ? got.join(',') === expected.join(',') : [...got].sort().join(',') === [...expected].sort().join(',');
+  const same = ordered
+    ? got.join(',') === expected.join(',')
+    : [...got].sort().join(',') === [...expected].sort().join(',');
   expectThat(same, `${what} gave ${got.join(', ') || 'nothing'}; expected ${expected.join(', ')}`);
 }
 
@@ -322,6 +382,9 @@ function expectIds(items: readonly JsonObject[], expected: readonly string[], wh
 function alter(token: string): string {
   const at = Math.floor(token.length / 2);
   const char = token[at] as string;
-  const replacement = /[0-9]/.test(char) ? (char === '1' ? '2' : '1') : /[a-z]/.test(char) ? (char === 'a' ? 'b' : 'a') : char === 'A' ? 'B' : 'A';
+  let replacement: string;
+  if (/[0-9]/.test(char)) replacement = char === '1' ? '2' : '1';
+  else if (/[a-z]/.test(char)) replacement = char === 'a' ? 'b' : 'a';
+  else replacement = char === 'A' ? 'B' : 'A';
   return `${token.slice(0, at)}${replacement}${token.slice(at + 1)}`;
 }

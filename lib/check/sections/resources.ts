@@ -3,7 +3,7 @@
 // by Content-Type (CONVENTIONS.md#representations), a 404 for an item that does not exist
 // (CONVENTIONS.md#routes), collections as an envelope object (CONVENTIONS.md#collection-envelope), and
 // DELETE (CONVENTIONS.md#delete-and-tombstones).
-import { check, JSON_BODY } from '../define.js';
+import { check, JSON_CREATE_ONLY } from '../define.js';
 import { expectEnvelope, expectHeader, expectObject, expectStatus, expectThat, seen } from '../expect.js';
 import type { Check } from '../types.js';
 
@@ -12,7 +12,12 @@ export const RESOURCE_CHECKS: readonly Check[] = [
     'PUT with If-None-Match: * creates the item: 201 with an ETag',
     async (c) => {
       const id = c.newId();
-      const response = await c.send({ method: 'PUT', path: `/${c.collection}/${id}`, headers: { ...JSON_BODY, 'If-None-Match': '*' }, body: JSON.stringify({ id, name: 'created' }) });
+      const response = await c.send({
+        method: 'PUT',
+        path: `/${c.collection}/${id}`,
+        headers: JSON_CREATE_ONLY,
+        body: JSON.stringify({ id, name: 'created' }),
+      });
       expectStatus(response, 201);
       expectHeader(response, 'etag');
     }),
@@ -62,7 +67,10 @@ export const RESOURCE_CHECKS: readonly Check[] = [
       const response = await c.send({ method: 'GET', path: `/${c.collection}` });
       expectStatus(response, 200);
       const { body, value } = expectEnvelope(response);
-      expectThat(value.length < 50 ? !('@nextLink' in body) : true, `a page with ${value.length} items carries "@nextLink": ${JSON.stringify(body['@nextLink'])}`);
+      expectThat(
+        value.length < 50 ? !('@nextLink' in body) : true,
+        `a page with ${value.length} items carries "@nextLink": ${JSON.stringify(body['@nextLink'])}`,
+      );
     }),
 
   check('resources', 'delete', { anchor: 'delete-and-tombstones' },

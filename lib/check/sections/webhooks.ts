@@ -47,7 +47,8 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
     async (c) => {
       const receiver = receiverOf(c);
       expectOutcome(await signed(c, receiver, eventBody(c, 'dedup-by-id')), 'accepted');
-      expectOutcome(await signed(c, receiver, eventBody(c, 'dedup-by-id', 'resent with other fields')), 'duplicate');
+      const resent = eventBody(c, 'dedup-by-id', 'resent with other fields');
+      expectOutcome(await signed(c, receiver, resent), 'duplicate');
     }),
 
   check('webhooks', 'missing-signature', { anchor: 'webhook-signature' },
@@ -64,7 +65,8 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
     async (c) => {
       const receiver = receiverOf(c);
       const body = eventBody(c, 'wrong-signature');
-      expectStatus(await deliver(c, receiver, body, { 'X-Signature': webhookSignature(body, `${receiver.secret}-not`) }), 401);
+      const wrong = webhookSignature(body, `${receiver.secret}-not`);
+      expectStatus(await deliver(c, receiver, body, { 'X-Signature': wrong }), 401);
       expectOutcome(await signed(c, receiver, body), 'accepted');
     }),
 
@@ -75,16 +77,19 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
       const receiver = receiverOf(c);
       const body = JSON.stringify(JSON.parse(eventBody(c, 'raw-bytes')), null, 2);
       const reencoded = JSON.stringify(JSON.parse(body));
-      expectStatus(await deliver(c, receiver, body, { 'X-Signature': webhookSignature(reencoded, receiver.secret) }), 401);
+      const signature = webhookSignature(reencoded, receiver.secret);
+      expectStatus(await deliver(c, receiver, body, { 'X-Signature': signature }), 401);
       expectOutcome(await signed(c, receiver, body), 'accepted');
     }),
 
   check('webhooks', 'signature-before-parse', { anchor: 'receiving-order' },
-    'The signature is verified before the body is parsed: an unsigned body that is not JSON gets 401, not 400',
+    'The signature is verified before the body is parsed: ' +
+      'an unsigned body that is not JSON gets 401, not 400',
     async (c) => {
       const receiver = receiverOf(c);
       const body = '{"id": not json';
-      expectStatus(await deliver(c, receiver, body, { 'X-Signature': webhookSignature(body, `${receiver.secret}-not`) }), 401);
+      const wrong = webhookSignature(body, `${receiver.secret}-not`);
+      expectStatus(await deliver(c, receiver, body, { 'X-Signature': wrong }), 401);
     }),
 
   check('webhooks', 'sha256-prefix', { anchor: 'webhook-signature' },
@@ -92,7 +97,8 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
     async (c) => {
       const receiver = receiverOf(c);
       const body = eventBody(c, 'sha256-prefix');
-      expectOutcome(await deliver(c, receiver, body, { 'X-Signature': `sha256=${webhookSignature(body, receiver.secret)}` }), 'accepted');
+      const prefixed = `sha256=${webhookSignature(body, receiver.secret)}`;
+      expectOutcome(await deliver(c, receiver, body, { 'X-Signature': prefixed }), 'accepted');
     }),
 
   check('webhooks', 'signature-once', { anchor: 'webhook-signature' },
@@ -121,7 +127,12 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
     'A signed body that is not an event (no string "id", no "event", not JSON) is refused with 400',
     async (c) => {
       const receiver = receiverOf(c);
-      const bodies = [JSON.stringify({ event: EVENT_KIND }), JSON.stringify({ id: eventId(c, 'event-shape') }), JSON.stringify({ id: 7, event: EVENT_KIND }), '{"id": "x", "event":'];
+      const bodies = [
+        JSON.stringify({ event: EVENT_KIND }),
+        JSON.stringify({ id: eventId(c, 'event-shape') }),
+        JSON.stringify({ id: 7, event: EVENT_KIND }),
+        '{"id": "x", "event":',
+      ];
       for (const body of bodies) {
         const response = await signed(c, receiver, body);
         expectThat(response.status === 400, `${body} answered ${seen(response)}, expected 400`);
@@ -141,7 +152,9 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
 ];
 
 function receiverOf(c: CheckContext): Receiver {
-  if (c.webhook === undefined) throw new CheckSkipped("the run was not given the receiver's secret (--webhook-secret-env)");
+  if (c.webhook === undefined) {
+    throw new CheckSkipped("the run was not given the receiver's secret (--webhook-secret-env)");
+  }
   return c.webhook;
 }
 
@@ -151,15 +164,30 @@ function eventId(c: CheckContext, name: string): string {
 }
 
 function eventBody(c: CheckContext, name: string, note?: string): string {
-  return JSON.stringify(note === undefined ? { id: eventId(c, name), event: EVENT_KIND } : { id: eventId(c, name), event: EVENT_KIND, note });
+  const id = eventId(c, name);
+  return JSON.stringify(note === undefined ? { id, event: EVENT_KIND } : { id, event: EVENT_KIND, note });
 }
 
-function deliver(c: CheckContext, receiver: Receiver, body: string, headers: Readonly<Record<string, string | readonly string[]>>): Promise<ProbeResponse> {
-  return c.send({ method: 'POST', path: receiver.path, headers: { 'Content-Type': 'application/json', ...headers }, body });
+function deliver(
+  c: CheckContext,
+  receiver: Receiver,
+  body: string,
+  headers: Readonly<Record<string, string | readonly string[]>>,
+): Promise<ProbeResponse> {
+  const fields = { 'Content-Type': 'application/json', ...headers };
+  return c.send({ method: 'POST', path: receiver.path, headers: fields, body });
 }
 
-/** A delivery signed as CONVENTIONS.md#webhook-signature says: lowercase hex HMAC-SHA256 of the exact body bytes. */
-function signed(c: CheckContext, receiver: Receiver, body: string, headers: Readonly<Record<string, string>> = {}): Promise<ProbeResponse> {
+/**
+ * A delivery signed as CONVENTIONS.md#webhook-signature says: lowercase hex HMAC-SHA256 of the exact
+ * body bytes.
+ */
+function signed(
+  c: CheckContext,
+  receiver: Receiver,
+  body: string,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<ProbeResponse> {
   return deliver(c, receiver, body, { ...headers, 'X-Signature': webhookSignature(body, receiver.secret) });
 }
 
