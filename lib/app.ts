@@ -1,17 +1,22 @@
 // The request pipeline: request id → Host (RFC 9112 §3.2) → 501 for a method no route has → route →
 // authentication (not asked of a CORS preflight, lib/http/cors.ts) → 400/404 → OPTIONS → 405 → 406 →
 // 413/415 → 100 Continue → the route's handler → the one `send`. Every check before the handler is
-// derived from the route table (lib/routes.ts) and none depends on stored state (CONVENTIONS.md#precondition-order: 401,
-// 404, 405, 406, 413, 415 come first); handlers then evaluate preconditions before reading any body. A client that waits for 100 Continue is invited to
-// send its body only once those checks pass, so a 413 never follows a 100 (RFC 9110 §10.1.1).
+// derived from the route table (lib/routes.ts) and none depends on stored state
+// (CONVENTIONS.md#precondition-order: 401, 404, 405, 406, 413, 415 come first); handlers then evaluate
+// preconditions before reading any body. A client that waits for 100 Continue is invited to send its
+// body only once those checks pass, so a 413 never follows a 100 (RFC 9110 §10.1.1).
 // Unexpected exceptions become a 500 whose detail is fixed text; the exception itself goes to the log
 // under the request id (CONVENTIONS.md#problem-details).
 import { fieldLines, fieldValue } from './http/field-lines.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeys } from './http/auth.js';
-import { checkContent, contentFraming, contentReply, declaresTooLarge, hasContent, readBody, tooLarge, unreadBodyReply } from './http/body.js';
+import {
+  checkContent, contentFraming, contentReply, declaresTooLarge, hasContent, readBody, tooLarge, unreadBodyReply,
+} from './http/body.js';
 import { noStoreCacheControl, varyOf } from './http/cache-policy.js';
-import { ALLOWED_REQUEST_HEADERS, EXPOSED_RESPONSE_HEADERS, PREFLIGHT_MAX_AGE_S, type CorsPolicy } from './http/cors.js';
+import {
+  ALLOWED_REQUEST_HEADERS, EXPOSED_RESPONSE_HEADERS, PREFLIGHT_MAX_AGE_S, type CorsPolicy,
+} from './http/cors.js';
 import type { RequestHandler } from './http/listener.js';
 import { problemReply, send, type Reply } from './http/respond.js';
 import { Router, splitTarget } from './http/route.js';
@@ -19,13 +24,18 @@ import { formatHttpDate } from './protocol/http-date.js';
 import { MediaOffer } from './protocol/negotiate.js';
 import { problem } from './protocol/problem.js';
 import type { App, RequestContext } from './resources/context.js';
-import { allowedMethods, endpointFor, serverMethods, type Endpoint, type RouteEntry, type RouteName } from './routes.js';
+import {
+  allowedMethods, endpointFor, serverMethods, type Endpoint, type RouteEntry, type RouteName,
+} from './routes.js';
 
 /** A client-supplied X-Request-Id is kept when it is short and harmless in a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Random bytes of the per-server prefix of request ids (the rest is a counter: unique, and cheap). */
 const REQUEST_ID_PREFIX_BYTES = 6;
-/** Host = uri-host [ ":" port ] (RFC 9110 §7.2; RFC 3986 §3.2.2: reg-name or IP-literal). Empty is allowed (RFC 9112 §3.2). */
+/**
+ * Host = uri-host [ ":" port ] (RFC 9110 §7.2; RFC 3986 §3.2.2: reg-name or IP-literal). Empty is allowed
+ * (RFC 9112 §3.2).
+ */
 const HOST = /^(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?$|^\[[0-9A-Fa-f:.]+\](?::[0-9]*)?$/;
 
 /** Where a request went: filled in by dispatch, read when the answer is counted. */
@@ -48,11 +58,24 @@ interface Routes {
 const EXPOSED = EXPOSED_RESPONSE_HEADERS.join(', ');
 const PREFLIGHT_HEADERS = ALLOWED_REQUEST_HEADERS.join(', ');
 
-export function createHandler(app: App, apiKeys: ApiKeys, cors: CorsPolicy, table: readonly RouteEntry[]): RequestHandler {
+export function createHandler(
+  app: App,
+  apiKeys: ApiKeys,
+  cors: CorsPolicy,
+  table: readonly RouteEntry[],
+): RequestHandler {
   const offers = new Map<Endpoint, MediaOffer>();
-  for (const entry of table) for (const endpoint of Object.values(entry.methods)) offers.set(endpoint, new MediaOffer(endpoint.produces));
+  for (const entry of table) {
+    for (const endpoint of Object.values(entry.methods)) offers.set(endpoint, new MediaOffer(endpoint.produces));
+  }
   const allow = new Map(table.map((entry) => [entry.name, allowedMethods(entry).join(', ')]));
-  const routes: Routes = { router: new Router<RouteName>(table), entries: new Map(table.map((entry) => [entry.name, entry])), methods: serverMethods(table), offers, allow };
+  const routes: Routes = {
+    router: new Router<RouteName>(table),
+    entries: new Map(table.map((entry) => [entry.name, entry])),
+    methods: serverMethods(table),
+    offers,
+    allow,
+  };
   // A random prefix per server and a counter: ids never repeat within a run, and a restart starts
   // a new prefix, so a log line's id is unique without drawing random bytes on every request.
   const prefix = app.random.bytes(REQUEST_ID_PREFIX_BYTES).toString('hex');
@@ -82,10 +105,12 @@ export function createHandler(app: App, apiKeys: ApiKeys, cors: CorsPolicy, tabl
         exposeHeaders: EXPOSED,
       });
       const method = req.method ?? 'GET';
-      app.metrics.request(trace.route, routes.methods.includes(method) ? method : 'other', reply.status, app.clock.monotonic() - started);
+      const counted = routes.methods.includes(method) ? method : 'other';
+      app.metrics.request(trace.route, counted, reply.status, app.clock.monotonic() - started);
     };
     const fail = (error: unknown): void => {
-      app.log('error', 'unhandled error', { requestId, error: error instanceof Error ? error.stack ?? error.message : String(error) });
+      const text = error instanceof Error ? error.stack ?? error.message : String(error);
+      app.log('error', 'unhandled error', { requestId, error: text });
       answer(problemReply(problem('internal', '')));
     };
     // A handler that answers at once is sent at once: no promise, no extra turn of the microtask queue.
@@ -130,28 +155,45 @@ function dispatch(
   let principal = '';
   if (apiKeys.enabled && entry?.public !== true && !preflight) {
     const auth = apiKeys.check(fieldLines(req, 'authorization'));
-    if (!auth.ok) return problemReply(problem('unauthorized', auth.detail, { headers: { 'WWW-Authenticate': 'Bearer' } }));
+    if (!auth.ok) {
+      return problemReply(problem('unauthorized', auth.detail, { headers: { 'WWW-Authenticate': 'Bearer' } }));
+    }
     principal = auth.principal;
   }
   if (match.kind === 'invalid') return problemReply(problem('invalid-name', match.detail));
-  if (match.kind === 'unknown' || entry === undefined) return problemReply(problem('not-found', `No resource is addressed by ${clip(target.path)}.`));
+  if (match.kind === 'unknown' || entry === undefined) {
+    return problemReply(problem('not-found', `No resource is addressed by ${clip(target.path)}.`));
+  }
   const allow = routes.allow.get(entry.name) as string;
   if (preflight) {
-    return { status: 204, headers: { Allow: allow, 'Access-Control-Allow-Methods': allow, 'Access-Control-Allow-Headers': PREFLIGHT_HEADERS, 'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE_S) } };
+    return {
+      status: 204,
+      headers: {
+        Allow: allow,
+        'Access-Control-Allow-Methods': allow,
+        'Access-Control-Allow-Headers': PREFLIGHT_HEADERS,
+        'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE_S),
+      },
+    };
   }
   // RFC 9110 §9.3.7: OPTIONS describes the communication options of the target.
   if (method === 'OPTIONS') return { status: 204, headers: { Allow: allow } };
   const endpoint = endpointFor(entry, method);
   if (endpoint === undefined) {
-    return problemReply(problem('method-not-allowed', `${clip(method)} is not allowed here; use ${allow}.`, { headers: { Allow: allow } }));
+    const detail = `${clip(method)} is not allowed here; use ${allow}.`;
+    return problemReply(problem('method-not-allowed', detail, { headers: { Allow: allow } }));
   }
   let media = '';
   if (endpoint.produces.length > 0) {
-    const chosen = (routes.offers.get(endpoint) ?? new MediaOffer(endpoint.produces)).choose(fieldValue(req, 'accept'));
+    const offer = routes.offers.get(endpoint) ?? new MediaOffer(endpoint.produces);
+    const chosen = offer.choose(fieldValue(req, 'accept'));
     if (chosen === undefined) {
       // The answer depends on Accept, so a cache must key this 406 on it too (RFC 9110 §12.5.5).
       const vary = varyOf(app.policy, ['Accept']) as string;
-      return problemReply(problem('not-acceptable', `This resource is available as ${endpoint.produces.join(', ')}; the Accept header allows none of them.`), { Vary: vary });
+      const detail =
+        `This resource is available as ${endpoint.produces.join(', ')}; ` +
+        'the Accept header allows none of them.';
+      return problemReply(problem('not-acceptable', detail), { Vary: vary });
     }
     media = chosen;
   }
@@ -163,10 +205,15 @@ function dispatch(
   const framing = endpoint.body === undefined ? contentFraming(req) : undefined;
   if (framing !== undefined && declaresTooLarge(framing, limit)) return contentReply(tooLarge(limit));
   if (expectsContinue) res.writeContinue();
-  const rq: RequestContext = { req, requestId, principal, path: target.path, query: target.query, params: match.params, media };
+  const rq: RequestContext = {
+    req, requestId, principal, path: target.path, query: target.query, params: match.params, media,
+  };
   if (framing !== undefined && hasContent(framing)) {
-    // A route that reads no content still refuses one over the cap (CONVENTIONS.md#body-cap), counting it without keeping it.
-    return readBody(req, limit, { keep: false }).then((discarded) => (discarded.ok ? endpoint.handle(app, rq) : unreadBodyReply(discarded.reason, limit)));
+    // A route that reads no content still refuses one over the cap (CONVENTIONS.md#body-cap), counting it
+    // without keeping it.
+    return readBody(req, limit, { keep: false }).then((discarded) =>
+      discarded.ok ? endpoint.handle(app, rq) : unreadBodyReply(discarded.reason, limit),
+    );
   }
   return endpoint.handle(app, rq);
 }
@@ -179,10 +226,15 @@ function dispatch(
 function checkHost(req: IncomingMessage): ReturnType<typeof problem> | undefined {
   const hosts = fieldLines(req, 'host');
   if (hosts === undefined || hosts.length === 0) {
-    return req.httpVersion === '1.0' ? undefined : problem('bad-request', 'An HTTP/1.1 request must carry a Host header field (RFC 9112 §3.2).');
+    if (req.httpVersion === '1.0') return undefined;
+    return problem('bad-request', 'An HTTP/1.1 request must carry a Host header field (RFC 9112 §3.2).');
   }
-  if (hosts.length > 1) return problem('bad-request', 'The request carries more than one Host header field (RFC 9112 §3.2).');
-  if (!HOST.test(hosts[0] as string)) return problem('bad-request', 'The Host header field is not a valid host and port (RFC 9110 §7.2).');
+  if (hosts.length > 1) {
+    return problem('bad-request', 'The request carries more than one Host header field (RFC 9112 §3.2).');
+  }
+  if (!HOST.test(hosts[0] as string)) {
+    return problem('bad-request', 'The Host header field is not a valid host and port (RFC 9110 §7.2).');
+  }
   return undefined;
 }
 

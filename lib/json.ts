@@ -19,7 +19,9 @@ export function isJsonObject(value: unknown): value is JsonObject {
 export function valueAt(root: JsonValue, path: readonly string[]): JsonValue {
   let value: JsonValue = root;
   for (const segment of path) {
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, segment)) return null;
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, segment)) {
+      return null;
+    }
     value = value[segment] ?? null;
   }
   return value;

@@ -66,7 +66,8 @@ export class Lifecycle {
     try {
       await run();
     } catch (error) {
-      this.log('error', `${component.name} failed to ${step}`, { error: error instanceof Error ? error.message : String(error) });
+      const message = error instanceof Error ? error.message : String(error);
+      this.log('error', `${component.name} failed to ${step}`, { error: message });
     }
   }
 }

@@ -44,7 +44,10 @@ export type ResponseField =
   | 'ETag' | 'Last-Modified' | 'Cache-Control' | 'Vary' | 'Location' | 'Content-Location' | 'Link'
   | 'Preference-Applied' | 'Idempotent-Replayed';
 
-/** Request header fields and query options a handler reads; `field=value` stands for the simple query string (CONVENTIONS.md#simple-query-strings). */
+/**
+ * Request header fields and query options a handler reads; `field=value` stands for the simple query string
+ * (CONVENTIONS.md#simple-query-strings).
+ */
 export type RequestInput =
   | 'If-Match' | 'If-None-Match' | 'If-Modified-Since' | 'If-Unmodified-Since' | 'Idempotency-Key' | 'Prefer'
   | 'X-Signature' | 'X-Timestamp'
@@ -52,26 +55,33 @@ export type RequestInput =
 
 /** The shapes bodies take, named as lib/openapi.ts names its schema components. */
 export type SchemaName =
-  | 'Item' | 'QueryDefinition' | 'ServiceDocument' | 'Health' | 'InboxEvent' | 'Delivery' | 'Subscription' | 'SubscriptionInput'
-  | 'BulkReport' | 'WebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument';
+  | 'Item' | 'QueryDefinition' | 'ServiceDocument' | 'Health' | 'InboxEvent' | 'Delivery' | 'Subscription'
+  | 'SubscriptionInput' | 'BulkReport' | 'WebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument';
 
 export interface EndpointDoc {
   readonly summary: string;
   /** Every status the handler itself can answer, with the header fields that answer carries. */
   readonly responses: Readonly<Record<number, readonly ResponseField[]>>;
   readonly reads?: readonly RequestInput[];
-  /** The content of a success: one thing, or a page of the collection envelope (CONVENTIONS.md#collection-envelope). */
+  /**
+   * The content of a success: one thing, or a page of the collection envelope
+   * (CONVENTIONS.md#collection-envelope).
+   */
   readonly returns?: SchemaName | { readonly pageOf: SchemaName };
   /** The request content it reads. */
   readonly accepts?: SchemaName;
 }
 
 export type RouteName =
-  | 'service' | 'health' | 'metrics' | 'openapi' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query' | 'query-definition'
-  | 'inbox' | 'inbox-event' | 'inbox-retry' | 'subscriptions' | 'subscription' | 'outbox' | 'delivery' | 'delivery-retry';
+  | 'service' | 'health' | 'metrics' | 'openapi' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query'
+  | 'query-definition' | 'inbox' | 'inbox-event' | 'inbox-retry' | 'subscriptions' | 'subscription' | 'outbox'
+  | 'delivery' | 'delivery-retry';
 
 export interface RouteEntry extends RoutePattern<RouteName> {
-  /** Served without an API key (CONVENTIONS.md#api-keys): the webhook receiver authenticates by signature, health probes carry none. */
+  /**
+   * Served without an API key (CONVENTIONS.md#api-keys): the webhook receiver authenticates by signature,
+   * health probes carry none.
+   */
   readonly public?: boolean;
   readonly methods: Readonly<Partial<Record<DeclaredMethod, Endpoint>>>;
 }
@@ -80,7 +90,10 @@ export interface RouteEntry extends RoutePattern<RouteName> {
 const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 const JSON_ONLY = [JSON_TYPE];
-/** What can be read in a browser too (CONVENTIONS.md#content-negotiation); JSON stays the default, so JSON clients see no change. */
+/**
+ * What can be read in a browser too (CONVENTIONS.md#content-negotiation); JSON stays the default, so JSON
+ * clients see no change.
+ */
 const JSON_OR_HTML = [JSON_TYPE, HTML_TYPE];
 const JSON_CSV_OR_HTML = [JSON_TYPE, CSV_TYPE, HTML_TYPE];
 
@@ -92,17 +105,27 @@ const PAGE: readonly ResponseField[] = [...READ, 'Link', 'Preference-Applied'];
 /** storedReply: the stored representation after a write (CONVENTIONS.md#put-responses). */
 const STORED: readonly ResponseField[] = ['ETag', 'Last-Modified', 'Content-Location', 'Cache-Control', 'Vary'];
 const NO_STORE: readonly ResponseField[] = ['Cache-Control'];
-/** RFC 9110 §13.2.2: a read evaluates every precondition; 304 on a match, 412 on a failed If-Match or If-Unmodified-Since. */
+/**
+ * RFC 9110 §13.2.2: a read evaluates every precondition; 304 on a match, 412 on a failed If-Match or
+ * If-Unmodified-Since.
+ */
 const CONDITIONAL_READ = { 200: READ, 304: READ, 412: [] };
 const PAGE_READ = { 200: PAGE, 304: PAGE, 412: [] };
-const READ_CONDITIONS: readonly RequestInput[] = ['If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since'];
+const READ_CONDITIONS: readonly RequestInput[] = [
+  'If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since',
+];
 /** A write's preconditions (If-Modified-Since applies to GET and HEAD only, RFC 9110 §13.1.3). */
 const WRITE_CONDITIONS: readonly RequestInput[] = ['If-Match', 'If-None-Match', 'If-Unmodified-Since'];
-/** conditionalPut: 201 creates, 200 replaces, 412 on a failed precondition, 428 without one, 503 when the store fails. */
+/**
+ * conditionalPut: 201 creates, 200 replaces, 412 on a failed precondition, 428 without one, 503 when the store
+ * fails.
+ */
 const CONDITIONAL_PUT = { 200: STORED, 201: [...STORED, 'Location'] as const, 412: [], 428: [], 503: [] };
 const CONDITIONAL_DELETE = { 204: [], 412: [], 503: [] };
 /** The options of a listing (CONVENTIONS.md#paging), and what chooses its page size. */
-const LISTING: readonly RequestInput[] = ['$filter', '$select', '$orderby', '$top', '$count', '$skiptoken', 'field=value', 'Prefer', ...READ_CONDITIONS];
+const LISTING: readonly RequestInput[] = [
+  '$filter', '$select', '$orderby', '$top', '$count', '$skiptoken', 'field=value', 'Prefer', ...READ_CONDITIONS,
+];
 /** A $retry action: 202 with the item queued again, 404, 409 once it succeeded, 503 when the store fails. */
 const RETRY = { 202: ['Cache-Control', 'Content-Location'] as const, 404: [], 409: [], 503: [] };
 
@@ -111,16 +134,34 @@ export function routeTable(config: Config): readonly RouteEntry[] {
     {
       name: 'service',
       path: '/',
-      methods: { GET: { produces: JSON_OR_HTML, handle: getServiceDocument, doc: { summary: 'The service document: every collection and its URL', responses: CONDITIONAL_READ, reads: READ_CONDITIONS, returns: 'ServiceDocument' } } },
+      methods: {
+        GET: {
+          produces: JSON_OR_HTML,
+          handle: getServiceDocument,
+          doc: {
+            summary: 'The service document: every collection and its URL',
+            responses: CONDITIONAL_READ,
+            reads: READ_CONDITIONS,
+            returns: 'ServiceDocument',
+          },
+        },
+      },
     },
     // Health probes carry no credentials (CONVENTIONS.md#api-keys).
     {
       name: 'health',
       path: '/$health',
       public: true,
-      methods: { GET: { produces: JSON_ONLY, handle: getHealth, doc: { summary: 'Whether the store can write', responses: { 200: NO_STORE, 503: [] }, returns: 'Health' } } },
+      methods: {
+        GET: {
+          produces: JSON_ONLY,
+          handle: getHealth,
+          doc: { summary: 'Whether the store can write', responses: { 200: NO_STORE, 503: [] }, returns: 'Health' },
+        },
+      },
     },
-    // Answers JSON whatever Accept says: a provider that cannot be answered would only retry (RFC 9110 §12.5.1 lets a server disregard Accept).
+    // Answers JSON whatever Accept says: a provider that cannot be answered would only retry
+    // (RFC 9110 §12.5.1 lets a server disregard Accept).
     {
       name: 'webhook',
       path: config.webhooks.path,
@@ -144,74 +185,190 @@ export function routeTable(config: Config): readonly RouteEntry[] {
     {
       name: 'metrics',
       path: '/$metrics',
-      methods: { GET: { produces: [EXPOSITION_TYPE], handle: getMetrics, doc: { summary: 'Metrics in the Prometheus text format 0.0.4', responses: { 200: NO_STORE }, returns: 'Text' } } },
+      methods: {
+        GET: {
+          produces: [EXPOSITION_TYPE],
+          handle: getMetrics,
+          doc: {
+            summary: 'Metrics in the Prometheus text format 0.0.4',
+            responses: { 200: NO_STORE },
+            returns: 'Text',
+          },
+        },
+      },
     },
     {
       name: 'openapi',
       path: '/$openapi',
-      methods: { GET: { produces: JSON_ONLY, handle: getOpenApi, doc: { summary: 'This description (OpenAPI 3.1)', responses: CONDITIONAL_READ, reads: READ_CONDITIONS, returns: 'OpenApiDocument' } } },
+      methods: {
+        GET: {
+          produces: JSON_ONLY,
+          handle: getOpenApi,
+          doc: {
+            summary: 'This description (OpenAPI 3.1)',
+            responses: CONDITIONAL_READ,
+            reads: READ_CONDITIONS,
+            returns: 'OpenApiDocument',
+          },
+        },
+      },
     },
     {
       name: 'inbox',
       path: '/$inbox',
-      methods: { GET: { produces: JSON_OR_HTML, handle: getInbox, doc: { summary: 'Received webhook events', responses: PAGE_READ, reads: LISTING, returns: { pageOf: 'InboxEvent' } } } },
+      methods: {
+        GET: {
+          produces: JSON_OR_HTML,
+          handle: getInbox,
+          doc: {
+            summary: 'Received webhook events',
+            responses: PAGE_READ,
+            reads: LISTING,
+            returns: { pageOf: 'InboxEvent' },
+          },
+        },
+      },
     },
     {
       name: 'inbox-event',
       path: '/$inbox/{eventId}',
-      methods: { GET: { produces: JSON_OR_HTML, handle: getInboxEvent, doc: { summary: 'One received event', responses: { ...CONDITIONAL_READ, 404: [] }, reads: READ_CONDITIONS, returns: 'InboxEvent' } } },
+      methods: {
+        GET: {
+          produces: JSON_OR_HTML,
+          handle: getInboxEvent,
+          doc: {
+            summary: 'One received event',
+            responses: { ...CONDITIONAL_READ, 404: [] },
+            reads: READ_CONDITIONS,
+            returns: 'InboxEvent',
+          },
+        },
+      },
     },
     {
       name: 'inbox-retry',
       path: '/$inbox/{eventId}/$retry',
-      methods: { PUT: { produces: JSON_ONLY, handle: retryInboxEvent, doc: { summary: 'Queue a received event for processing again', responses: RETRY, returns: 'InboxEvent' } } },
+      methods: {
+        PUT: {
+          produces: JSON_ONLY,
+          handle: retryInboxEvent,
+          doc: { summary: 'Queue a received event for processing again', responses: RETRY, returns: 'InboxEvent' },
+        },
+      },
     },
     {
       name: 'subscriptions',
       path: '/$subscriptions',
-      methods: { GET: { produces: JSON_OR_HTML, handle: getSubscriptions, doc: { summary: 'Webhook subscriptions', responses: PAGE_READ, reads: LISTING, returns: { pageOf: 'Subscription' } } } },
+      methods: {
+        GET: {
+          produces: JSON_OR_HTML,
+          handle: getSubscriptions,
+          doc: {
+            summary: 'Webhook subscriptions',
+            responses: PAGE_READ,
+            reads: LISTING,
+            returns: { pageOf: 'Subscription' },
+          },
+        },
+      },
     },
     {
       name: 'subscription',
       path: '/$subscriptions/{id}',
       methods: {
-        GET: { produces: JSON_OR_HTML, handle: getSubscription, doc: { summary: 'One subscription', responses: { ...CONDITIONAL_READ, 404: [] }, reads: READ_CONDITIONS, returns: 'Subscription' } },
+        GET: {
+          produces: JSON_OR_HTML,
+          handle: getSubscription,
+          doc: {
+            summary: 'One subscription',
+            responses: { ...CONDITIONAL_READ, 404: [] },
+            reads: READ_CONDITIONS,
+            returns: 'Subscription',
+          },
+        },
         PUT: {
           produces: JSON_ONLY,
           body: JSON_BODY,
           handle: putSubscription,
-          doc: { summary: 'Create (If-None-Match: *) or replace (If-Match) a subscription', responses: CONDITIONAL_PUT, reads: WRITE_CONDITIONS, accepts: 'SubscriptionInput', returns: 'Subscription' },
+          doc: {
+            summary: 'Create (If-None-Match: *) or replace (If-Match) a subscription',
+            responses: CONDITIONAL_PUT,
+            reads: WRITE_CONDITIONS,
+            accepts: 'SubscriptionInput',
+            returns: 'Subscription',
+          },
         },
-        DELETE: { produces: [], handle: deleteSubscription, doc: { summary: 'Delete a subscription (idempotent)', responses: CONDITIONAL_DELETE, reads: WRITE_CONDITIONS } },
+        DELETE: {
+          produces: [],
+          handle: deleteSubscription,
+          doc: {
+            summary: 'Delete a subscription (idempotent)',
+            responses: CONDITIONAL_DELETE,
+            reads: WRITE_CONDITIONS,
+          },
+        },
       },
     },
     {
       name: 'outbox',
       path: '/$outbox',
-      methods: { GET: { produces: JSON_OR_HTML, handle: getOutbox, doc: { summary: 'Webhook deliveries', responses: PAGE_READ, reads: LISTING, returns: { pageOf: 'Delivery' } } } },
+      methods: {
+        GET: {
+          produces: JSON_OR_HTML,
+          handle: getOutbox,
+          doc: { summary: 'Webhook deliveries', responses: PAGE_READ, reads: LISTING, returns: { pageOf: 'Delivery' } },
+        },
+      },
     },
     {
       name: 'delivery',
       path: '/$outbox/{deliveryId}',
-      methods: { GET: { produces: JSON_OR_HTML, handle: getDelivery, doc: { summary: 'One delivery', responses: { ...CONDITIONAL_READ, 404: [] }, reads: READ_CONDITIONS, returns: 'Delivery' } } },
+      methods: {
+        GET: {
+          produces: JSON_OR_HTML,
+          handle: getDelivery,
+          doc: {
+            summary: 'One delivery',
+            responses: { ...CONDITIONAL_READ, 404: [] },
+            reads: READ_CONDITIONS,
+            returns: 'Delivery',
+          },
+        },
+      },
     },
     {
       name: 'delivery-retry',
       path: '/$outbox/{deliveryId}/$retry',
-      methods: { PUT: { produces: JSON_ONLY, handle: retryDelivery, doc: { summary: 'Queue a delivery again', responses: RETRY, returns: 'Delivery' } } },
+      methods: {
+        PUT: {
+          produces: JSON_ONLY,
+          handle: retryDelivery,
+          doc: { summary: 'Queue a delivery again', responses: RETRY, returns: 'Delivery' },
+        },
+      },
     },
     {
       name: 'collection',
       path: '/{collection}',
       methods: {
-        GET: { produces: JSON_CSV_OR_HTML, handle: getCollection, doc: { summary: 'One page of the collection', responses: PAGE_READ, reads: LISTING, returns: { pageOf: 'Item' } } },
+        GET: {
+          produces: JSON_CSV_OR_HTML,
+          handle: getCollection,
+          doc: {
+            summary: 'One page of the collection',
+            responses: PAGE_READ,
+            reads: LISTING,
+            returns: { pageOf: 'Item' },
+          },
+        },
         POST: {
           produces: JSON_ONLY,
           body: JSON_BODY,
           handle: postToCollection,
           doc: {
             summary: 'Create an item with a server-chosen id; an Idempotency-Key makes a retry safe',
-            // 201 (or a stored 400/422) replayed with Idempotent-Replayed; 409 while the first request with the key runs.
+            // 201 (or a stored 400/422) replayed with Idempotent-Replayed; 409 while the first request with
+            // the key runs.
             responses: { 201: [...STORED, 'Location', 'Idempotent-Replayed'], 409: [], 412: [], 422: [], 503: [] },
             reads: ['Idempotency-Key', ...WRITE_CONDITIONS],
             accepts: 'Item',
@@ -224,20 +381,53 @@ export function routeTable(config: Config): readonly RouteEntry[] {
       name: 'item',
       path: '/{collection}/{id}',
       methods: {
-        GET: { produces: JSON_OR_HTML, handle: getItem, doc: { summary: 'One item', responses: { ...CONDITIONAL_READ, 404: [] }, reads: READ_CONDITIONS, returns: 'Item' } },
+        GET: {
+          produces: JSON_OR_HTML,
+          handle: getItem,
+          doc: {
+            summary: 'One item',
+            responses: { ...CONDITIONAL_READ, 404: [] },
+            reads: READ_CONDITIONS,
+            returns: 'Item',
+          },
+        },
         PUT: {
           produces: JSON_ONLY,
           body: JSON_BODY,
           handle: putItem,
-          doc: { summary: 'Create (If-None-Match: *) or replace (If-Match) an item', responses: CONDITIONAL_PUT, reads: WRITE_CONDITIONS, accepts: 'Item', returns: 'Item' },
+          doc: {
+            summary: 'Create (If-None-Match: *) or replace (If-Match) an item',
+            responses: CONDITIONAL_PUT,
+            reads: WRITE_CONDITIONS,
+            accepts: 'Item',
+            returns: 'Item',
+          },
         },
-        DELETE: { produces: [], handle: deleteItem, doc: { summary: 'Delete an item, kept as a tombstone for the undo (idempotent)', responses: CONDITIONAL_DELETE, reads: WRITE_CONDITIONS } },
+        DELETE: {
+          produces: [],
+          handle: deleteItem,
+          doc: {
+            summary: 'Delete an item, kept as a tombstone for the undo (idempotent)',
+            responses: CONDITIONAL_DELETE,
+            reads: WRITE_CONDITIONS,
+          },
+        },
       },
     },
     {
       name: 'undo',
       path: '/{collection}/{id}/$undoDelete',
-      methods: { PUT: { produces: JSON_ONLY, handle: undoDelete, doc: { summary: 'Restore a deleted item', responses: { 200: STORED, 404: [], 409: [], 503: [] }, returns: 'Item' } } },
+      methods: {
+        PUT: {
+          produces: JSON_ONLY,
+          handle: undoDelete,
+          doc: {
+            summary: 'Restore a deleted item',
+            responses: { 200: STORED, 404: [], 409: [], 503: [] },
+            returns: 'Item',
+          },
+        },
+      },
     },
     {
       name: 'bulk',
@@ -247,7 +437,12 @@ export function routeTable(config: Config): readonly RouteEntry[] {
           produces: JSON_ONLY,
           body: CSV_BODY,
           handle: putBulk,
-          doc: { summary: 'Apply current/new value pairs from a CSV file, each row only where the current value still holds', responses: { 200: NO_STORE, 503: [] }, accepts: 'Text', returns: 'BulkReport' },
+          doc: {
+            summary: 'Apply current/new value pairs from a CSV file, each row only where the current value still holds',
+            responses: { 200: NO_STORE, 503: [] },
+            accepts: 'Text',
+            returns: 'BulkReport',
+          },
         },
       },
     },
@@ -259,22 +454,50 @@ export function routeTable(config: Config): readonly RouteEntry[] {
           produces: JSON_CSV_OR_HTML,
           handle: getQueryResults,
           // A query resource takes no options but the $skiptoken of its own @nextLink.
-          doc: { summary: 'Run the stored query: one page of its results', responses: { ...PAGE_READ, 404: [] }, reads: ['$skiptoken', 'Prefer', ...READ_CONDITIONS], returns: { pageOf: 'Item' } },
+          doc: {
+            summary: 'Run the stored query: one page of its results',
+            responses: { ...PAGE_READ, 404: [] },
+            reads: ['$skiptoken', 'Prefer', ...READ_CONDITIONS],
+            returns: { pageOf: 'Item' },
+          },
         },
         PUT: {
           produces: JSON_ONLY,
           body: JSON_BODY,
           handle: putQuery,
-          doc: { summary: 'Store a query resource (validated now)', responses: CONDITIONAL_PUT, reads: WRITE_CONDITIONS, accepts: 'QueryDefinition', returns: 'QueryDefinition' },
+          doc: {
+            summary: 'Store a query resource (validated now)',
+            responses: CONDITIONAL_PUT,
+            reads: WRITE_CONDITIONS,
+            accepts: 'QueryDefinition',
+            returns: 'QueryDefinition',
+          },
         },
-        DELETE: { produces: [], handle: deleteQuery, doc: { summary: 'Delete a query resource (idempotent)', responses: CONDITIONAL_DELETE, reads: WRITE_CONDITIONS } },
+        DELETE: {
+          produces: [],
+          handle: deleteQuery,
+          doc: {
+            summary: 'Delete a query resource (idempotent)',
+            responses: CONDITIONAL_DELETE,
+            reads: WRITE_CONDITIONS,
+          },
+        },
       },
     },
     {
       name: 'query-definition',
       path: '/{collection}/$queries/{name}/$definition',
       methods: {
-        GET: { produces: JSON_ONLY, handle: getQueryDefinition, doc: { summary: 'The stored definition of a query resource', responses: { ...CONDITIONAL_READ, 404: [] }, reads: READ_CONDITIONS, returns: 'QueryDefinition' } },
+        GET: {
+          produces: JSON_ONLY,
+          handle: getQueryDefinition,
+          doc: {
+            summary: 'The stored definition of a query resource',
+            responses: { ...CONDITIONAL_READ, 404: [] },
+            reads: READ_CONDITIONS,
+            returns: 'QueryDefinition',
+          },
+        },
       },
     },
   ];

@@ -51,7 +51,10 @@ export interface RuntimeOptions {
   /** A folder of JSON arrays or a db.json loaded into a store that is still empty. */
   readonly seed?: string;
   readonly apiKeys?: readonly string[];
-  /** Secrets a webhook's X-Signature may be made with: the current one, and the previous during a rotation (at most two). */
+  /**
+   * Secrets a webhook's X-Signature may be made with: the current one, and the previous during a rotation
+   * (at most two).
+   */
   readonly webhookSecrets?: readonly string[];
   /** Webhook handlers by event kind (or "*"), registered before the first event can arrive. */
   readonly webhookHandlers?: Readonly<Record<string, WebhookHandler>>;
@@ -79,8 +82,8 @@ export interface ResapiServer {
 }
 
 const RUNTIME_KEYS = new Set([
-  'host', 'port', 'dataDir', 'memory', 'store', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'webhookSecrets', 'webhookHandlers',
-  'clock', 'random', 'log', 'drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs',
+  'host', 'port', 'dataDir', 'memory', 'store', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'webhookSecrets',
+  'webhookHandlers', 'clock', 'random', 'log', 'drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs',
 ]);
 const KEY_SPACE = '$keys';
 const PAGING_KEY = 'paging';
@@ -105,11 +108,20 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const collectionConfigOf = (name: string): CollectionConfig | undefined => collectionConfig(config, name);
   // Everything that can refuse the start without a store is asked first, so a refused start leaves
   // no data dir behind: the port, then a seed bound for a store that does not exist yet.
-  const http = httpListener({ host: options.host ?? '127.0.0.1', port: options.port ?? 3000, clock, random, ...listenerTimeouts(options) });
+  const http = httpListener({
+    host: options.host ?? '127.0.0.1',
+    port: options.port ?? 3000,
+    clock,
+    random,
+    ...listenerTimeouts(options),
+  });
   await http.bind();
   const lifecycle = new Lifecycle(log);
   try {
-    const seed = options.seed === undefined ? undefined : await readNewStoreSeed(options, options.seed, clock, collectionConfigOf);
+    const seed =
+      options.seed === undefined
+        ? undefined
+        : await readNewStoreSeed(options, options.seed, clock, collectionConfigOf);
     const metrics = new ServerMetrics();
     const store = await openStore(options, clock, random, log, metrics);
     lifecycle.add(storeComponent(store));
@@ -119,7 +131,8 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       clock,
       representations,
       collectionConfig: collectionConfigOf,
-      events: (changes, represented) => eventMutations({ store, clock, random, representations }, changes, represented),
+      events: (changes, represented) =>
+        eventMutations({ store, clock, random, representations }, changes, represented),
     });
     if (options.seed !== undefined) {
       const skipped = seedSkipReason(store);
@@ -133,18 +146,31 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     const caughtUp = missingRegistrations(store);
     if (caughtUp.length > 0) {
       const registered = await writer.write(caughtUp);
-      if (!registered.ok) throw new Error(`cannot record the fields of existing collections (${registered.reason})`);
+      if (!registered.ok) {
+        throw new Error(`cannot record the fields of existing collections (${registered.reason})`);
+      }
     }
-    const knownProperties = new KnownProperties((name) => collectionConfigOf(name)?.schema, (name) => store.get(FIELDS_SPACE, name)?.doc);
+    const knownProperties = new KnownProperties(
+      (name) => collectionConfigOf(name)?.schema,
+      (name) => store.get(FIELDS_SPACE, name)?.doc,
+    );
     const table = routeTable(config);
     const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '');
     // Links are relative without --base-url, so the description names the address the server listens on.
-    const description = openApiDocument(config, table, { version: await packageVersion(), serverUrl: baseUrl === '' ? http.url : baseUrl, apiKeys: apiKeys.enabled });
+    const description = openApiDocument(config, table, {
+      version: await packageVersion(),
+      serverUrl: baseUrl === '' ? http.url : baseUrl,
+      apiKeys: apiKeys.enabled,
+    });
     const app: App = {
       store,
       writer,
       config,
-      policy: { noCacheMode: options.noCacheMode === true, credentialed: apiKeys.enabled, perCollection: (name) => collectionConfig(config, name)?.cacheControl },
+      policy: {
+        noCacheMode: options.noCacheMode === true,
+        credentialed: apiKeys.enabled,
+        perCollection: (name) => collectionConfig(config, name)?.cacheControl,
+      },
       representations,
       metrics,
       pages: new PageCache(store),
@@ -159,13 +185,31 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       bulkTurns: new SerialQueues(),
       webhookSecrets,
       inbox: new Inbox({ store, writer, clock, random, config: config.webhooks, log, drainTimeoutMs }),
-      outbox: new Outbox({ store, writer, clock, random, config: config.outbox, log, drainTimeoutMs, userAgent: USER_AGENT }),
+      outbox: new Outbox({
+        store,
+        writer,
+        clock,
+        random,
+        config: config.outbox,
+        log,
+        drainTimeoutMs,
+        userAgent: USER_AGENT,
+      }),
       openapi: represent(JSON.stringify(description)),
-      self: () => ({ host: new URL(http.url).hostname.replace(/^\[|\]$/g, ''), port: Number(new URL(http.url).port), baseUrl }),
+      self: () => ({
+        host: new URL(http.url).hostname.replace(/^\[|\]$/g, ''),
+        port: Number(new URL(http.url).port),
+        baseUrl,
+      }),
     };
     for (const [kind, handler] of handlers) app.inbox.on(kind, handler);
     // Said once here, never per request: an anonymous sender must not be able to flood the log.
-    if (webhookSecrets.length === 0) log('warn', `the webhook receiver at ${config.webhooks.path} answers 503: no secret is configured (RESAPI_WEBHOOK_SECRETS)`);
+    if (webhookSecrets.length === 0) {
+      const warning =
+        `the webhook receiver at ${config.webhooks.path} answers 503: ` +
+        'no secret is configured (RESAPI_WEBHOOK_SECRETS)';
+      log('warn', warning);
+    }
     lifecycle.add(readCaches(app.pages, app.indexes));
     lifecycle.add(app.inbox.queue);
     lifecycle.add(app.outbox.queue);
@@ -193,7 +237,9 @@ async function readNewStoreSeed(
   clock: Clock,
   collectionConfigOf: (name: string) => CollectionConfig | undefined,
 ): Promise<SeedData | undefined> {
-  const fresh = options.store === undefined && (options.memory === true || options.dataDir === undefined || !(await dataDirExists(options.dataDir)));
+  const fresh =
+    options.store === undefined &&
+    (options.memory === true || options.dataDir === undefined || !(await dataDirExists(options.dataDir)));
   if (!fresh) return undefined;
   const read = await readSeed(path, clock);
   if (!read.ok) throw new Error(read.message);
@@ -208,21 +254,29 @@ function secretsOf(secrets: readonly string[] | undefined): readonly string[] {
   if (!Array.isArray(secrets) || secrets.some((secret) => typeof secret !== 'string' || secret === '')) {
     throw new TypeError('webhookSecrets: every webhook secret must be a non-empty string');
   }
-  if (secrets.length > MAX_WEBHOOK_SECRETS) throw new TypeError('webhookSecrets: at most two secrets, the current one first and the previous one second');
+  if (secrets.length > MAX_WEBHOOK_SECRETS) {
+    throw new TypeError('webhookSecrets: at most two secrets, the current one first and the previous one second');
+  }
   return [...secrets];
 }
 
 function handlersOf(handlers: StartOptions['webhookHandlers']): [string, WebhookHandler][] {
   if (handlers === undefined) return [];
-  if (typeof handlers !== 'object' || handlers === null || Array.isArray(handlers)) throw new TypeError('webhookHandlers: must be an object of event kinds to functions');
+  if (typeof handlers !== 'object' || handlers === null || Array.isArray(handlers)) {
+    throw new TypeError('webhookHandlers: must be an object of event kinds to functions');
+  }
   const entries = Object.entries(handlers);
   for (const [kind, handler] of entries) {
-    if (typeof handler !== 'function') throw new TypeError(`webhookHandlers: the handler for ${JSON.stringify(kind)} must be a function`);
+    if (typeof handler !== 'function') {
+      throw new TypeError(`webhookHandlers: the handler for ${JSON.stringify(kind)} must be a function`);
+    }
   }
   return entries;
 }
 
-function listenerTimeouts(options: StartOptions): { drainTimeoutMs?: number; headersTimeoutMs?: number; requestTimeoutMs?: number } {
+function listenerTimeouts(
+  options: StartOptions,
+): { drainTimeoutMs?: number; headersTimeoutMs?: number; requestTimeoutMs?: number } {
   return {
     ...(options.drainTimeoutMs === undefined ? {} : { drainTimeoutMs: options.drainTimeoutMs }),
     ...(options.headersTimeoutMs === undefined ? {} : { headersTimeoutMs: options.headersTimeoutMs }),
@@ -230,7 +284,13 @@ function listenerTimeouts(options: StartOptions): { drainTimeoutMs?: number; hea
   };
 }
 
-async function openStore(options: StartOptions, clock: Clock, random: Random, log: Logger, observer: StoreObserver): Promise<Store> {
+async function openStore(
+  options: StartOptions,
+  clock: Clock,
+  random: Random,
+  log: Logger,
+  observer: StoreObserver,
+): Promise<Store> {
   if (options.store !== undefined) return options.store;
   if (options.memory === true || options.dataDir === undefined) return new MemoryStore({ clock, log });
   const opened = await openFileStore({ dir: options.dataDir, clock, random, log, observer });
@@ -238,7 +298,10 @@ async function openStore(options: StartOptions, clock: Clock, random: Random, lo
   return opened.store;
 }
 
-/** The page cache and the equality indexes in the lifecycle: they stop following the store's commits on close. */
+/**
+ * The page cache and the equality indexes in the lifecycle: they stop following the store's commits on
+ * close.
+ */
 function readCaches(pages: PageCache, indexes: EqualityIndexes): Component {
   return {
     name: 'read caches',
@@ -264,7 +327,15 @@ async function pagingKeyOf(store: Store, writer: Writer, random: Random): Promis
   const stored = store.get(KEY_SPACE, PAGING_KEY)?.doc['key'];
   if (typeof stored === 'string') return Buffer.from(stored, 'base64');
   const key = random.bytes(PAGING_KEY_BYTES);
-  const result = await writer.write([{ kind: 'put', collection: KEY_SPACE, id: PAGING_KEY, doc: { key: key.toString('base64') }, expect: { absent: true } }]);
+  const result = await writer.write([
+    {
+      kind: 'put',
+      collection: KEY_SPACE,
+      id: PAGING_KEY,
+      doc: { key: key.toString('base64') },
+      expect: { absent: true },
+    },
+  ]);
   if (!result.ok) throw new Error(`cannot store the paging key (${result.reason})`);
   return key;
 }

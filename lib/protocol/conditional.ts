@@ -17,7 +17,10 @@ export interface Validators {
   readonly lastModified?: number;
 }
 
-/** Every received field line of each header, as in Node's req.headersDistinct (Node folds or drops duplicates in req.headers). */
+/**
+ * Every received field line of each header, as in Node's req.headersDistinct (Node folds or drops duplicates
+ * in req.headers).
+ */
 export interface PreconditionFields {
   readonly ifMatch?: readonly string[];
   readonly ifNoneMatch?: readonly string[];
@@ -28,8 +31,10 @@ export interface PreconditionFields {
 export type PreconditionVerdict =
   | { readonly kind: 'proceed' }
   | { readonly kind: 'not-modified' } // respond 304 (GET/HEAD only)
-  | { readonly kind: 'failed'; readonly field: 'If-Match' | 'If-Unmodified-Since' | 'If-None-Match' } // respond 412
-  | { readonly kind: 'malformed'; readonly field: 'If-Match' | 'If-None-Match'; readonly detail: string }; // respond 400
+  // respond 412
+  | { readonly kind: 'failed'; readonly field: 'If-Match' | 'If-Unmodified-Since' | 'If-None-Match' }
+  // respond 400
+  | { readonly kind: 'malformed'; readonly field: 'If-Match' | 'If-None-Match'; readonly detail: string };
 
 export interface PreconditionOptions {
   /** The origin server's clock in ms since the epoch (default: the system clock). */
@@ -48,7 +53,12 @@ const NOT_MODIFIED: PreconditionVerdict = Object.freeze({ kind: 'not-modified' }
  * value cannot tell. One pass for all four, since most requests carry none of them.
  */
 export function readPreconditionFields(raw: readonly string[]): PreconditionFields {
-  const fields: { ifMatch?: string[]; ifNoneMatch?: string[]; ifModifiedSince?: string[]; ifUnmodifiedSince?: string[] } = {};
+  const fields: {
+    ifMatch?: string[];
+    ifNoneMatch?: string[];
+    ifModifiedSince?: string[];
+    ifUnmodifiedSince?: string[];
+  } = {};
   for (let index = 0; index < raw.length; index += 2) {
     const name = raw[index] as string;
     // Not "if-…": the shortest of the four names has eight characters.

@@ -84,7 +84,9 @@ export class EqualityIndexes {
     for (const term of terms) {
       if (term.values.length > MAX_TERM_VALUES) continue;
       const index = await this.index(collection, term.path);
-      const sets = [...new Set(term.values)].map((value) => index.ids.get(value)).filter((ids): ids is SortedKeys => ids !== undefined);
+      const sets = [...new Set(term.values)]
+        .map((value) => index.ids.get(value))
+        .filter((ids): ids is SortedKeys => ids !== undefined);
       const size = sets.reduce((total, ids) => total + ids.size, 0);
       if (best === undefined || size < best.size) best = { size, ids: (after) => merged(sets, after) };
       if (size === 0) break;
@@ -120,7 +122,8 @@ export class EqualityIndexes {
   private async fill(collection: string, index: PropertyIndex): Promise<void> {
     let after: string | undefined;
     for (;;) {
-      const chunk = this.store.scan(collection, after === undefined ? { limit: BUILD_CHUNK } : { after, limit: BUILD_CHUNK });
+      const range = after === undefined ? { limit: BUILD_CHUNK } : { after, limit: BUILD_CHUNK };
+      const chunk = this.store.scan(collection, range);
       for (const record of chunk) index.add(record);
       if (chunk.length < BUILD_CHUNK) return;
       after = (chunk[chunk.length - 1] as StoredRecord).id;

@@ -1,9 +1,9 @@
-// The equality terms of a `$filter` (CONVENTIONS.md#filter-expressions: `eq` and `in`): conditions `path eq literal` and
-// `path in (literal, ...)` that the whole filter requires, because they stand alone or in an `and`
-// with the rest. Each names the only values an item's property may hold for the item to match, so
-// an index from values to ids (equality-index.ts) can hand a page its candidates instead of a scan of
-// the collection: the page then costs what it returns (README, Performance). The filter itself is
-// still applied to every candidate, so a term need only be implied by the filter, never equal to it.
+// The equality terms of a `$filter` (CONVENTIONS.md#filter-expressions: `eq` and `in`): conditions
+// `path eq literal` and `path in (literal, ...)` that the whole filter requires, because they stand alone or
+// in an `and` with the rest. Each names the only values an item's property may hold for the item to match, so
+// an index from values to ids (equality-index.ts) can hand a page its candidates instead of a scan of the
+// collection: the page then costs what it returns (README, Performance). The filter itself is still applied
+// to every candidate, so a term need only be implied by the filter, never equal to it.
 //
 // Only primitives written as literals count (a string, a number, true, false): `eq null` also
 // matches items without the property, and a date literal compares by instant, so neither names

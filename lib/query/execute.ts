@@ -52,14 +52,23 @@ export type CandidateSource = (collection: string, terms: readonly EqualityTerm[
 
 const SCAN_CHUNK = 512;
 
-export async function runPage(store: Store, collection: string, plan: QueryPlan, request: PageRequest, pace?: Pace, index?: CandidateSource): Promise<Page> {
+export async function runPage(
+  store: Store,
+  collection: string,
+  plan: QueryPlan,
+  request: PageRequest,
+  pace?: Pace,
+  index?: CandidateSource,
+): Promise<Page> {
   const top = plan.query.top;
   const remaining = top === undefined ? Number.POSITIVE_INFINITY : Math.max(0, top - request.returned);
   const limit = Math.min(request.pageSize, remaining);
   const order = plan.query.orderby;
   const pacer = new Pacer(pace);
-  const candidates = index === undefined || plan.equalities.length === 0 ? undefined : await index(collection, plan.equalities);
-  const rows = (after?: string): Iterable<StoredRecord> => (candidates === undefined ? walk(store, collection, after) : fetched(store, collection, candidates, after));
+  const candidates =
+    index === undefined || plan.equalities.length === 0 ? undefined : await index(collection, plan.equalities);
+  const rows = (after?: string): Iterable<StoredRecord> =>
+    candidates === undefined ? walk(store, collection, after) : fetched(store, collection, candidates, after);
   const window =
     order.length === 0
       ? await scanInIdOrder(rows, plan, request.after, limit, pacer)
@@ -75,7 +84,8 @@ export async function runPage(store: Store, collection: string, plan: QueryPlan,
 function* walk(store: Store, collection: string, after: string | undefined): Generator<StoredRecord> {
   let cursor = after;
   for (;;) {
-    const chunk = store.scan(collection, cursor === undefined ? { limit: SCAN_CHUNK } : { after: cursor, limit: SCAN_CHUNK });
+    const range = cursor === undefined ? { limit: SCAN_CHUNK } : { after: cursor, limit: SCAN_CHUNK };
+    const chunk = store.scan(collection, range);
     yield* chunk;
     if (chunk.length < SCAN_CHUNK) return;
     cursor = (chunk[chunk.length - 1] as StoredRecord).id;
@@ -87,7 +97,12 @@ function* walk(store: Store, collection: string, after: string | undefined): Gen
  * with no turn in between, and each chunk starts after the last id of the one before, so a commit
  * that changes the index while the scan yields can neither repeat an item nor skip one that stayed.
  */
-function* fetched(store: Store, collection: string, candidates: Candidates, after: string | undefined): Generator<StoredRecord> {
+function* fetched(
+  store: Store,
+  collection: string,
+  candidates: Candidates,
+  after: string | undefined,
+): Generator<StoredRecord> {
   let cursor = after;
   for (;;) {
     const ids: string[] = [];
@@ -140,7 +155,9 @@ async function sortAll(
     if (!plan.matches(record.doc)) continue;
     const key = keyOf(record.doc, record.id, order);
     if (after !== undefined && compareKeys(key, after, order) <= 0) continue;
-    if (best.length === capacity && compareKeys(key, (best[capacity - 1] as { key: SortValue[] }).key, order) >= 0) continue;
+    if (best.length === capacity && compareKeys(key, (best[capacity - 1] as { key: SortValue[] }).key, order) >= 0) {
+      continue;
+    }
     let low = 0;
     let high = best.length;
     while (low < high) {

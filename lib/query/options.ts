@@ -5,16 +5,16 @@
 // - System query options: $filter, $select, $orderby, $top, $count, $skiptoken; each at most once
 //   (OData 4.01 Part 2 §5: "System query options ... MUST NOT be specified more than once").
 // - `q` and `query` are refused (CONVENTIONS.md#refused-parameters), naming $filter and query
-//   resources instead; $skip is refused too (keyset paging offers no jump to page N, CONVENTIONS.md#paging); any
-//   other `$` option is unknown → 400.
+//   resources instead; $skip is refused too (keyset paging offers no jump to page N,
+//   CONVENTIONS.md#paging); any other `$` option is unknown → 400.
 // - json-server's own parameters (`_sort`, `_page`, `_limit`, the `_like`/`_gte`/... suffixes) are
 //   refused with a 400 that names the resapi equivalent, so a user coming from json-server learns the
 //   mapping instead of silently getting everything (README, Coming from json-server).
-// - Every other parameter is a simple condition `field=value` (CONVENTIONS.md#simple-query-strings: `=` means
-//   contains or is a member of, `&` means AND). OData 4.01 lets system options drop the `$`; resapi does not, because a name without
-//   `$` is a field name here.
-// - Names and values are decoded as HTML forms are (CONVENTIONS.md#query-string-decoding): "+" is a space and "%2B" a plus sign,
-//   which is what URLSearchParams, Python's urlencode and curl --data-urlencode write.
+// - Every other parameter is a simple condition `field=value` (CONVENTIONS.md#simple-query-strings: `=`
+//   means contains or is a member of, `&` means AND). OData 4.01 lets system options drop the `$`; resapi
+//   does not, because a name without `$` is a field name here.
+// - Names and values are decoded as HTML forms are (CONVENTIONS.md#query-string-decoding): "+" is a space
+//   and "%2B" a plus sign, which is what URLSearchParams, Python's urlencode and curl --data-urlencode write.
 import { parseFilter } from '../filter/index.js';
 import { problem, type Problem } from '../protocol/problem.js';
 import type { OrderKey } from './order.js';
@@ -50,27 +50,43 @@ export function parseQueryString(queryString: string): ParsedQuery {
     const equals = pair.indexOf('=');
     const name = decode(equals === -1 ? pair : pair.slice(0, equals));
     const value = decode(equals === -1 ? '' : pair.slice(equals + 1));
-    if (name === undefined || value === undefined) return fail('bad-request', 'The query string is not valid percent-encoding.', '');
-    if (name === 'q' || name === 'query') {
-      return fail('bad-request', `Free-text '${name}' queries are not accepted: filter with $filter (an OData expression, e.g. $filter=price lt 10) or with field=value pairs, or PUT a query resource to /{collection}/$queries/{name}.`, name);
+    if (name === undefined || value === undefined) {
+      return fail('bad-request', 'The query string is not valid percent-encoding.', '');
     }
-    if (name === '$skip') return fail('bad-request', 'Jumping to an offset is not supported: follow @nextLink from page to page.', name);
+    if (name === 'q' || name === 'query') {
+      const detail =
+        `Free-text '${name}' queries are not accepted: ` +
+        'filter with $filter (an OData expression, e.g. $filter=price lt 10) or with field=value pairs, ' +
+        'or PUT a query resource to /{collection}/$queries/{name}.';
+      return fail('bad-request', detail, name);
+    }
+    if (name === '$skip') {
+      return fail('bad-request', 'Jumping to an offset is not supported: follow @nextLink from page to page.', name);
+    }
     const jsonServer = jsonServerEquivalent(name);
-    if (jsonServer !== undefined) return fail('bad-request', `'${name}' is a json-server parameter; resapi's equivalent: ${jsonServer}`, name);
+    if (jsonServer !== undefined) {
+      return fail('bad-request', `'${name}' is a json-server parameter; resapi's equivalent: ${jsonServer}`, name);
+    }
     if (name.startsWith('$')) {
-      if (!SYSTEM_OPTIONS.has(name)) return fail('bad-request', `Unknown query option '${name}'. Supported: ${[...SYSTEM_OPTIONS].join(', ')}.`, name);
+      if (!SYSTEM_OPTIONS.has(name)) {
+        const supported = [...SYSTEM_OPTIONS].join(', ');
+        return fail('bad-request', `Unknown query option '${name}'. Supported: ${supported}.`, name);
+      }
       if (system.has(name)) return fail('bad-request', `${name} may be given only once.`, name);
       system.set(name, value);
       continue;
     }
     const path = parsePath(name);
-    if (path === undefined) return fail('bad-request', `'${name}' is not a property path (use names like price or origin/country).`, name);
+    if (path === undefined) {
+      return fail('bad-request', `'${name}' is not a property path (use names like price or origin/country).`, name);
+    }
     conditions.push({ path, value });
   }
   const skiptoken = system.get('$skiptoken');
   if (skiptoken !== undefined) {
     if (system.size > 1 || conditions.length > 0) {
-      return fail('bad-request', 'A $skiptoken carries the whole query: follow @nextLink as it is, without other options.', '$skiptoken');
+      const detail = 'A $skiptoken carries the whole query: follow @nextLink as it is, without other options.';
+      return fail('bad-request', detail, '$skiptoken');
     }
     return { ok: true, query: { conditions: [], orderby: [], count: false }, skiptoken };
   }
@@ -121,7 +137,9 @@ export function parseOrderby(text: string): OrderKey[] | string {
   for (const item of text.split(',')) {
     const match = ORDER_ITEM.exec(item.trim());
     const path = match === null ? undefined : parsePath(match[1] as string);
-    if (match === null || path === undefined) return `'${item.trim()}' is not an order item: use a property path optionally followed by asc or desc.`;
+    if (match === null || path === undefined) {
+      return `'${item.trim()}' is not an order item: use a property path optionally followed by asc or desc.`;
+    }
     keys.push({ path, descending: (match[2] ?? 'asc').toLowerCase() === 'desc' });
   }
   return keys;

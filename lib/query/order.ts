@@ -1,7 +1,7 @@
-// `$orderby` (OASIS OData 4.01 Part 2 §5.1.1 / §5.1.5 "System Query Option $orderby"; CONVENTIONS.md#select-and-orderby:
-// `$orderby=price desc,name`, ascending by default, id the final tiebreaker), and the total order of
-// JSON values that keyset paging relies on: every pair of values compares, so (keys, id) positions
-// every item exactly once.
+// `$orderby` (OASIS OData 4.01 Part 2 §5.1.1 / §5.1.5 "System Query Option $orderby";
+// CONVENTIONS.md#select-and-orderby: `$orderby=price desc,name`, ascending by default, id the final
+// tiebreaker), and the total order of JSON values that keyset paging relies on: every pair of values
+// compares, so (keys, id) positions every item exactly once.
 //
 // OData §5.1.5: "null values come before non-null values when sorting in ascending order and after
 // non-null values when sorting in descending order". Values of different JSON types cannot be
@@ -59,7 +59,12 @@ export function compareKeys(a: readonly SortValue[], b: readonly SortValue[], or
 export function isSortValue(value: unknown): value is SortValue {
   if (value === null || typeof value === 'boolean' || typeof value === 'string') return true;
   if (typeof value === 'number') return Number.isFinite(value);
-  return typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1 && typeof (value as { structured?: unknown }).structured === 'string';
+  return (
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    Object.keys(value).length === 1 &&
+    typeof (value as { structured?: unknown }).structured === 'string'
+  );
 }
 
 function compareSortValues(a: SortValue, b: SortValue): number {

@@ -23,7 +23,9 @@ export interface QueryPlan {
   readonly equalities: readonly EqualityTerm[];
 }
 
-export type PlanResult = { readonly ok: true; readonly plan: QueryPlan } | { readonly ok: false; readonly problem: Problem };
+export type PlanResult =
+  | { readonly ok: true; readonly plan: QueryPlan }
+  | { readonly ok: false; readonly problem: Problem };
 
 export interface PlanContext {
   /** Is this a property of the collection? (`id` always is.) */
@@ -64,8 +66,8 @@ export function planQuery(query: CollectionQuery, context: PlanContext): PlanRes
 }
 
 /**
- * `=` means contains or is a member of (CONVENTIONS.md#simple-query-strings): for strings, case-insensitive contains; for
- * arrays, membership; for numbers and booleans, equality of the written value.
+ * `=` means contains or is a member of (CONVENTIONS.md#simple-query-strings): for strings, case-insensitive
+ * contains; for arrays, membership; for numbers and booleans, equality of the written value.
  */
 export function conditionPredicate(condition: SimpleCondition): (doc: JsonObject) => boolean {
   const wanted = condition.value;
@@ -95,7 +97,8 @@ function summary(doc: JsonObject, select: readonly (readonly string[])[], link: 
       const segment = path[index] as string;
       const existing = Object.hasOwn(target, segment) ? target[segment] : undefined;
       // A copy, never the stored object itself: `$select=b,b/x` must not write `x` into the record.
-      const next: JsonObject = typeof existing === 'object' && existing !== null && !Array.isArray(existing) ? { ...existing } : {};
+      const isObject = typeof existing === 'object' && existing !== null && !Array.isArray(existing);
+      const next: JsonObject = isObject ? { ...existing } : {};
       defineData(target, segment, next);
       target = next;
     }
@@ -116,5 +119,7 @@ function unknownProperty(option: string, path: readonly string[]): PlanResult {
 }
 
 function filterProblem(error: FilterError): Problem {
-  return problem('bad-request', `$filter: ${error.message}`, { errors: [{ parameter: '$filter', detail: error.message }] });
+  return problem('bad-request', `$filter: ${error.message}`, {
+    errors: [{ parameter: '$filter', detail: error.message }],
+  });
 }

@@ -29,7 +29,10 @@ export interface PagePosition {
 
 const FORMAT = 2;
 const MAC_BYTES = 16;
-/** The longest resource id (CONVENTIONS.md#names, no character needs escaping), and the character JSON escapes longest (`\u0000`). */
+/**
+ * The longest resource id (CONVENTIONS.md#names, no character needs escaping), and the character JSON escapes
+ * longest (`\u0000`).
+ */
 const MAX_ID_LENGTH = 128;
 const WORST_ESCAPED_CHAR = '\u0000';
 

@@ -35,14 +35,22 @@ export async function putBulk(app: BulkWriting, rq: RequestContext): Promise<Rep
   const csv = parseCsv(text);
   if (!csv.ok) return rowProblem({ kind: 'bulk', message: csv.error.message, row: csv.error.row });
   const [header, ...rows] = csv.rows;
-  if (header === undefined) return rowProblem({ kind: 'bulk', message: 'row 1: the file is empty; the header row is missing', row: 1 });
+  if (header === undefined) {
+    return rowProblem({ kind: 'bulk', message: 'row 1: the file is empty; the header row is missing', row: 1 });
+  }
   const columns = readBulkHeader(header);
   if (!columns.ok) return rowProblem(columns.problem);
   // The turn is taken once the file is read, so a slow upload holds up no one.
   return app.bulkTurns.run(collection, () => applyBulk(app, rq, collection, columns.columns, rows));
 }
 
-function applyBulk(app: BulkWriting, rq: RequestContext, collection: string, columns: BulkColumns, rows: readonly (readonly string[])[]): Promise<Reply> {
+function applyBulk(
+  app: BulkWriting,
+  rq: RequestContext,
+  collection: string,
+  columns: BulkColumns,
+  rows: readonly (readonly string[])[],
+): Promise<Reply> {
   return compareAndSwap(
     app,
     async (): Promise<CasStep<Reply>> => {
@@ -63,7 +71,9 @@ function applyBulk(app: BulkWriting, rq: RequestContext, collection: string, col
       }));
       if (changes.length > 0) {
         const result = await app.writer.write(changes);
-        if (!result.ok && result.reason === 'invalid') return { done: refusedRow(applied[result.index]?.row ?? 0, result.problem) };
+        if (!result.ok && result.reason === 'invalid') {
+          return { done: refusedRow(applied[result.index]?.row ?? 0, result.problem) };
+        }
         if (!result.ok && result.reason === 'unavailable') return { done: unavailableReply(app, rq, result.detail) };
         // A row changed after it was decided: the file is decided again.
         if (!result.ok) return { conflict: true };
@@ -73,7 +83,10 @@ function applyBulk(app: BulkWriting, rq: RequestContext, collection: string, col
     },
     () => {
       // Not a store failure: the rows kept changing. A retry is welcome (CONVENTIONS.md#problem-details).
-      app.log('warn', 'bulk update kept losing to concurrent writes of its rows', { requestId: rq.requestId, collection });
+      app.log('warn', 'bulk update kept losing to concurrent writes of its rows', {
+        requestId: rq.requestId,
+        collection,
+      });
       return problemReply(problem('unavailable', ''), { 'Retry-After': '1' });
     },
   );
@@ -85,6 +98,10 @@ function rowProblem(bulk: BulkProblem): Reply {
 
 /** The write path refused a row's new document: the same problem a PUT of it would get, naming the row. */
 function refusedRow(row: number, refused: Problem): Reply {
-  const errors = (refused.errors ?? [{ detail: refused.detail }]).map((item) => ({ ...item, row, detail: `row ${row}: ${item.detail}` }));
+  const errors = (refused.errors ?? [{ detail: refused.detail }]).map((item) => ({
+    ...item,
+    row,
+    detail: `row ${row}: ${item.detail}`,
+  }));
   return problemReply(problem('invalid-body', `row ${row}: ${refused.detail}`, { errors }));
 }

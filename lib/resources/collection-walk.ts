@@ -29,7 +29,8 @@ export function collectionWalk(app: CollectionQuerying, collection: string): Wal
     },
     // A query the server signed was valid when the walk began; it is never checked again, so a
     // property that no item has any more cannot end a walk halfway (CONVENTIONS.md#skip-tokens).
-    resume: (position) => (position.query === undefined ? undefined : planQuery(position.query, { ...context, known: () => true })),
+    resume: (position) =>
+      position.query === undefined ? undefined : planQuery(position.query, { ...context, known: () => true }),
   };
 }
 
@@ -38,7 +39,10 @@ export function collectionPlanContext(app: CollectionQuerying, collection: strin
   // A configured summary names properties as a schema does, whether or not an item has them yet.
   const summary = collectionConfig(app.config, collection)?.summary;
   const registered = (path: readonly string[]): boolean => app.knownProperties.has(collection, path);
-  const known = summary === undefined ? registered : (path: readonly string[]) => summary.includes(path.join('/')) || registered(path);
+  const known =
+    summary === undefined
+      ? registered
+      : (path: readonly string[]) => summary.includes(path.join('/')) || registered(path);
   return { known, itemLink: (id) => link(app, itemPath(collection, id)) };
 }
 

@@ -28,7 +28,8 @@ export async function postToCollection(app: Posting, rq: RequestContext): Promis
   const collection = rq.params.get('collection');
   const key = parseIdempotencyKey(fieldLines(rq.req, 'idempotency-key'));
   if (key.kind === 'invalid') {
-    return problemReply(problem('invalid-header', key.detail, { errors: [{ header: 'Idempotency-Key', detail: key.detail }] }));
+    const errors = [{ header: 'Idempotency-Key', detail: key.detail }];
+    return problemReply(problem('invalid-header', key.detail, { errors }));
   }
   if (key.kind === 'absent') return create(app, rq, collection, undefined);
   const id = recordId(rq.principal, key.key);
@@ -38,19 +39,30 @@ export async function postToCollection(app: Posting, rq: RequestContext): Promis
   return problemReply(problem('idempotency-key-in-flight', detail), { 'Retry-After': '1' });
 }
 
-async function create(app: Posting, rq: RequestContext, collection: string, keyId: string | undefined): Promise<Reply> {
+async function create(
+  app: Posting,
+  rq: RequestContext,
+  collection: string,
+  keyId: string | undefined,
+): Promise<Reply> {
   const body = await readJsonObject(rq.req, app.config.maxBodyBytes);
   if (!body.ok && !body.deterministic) return body.reply;
-  const fingerprint = keyId === undefined ? undefined : fingerprintOf(rq.req, rq.path + (rq.query === '' ? '' : `?${rq.query}`), body.bytes);
+  const target = rq.path + (rq.query === '' ? '' : `?${rq.query}`);
+  const fingerprint = keyId === undefined ? undefined : fingerprintOf(rq.req, target, body.bytes);
   const remember = (reply: Reply): RememberedOutcome | undefined =>
-    keyId === undefined || fingerprint === undefined || !isStorable(reply.status) ? undefined : outcomeOf(keyId, fingerprint, reply);
+    keyId === undefined || fingerprint === undefined || !isStorable(reply.status)
+      ? undefined
+      : outcomeOf(keyId, fingerprint, reply);
   if (keyId !== undefined) {
     // A repeat of a request that already succeeded is answered as it was, before its preconditions,
     // which the first request's own write may have changed.
     const stored = app.store.get(IDEMPOTENCY_SPACE, keyId);
     if (stored !== undefined) {
       if (fingerprintOfRecord(stored) === fingerprint) return replayOf(stored);
-      return problemReply(problem('idempotency-key-reused', 'This Idempotency-Key was already used for a different request (method, path or body differ). Use a new key for a new request.'));
+      const detail =
+        'This Idempotency-Key was already used for a different request (method, path or body differ). ' +
+        'Use a new key for a new request.';
+      return problemReply(problem('idempotency-key-reused', detail));
     }
   }
   const failed = await postPreconditionProblem(app, rq, collection);
@@ -63,7 +75,10 @@ async function create(app: Posting, rq: RequestContext, collection: string, keyI
   // Every header of the reply is known before the commit but Last-Modified, which a replay takes from
   // the record's own commit time (the same batch).
   const outcome = remember(itemWriteReply(app, 201, { collection, id, version: 0, modifiedAt: 0, doc }));
-  const result = await app.writer.write([{ kind: 'put', collection, id, doc, expect: { absent: true } }], outcome === undefined ? {} : { remember: outcome });
+  const result = await app.writer.write(
+    [{ kind: 'put', collection, id, doc, expect: { absent: true } }],
+    outcome === undefined ? {} : { remember: outcome },
+  );
   if (result.ok) return itemWriteReply(app, 201, result.records[0] as StoredRecord);
   if (result.reason === 'invalid') {
     const reply = problemReply(result.problem);
@@ -78,9 +93,15 @@ async function create(app: Posting, rq: RequestContext, collection: string, keyI
  * representation is what a plain GET of it answers (CONVENTIONS.md#post-preconditions): the paging
  * flow's first page as JSON. Only computed when the request carries a precondition.
  */
-async function postPreconditionProblem(app: Paging & CollectionQuerying, rq: RequestContext, collection: string): Promise<Reply | undefined> {
+async function postPreconditionProblem(
+  app: Paging & CollectionQuerying,
+  rq: RequestContext,
+  collection: string,
+): Promise<Reply | undefined> {
   const fields = readPreconditionFields(rq.req.rawHeaders);
-  if (fields.ifMatch === undefined && fields.ifNoneMatch === undefined && fields.ifUnmodifiedSince === undefined) return undefined;
+  if (fields.ifMatch === undefined && fields.ifNoneMatch === undefined && fields.ifUnmodifiedSince === undefined) {
+    return undefined;
+  }
   const verdict = evaluatePreconditions('POST', fields, await pageValidators(app, collectionWalk(app, collection)), {
     now: app.clock.now(),
   });
@@ -96,5 +117,6 @@ async function refuse(app: Pick<App, 'writer'>, reply: Reply, outcome: Remembere
 
 function newItemProblem(body: JsonObject): Reply | undefined {
   if (!Object.hasOwn(body, 'id')) return undefined;
-  return problemReply(problem('invalid-body', 'POST chooses the id; leave "id" out, or PUT to the id you want with If-None-Match: *.', { errors: [{ pointer: '/id', detail: 'not allowed on POST' }] }));
+  const detail = 'POST chooses the id; leave "id" out, or PUT to the id you want with If-None-Match: *.';
+  return problemReply(problem('invalid-body', detail, { errors: [{ pointer: '/id', detail: 'not allowed on POST' }] }));
 }

@@ -42,9 +42,12 @@ export function parseJsonObject(bytes: Buffer): { ok: true; doc: JsonObject } | 
   const parsed = parseJson(text);
   if (!parsed.ok) {
     const { error } = parsed;
-    if (error.kind === 'syntax') return { ok: false, problem: problem('invalid-json', `The body is not valid JSON: ${error.message}.`) };
+    if (error.kind === 'syntax') {
+      return { ok: false, problem: problem('invalid-json', `The body is not valid JSON: ${error.message}.`) };
+    }
     const detail = `The body holds a number JSON cannot carry as written: ${error.message}.`;
-    return { ok: false, problem: problem('invalid-body', detail, { errors: [{ pointer: error.pointer ?? '', detail: error.reason }] }) };
+    const errors = [{ pointer: error.pointer ?? '', detail: error.reason }];
+    return { ok: false, problem: problem('invalid-body', detail, { errors }) };
   }
   // The write path asks the same question of every stored document (lib/writes/document.ts).
   const shape = documentShapeProblem(parsed.value);
@@ -52,11 +55,17 @@ export function parseJsonObject(bytes: Buffer): { ok: true; doc: JsonObject } | 
   return { ok: true, doc: parsed.value as JsonObject };
 }
 
-export function verdictProblem(verdict: Exclude<PreconditionVerdict, { kind: 'proceed' } | { kind: 'not-modified' }>): Problem {
+export function verdictProblem(
+  verdict: Exclude<PreconditionVerdict, { kind: 'proceed' } | { kind: 'not-modified' }>,
+): Problem {
   if (verdict.kind === 'malformed') {
-    return problem('invalid-header', `${verdict.field} is malformed: ${verdict.detail}`, { errors: [{ header: verdict.field, detail: verdict.detail }] });
+    const errors = [{ header: verdict.field, detail: verdict.detail }];
+    return problem('invalid-header', `${verdict.field} is malformed: ${verdict.detail}`, { errors });
   }
-  return problem('precondition-failed', `The ${verdict.field} precondition is not met: GET the resource again, merge, and retry with its current ETag.`);
+  return problem(
+    'precondition-failed',
+    `The ${verdict.field} precondition is not met: GET the resource again, merge, and retry with its current ETag.`,
+  );
 }
 
 export function link(app: Pick<App, 'baseUrl'>, path: string): string {
@@ -67,7 +76,10 @@ export function itemPath(collection: string, id: string): string {
   return `/${collection}/${id}`;
 }
 
-/** 503 for a write the store could not make durable (CONVENTIONS.md#problem-details: a retry is welcome); the detail goes to the log only. */
+/**
+ * 503 for a write the store could not make durable (CONVENTIONS.md#problem-details: a retry is welcome); the
+ * detail goes to the log only.
+ */
 export function unavailableReply(app: Pick<App, 'log'>, rq: { readonly requestId: string }, detail: string): Reply {
   app.log('error', 'store write failed', { requestId: rq.requestId, detail });
   return problemReply(problem('unavailable', detail), { 'Retry-After': '1' });

@@ -21,10 +21,15 @@ import type { Mutation, StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { readJsonObject, unavailableReply, verdictProblem } from './common.js';
 
-export type PutDocument = { ok: true; doc: JsonObject; extra?: readonly Mutation[] } | { ok: false; problem: Problem };
+export type PutDocument =
+  | { ok: true; doc: JsonObject; extra?: readonly Mutation[] }
+  | { ok: false; problem: Problem };
 
 /** What a conditional write needs: the store to read and write, the settings, the clock, the log for a 503. */
-export type ConditionalWriting = Pick<App, 'store' | 'writer' | 'config' | 'clock' | 'random' | 'representations' | 'log'>;
+export type ConditionalWriting = Pick<
+  App,
+  'store' | 'writer' | 'config' | 'clock' | 'random' | 'representations' | 'log'
+>;
 
 /** What a conditional PUT stores and how it answers: an item, a query resource, a subscription. */
 export interface PutTarget {
@@ -39,9 +44,15 @@ export interface PutTarget {
 }
 
 /** PUT: 201 when it created, 200 when it replaced, 412 or 428 when its precondition says no. */
-export async function conditionalPut(app: ConditionalWriting, rq: RequestContext, target: PutTarget): Promise<Reply> {
+export async function conditionalPut(
+  app: ConditionalWriting,
+  rq: RequestContext,
+  target: PutTarget,
+): Promise<Reply> {
   const fields = readPreconditionFields(rq.req.rawHeaders);
-  if (!hasEntityTagPrecondition(fields) && !app.config.allowUnconditionalPut) return problemReply(preconditionRequired());
+  if (!hasEntityTagPrecondition(fields) && !app.config.allowUnconditionalPut) {
+    return problemReply(preconditionRequired());
+  }
   const { collection, id } = target;
   const early = putRefusal(app, fields, app.store.get(collection, id));
   if (early !== undefined) return early;
@@ -59,7 +70,9 @@ export async function conditionalPut(app: ConditionalWriting, rq: RequestContext
       if (refused !== undefined) return { done: refused };
       const expect = current === undefined ? { absent: true as const } : { version: current.version };
       const result = await app.writer.write([{ kind: 'put', collection, id, doc, expect }, ...extra]);
-      if (result.ok) return { done: target.reply(current === undefined ? 201 : 200, result.records[0] as StoredRecord) };
+      if (result.ok) {
+        return { done: target.reply(current === undefined ? 201 : 200, result.records[0] as StoredRecord) };
+      }
       if (result.reason === 'invalid') return { done: problemReply(result.problem) };
       if (result.reason === 'unavailable') return { done: unavailableReply(app, rq, result.detail) };
       return { conflict: true };
@@ -86,11 +99,15 @@ export function conditionalDelete(
     async (): Promise<CasStep<Reply>> => {
       const current = app.store.get(collection, id);
       const verdict = evaluatePreconditions('DELETE', fields, validatorsOf(app, current), { now: app.clock.now() });
-      if (verdict.kind === 'malformed' || verdict.kind === 'failed') return { done: problemReply(verdictProblem(verdict)) };
+      if (verdict.kind === 'malformed' || verdict.kind === 'failed') {
+        return { done: problemReply(verdictProblem(verdict)) };
+      }
       if (current === undefined) return { done: { status: 204, headers: {} } };
       const expect = { version: current.version };
       const deletion: Mutation =
-        retainUntil === undefined ? { kind: 'delete', collection, id, expect } : { kind: 'delete', collection, id, expect, retainUntil };
+        retainUntil === undefined
+          ? { kind: 'delete', collection, id, expect }
+          : { kind: 'delete', collection, id, expect, retainUntil };
       const result = await app.writer.write([deletion, ...extra]);
       if (result.ok) return { done: { status: 204, headers: {} } };
       if (result.reason === 'unavailable') return { done: unavailableReply(app, rq, result.detail) };
@@ -107,7 +124,11 @@ function validatorsOf(app: Pick<App, 'representations'>, record: StoredRecord | 
 }
 
 /** The answer a PUT's preconditions give against `current`, or undefined when the write may go ahead. */
-function putRefusal(app: Pick<App, 'representations' | 'clock'>, fields: PreconditionFields, current: StoredRecord | undefined): Reply | undefined {
+function putRefusal(
+  app: Pick<App, 'representations' | 'clock'>,
+  fields: PreconditionFields,
+  current: StoredRecord | undefined,
+): Reply | undefined {
   const verdict = evaluatePreconditions('PUT', fields, validatorsOf(app, current), { now: app.clock.now() });
   if (verdict.kind === 'malformed') return problemReply(verdictProblem(verdict));
   if (verdict.kind === 'failed') return problemReply(putPreconditionFailed(verdict.field, current));
@@ -129,11 +150,16 @@ function preconditionRequired(): Problem {
 
 function putPreconditionFailed(field: string, current: StoredRecord | undefined): Problem {
   if (field === 'If-None-Match' && current !== undefined) {
-    return problem('precondition-failed', 'The resource already exists, so If-None-Match: * fails. GET it, merge, and replace it with If-Match.');
+    const detail =
+      'The resource already exists, so If-None-Match: * fails. GET it, merge, and replace it with If-Match.';
+    return problem('precondition-failed', detail);
   }
   if (field === 'If-Match' && current === undefined) {
-    return problem('precondition-failed', 'The resource does not exist, so If-Match fails. Create it with If-None-Match: *.');
+    const detail = 'The resource does not exist, so If-Match fails. Create it with If-None-Match: *.';
+    return problem('precondition-failed', detail);
   }
-  const detail = `The ${field} precondition is not met: the resource changed. GET it again, merge, and retry with its current ETag.`;
+  const detail =
+    `The ${field} precondition is not met: the resource changed. ` +
+    'GET it again, merge, and retry with its current ETag.';
   return problem('precondition-failed', detail);
 }

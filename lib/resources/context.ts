@@ -37,9 +37,15 @@ export interface App {
   readonly log: Logger;
   readonly clock: Clock;
   readonly random: Random;
-  /** Absolute base for links (CONVENTIONS.md#paging: never built from the request's Host); '' for relative links. */
+  /**
+   * Absolute base for links (CONVENTIONS.md#paging: never built from the request's Host); '' for relative
+   * links.
+   */
   readonly baseUrl: string;
-  /** Idempotency keys whose first request is still being processed (CONVENTIONS.md#idempotency-keys: a repeat meanwhile → 409). */
+  /**
+   * Idempotency keys whose first request is still being processed (CONVENTIONS.md#idempotency-keys: a repeat
+   * meanwhile → 409).
+   */
   readonly keysInFlight: KeysInFlight;
   /** The HMAC key that authenticates `$skiptoken`s (kept in the store, so it survives restarts). */
   readonly pagingKey: Buffer;
@@ -47,7 +53,10 @@ export interface App {
   readonly knownProperties: KnownProperties;
   /** Bulk files take turns per collection, so two never fail each other's conditional writes. */
   readonly bulkTurns: SerialQueues;
-  /** The secrets a webhook's X-Signature may be made with: the current, then the previous (CONVENTIONS.md#secret-rotation). */
+  /**
+   * The secrets a webhook's X-Signature may be made with: the current, then the previous
+   * (CONVENTIONS.md#secret-rotation).
+   */
   readonly webhookSecrets: readonly string[];
   /** Received webhook events and the workers that process them. */
   readonly inbox: Inbox;

@@ -9,14 +9,21 @@ import type { App } from './context.js';
 import { link } from './common.js';
 
 /** The page of one item: its JSON, the JSON's ETag and Last-Modified, and the read Cache-Control. */
-export function itemHtml(app: Pick<App, 'representations' | 'baseUrl'>, record: StoredRecord, path: string, listPath: string, cacheControl: string): Representation {
+export function itemHtml(
+  app: Pick<App, 'representations' | 'baseUrl'>,
+  record: StoredRecord,
+  path: string,
+  listPath: string,
+  cacheControl: string,
+): Representation {
   const json = app.representations.itemJson(record);
   const facts: Fact[] = [
     { name: 'ETag (application/json)', value: json.etag },
     { name: 'Last-Modified', value: json.lastModified ?? '' },
     { name: 'Cache-Control', value: cacheControl },
   ];
-  return represent(itemPage({ title: path, nav: { home: link(app, '/'), list: link(app, listPath) }, doc: record.doc, facts }));
+  const nav = { home: link(app, '/'), list: link(app, listPath) };
+  return represent(itemPage({ title: path, nav, doc: record.doc, facts }));
 }
 
 export interface ListHtml {
@@ -39,5 +46,6 @@ export function listHtml(app: Pick<App, 'baseUrl'>, view: ListHtml): Representat
     ...(view.next === undefined ? {} : { next: view.next }),
   };
   const facts: Fact[] = [{ name: 'Cache-Control', value: view.cacheControl }];
-  return represent(listPage({ title: view.title, nav, rows: view.rows, ...(view.count === undefined ? {} : { count: view.count }), facts }));
+  const count = view.count === undefined ? {} : { count: view.count };
+  return represent(listPage({ title: view.title, nav, rows: view.rows, ...count, facts }));
 }

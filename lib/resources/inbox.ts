@@ -27,7 +27,10 @@ export function getInboxEvent(app: ItemReading & Pick<App, 'store'>, rq: Request
  * PUT /$inbox/{eventId}/$retry: 202, the event queued again; 409 once it was processed; 404; 503 with
  * Retry-After when the event kept changing under the re-queue (CONVENTIONS.md#inbox-retries-and-dead-letters).
  */
-export async function retryInboxEvent(app: Pick<App, 'inbox' | 'representations' | 'policy' | 'baseUrl'>, rq: RequestContext): Promise<Reply> {
+export async function retryInboxEvent(
+  app: Pick<App, 'inbox' | 'representations' | 'policy' | 'baseUrl'>,
+  rq: RequestContext,
+): Promise<Reply> {
   const id = rq.params.get('eventId');
   const outcome = await app.inbox.requeue(id);
   switch (outcome.result) {

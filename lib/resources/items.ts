@@ -23,8 +23,14 @@ export function getItem(app: ItemReading & Pick<App, 'store'>, rq: RequestContex
   const id = rq.params.get('id');
   const record = app.store.get(collection, id);
   // RFC 9110 §13.2.1: preconditions are ignored when the answer without them would not be 2xx or 412.
-  if (record === undefined) return problemReply(problem('not-found', `There is no resource at ${itemPath(collection, id)}.`));
-  return itemReadReply(app, rq, record, { path: itemPath(collection, id), listPath: `/${collection}`, cacheControl: readCacheControl(app.policy, collection) });
+  if (record === undefined) {
+    return problemReply(problem('not-found', `There is no resource at ${itemPath(collection, id)}.`));
+  }
+  return itemReadReply(app, rq, record, {
+    path: itemPath(collection, id),
+    listPath: `/${collection}`,
+    cacheControl: readCacheControl(app.policy, collection),
+  });
 }
 
 export function putItem(app: ItemWriting, rq: RequestContext): Promise<Reply> {
@@ -56,13 +62,17 @@ export function undoDelete(app: ItemWriting, rq: RequestContext): Promise<Reply>
     async (): Promise<CasStep<Reply>> => {
       const tombstone = app.store.getTombstone(collection, id);
       if (tombstone === undefined) {
-        const detail = `${itemPath(collection, id)} has no deleted version to restore (deleted resources are kept for ${app.config.tombstoneDays} days).`;
+        const detail =
+          `${itemPath(collection, id)} has no deleted version to restore ` +
+          `(deleted resources are kept for ${app.config.tombstoneDays} days).`;
         return { done: problemReply(problem('not-found', detail)) };
       }
       const current = app.store.get(collection, id);
       if (current !== undefined) {
         if (tombstone.restoredVersion === current.version) return { done: writeReply(app, 200, current) };
-        const detail = `${itemPath(collection, id)} exists again: it was recreated after the delete, so the undo would overwrite it.`;
+        const detail =
+          `${itemPath(collection, id)} exists again: ` +
+          'it was recreated after the delete, so the undo would overwrite it.';
         return { done: problemReply(problem('conflict', detail)) };
       }
       const result = await app.writer.write([{ kind: 'restore', collection, id }]);

@@ -49,16 +49,37 @@ function listingWalk(app: Pick<App, 'baseUrl'>, listing: Listing): Walk<Collecti
   };
 }
 
-/** GET of one item of a listing: its JSON (or its HTML page) with ETag and Last-Modified, 304 on revalidation, or 404. */
-export function listedItemReply(app: ItemReading, rq: RequestContext, listing: Listing, record: StoredRecord | undefined, missing: string): Reply {
+/**
+ * GET of one item of a listing: its JSON (or its HTML page) with ETag and Last-Modified, 304 on revalidation,
+ * or 404.
+ */
+export function listedItemReply(
+  app: ItemReading,
+  rq: RequestContext,
+  listing: Listing,
+  record: StoredRecord | undefined,
+  missing: string,
+): Reply {
   if (record === undefined) return problemReply(problem('not-found', missing));
-  return itemReadReply(app, rq, record, { path: listedPath(listing, record.id), listPath: listing.path, cacheControl: readCacheControl(app.policy) });
+  return itemReadReply(app, rq, record, {
+    path: listedPath(listing, record.id),
+    listPath: listing.path,
+    cacheControl: readCacheControl(app.policy),
+  });
 }
 
 /** The answer to an action on an item ($retry): the item as it now is, where it lives, never cached. */
-export function actionReply(app: Pick<App, 'representations' | 'policy' | 'baseUrl'>, status: number, record: StoredRecord, listing: Listing): Reply {
+export function actionReply(
+  app: Pick<App, 'representations' | 'policy' | 'baseUrl'>,
+  status: number,
+  record: StoredRecord,
+  listing: Listing,
+): Reply {
   const representation = app.representations.itemJson(record);
-  return jsonReply(status, representation.bytes, { 'Cache-Control': noStoreCacheControl(app.policy), 'Content-Location': link(app, listedPath(listing, record.id)) });
+  return jsonReply(status, representation.bytes, {
+    'Cache-Control': noStoreCacheControl(app.policy),
+    'Content-Location': link(app, listedPath(listing, record.id)),
+  });
 }
 
 /** Where an item of a listing lives: its id percent-encoded, since an event id may hold any character. */

@@ -30,16 +30,44 @@ export async function getMetrics(app: Pick<App, 'store' | 'metrics' | 'policy'>,
     m.sync,
     m.groups,
     m.groupBytes,
-    new Gauge('resapi_inbox_events', 'Received webhook events by status (dead ones are in dead-letter.jsonl).', () => inbox),
-    new Gauge('resapi_outbox_deliveries', 'Webhook deliveries by status (dead ones are in outbox-dead-letter.jsonl).', () => outbox),
-    new Gauge('resapi_store_records', 'Live records in the store, system spaces included.', () => [{ labels: {}, value: records }]),
-    new Gauge('resapi_store_disk_bytes', 'Bytes of the data dir: journals, snapshot, side logs (0 with --memory).', () => [{ labels: {}, value: diskBytes }]),
-    new Gauge('resapi_process_resident_memory_bytes', 'Resident memory of the process.', () => [{ labels: {}, value: process.memoryUsage.rss() }]),
+    new Gauge(
+      'resapi_inbox_events',
+      'Received webhook events by status (dead ones are in dead-letter.jsonl).',
+      () => inbox,
+    ),
+    new Gauge(
+      'resapi_outbox_deliveries',
+      'Webhook deliveries by status (dead ones are in outbox-dead-letter.jsonl).',
+      () => outbox,
+    ),
+    new Gauge(
+      'resapi_store_records',
+      'Live records in the store, system spaces included.',
+      () => [{ labels: {}, value: records }],
+    ),
+    new Gauge(
+      'resapi_store_disk_bytes',
+      'Bytes of the data dir: journals, snapshot, side logs (0 with --memory).',
+      () => [{ labels: {}, value: diskBytes }],
+    ),
+    new Gauge(
+      'resapi_process_resident_memory_bytes',
+      'Resident memory of the process.',
+      () => [{ labels: {}, value: process.memoryUsage.rss() }],
+    ),
   ]);
-  return { status: 200, headers: { 'Content-Type': EXPOSITION_TYPE, 'Cache-Control': noStoreCacheControl(app.policy) }, body: Buffer.from(text) };
+  return {
+    status: 200,
+    headers: { 'Content-Type': EXPOSITION_TYPE, 'Cache-Control': noStoreCacheControl(app.policy) },
+    body: Buffer.from(text),
+  };
 }
 
-async function countByStatus(store: Store, space: string, statuses: readonly string[]): Promise<{ labels: Labels; value: number }[]> {
+async function countByStatus(
+  store: Store,
+  space: string,
+  statuses: readonly string[],
+): Promise<{ labels: Labels; value: number }[]> {
   const counts = new Map(statuses.map((status) => [status, 0]));
   let after: string | undefined;
   for (;;) {

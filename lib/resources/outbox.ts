@@ -28,7 +28,10 @@ export function getDelivery(app: ItemReading & Pick<App, 'store'>, rq: RequestCo
  * PUT /$outbox/{deliveryId}/$retry: 202, queued again (a dead one from its first attempt); 409 once
  * delivered; 503 with Retry-After when the delivery kept changing under the re-queue.
  */
-export async function retryDelivery(app: Pick<App, 'outbox' | 'representations' | 'policy' | 'baseUrl'>, rq: RequestContext): Promise<Reply> {
+export async function retryDelivery(
+  app: Pick<App, 'outbox' | 'representations' | 'policy' | 'baseUrl'>,
+  rq: RequestContext,
+): Promise<Reply> {
   const id = rq.params.get('deliveryId');
   const outcome = await app.outbox.requeue(id);
   switch (outcome.result) {

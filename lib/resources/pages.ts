@@ -55,25 +55,45 @@ export interface PageSource {
   readonly cacheKey?: string;
 }
 
-export async function buildPage(app: PageBuilding, source: PageSource, media: string): Promise<{ ok: true; page: BuiltPage } | { ok: false; problem: Problem }> {
+export async function buildPage(
+  app: PageBuilding,
+  source: PageSource,
+  media: string,
+): Promise<{ ok: true; page: BuiltPage } | { ok: false; problem: Problem }> {
   const { collection, plan } = source;
   const pace = { rows: YIELD_ROWS, steps: YIELD_STEPS, work: plan.work, yieldTurn: nextTurn };
-  const request = { pageSize: source.start.pageSize, returned: source.returned, ...(source.after === undefined ? {} : { after: source.after }) };
+  const request = {
+    pageSize: source.start.pageSize,
+    returned: source.returned,
+    ...(source.after === undefined ? {} : { after: source.after }),
+  };
   let page: Page;
   try {
-    page = await runPage(app.store, collection, plan, request, pace, (name, terms) => app.indexes.candidates(name, terms));
+    page = await runPage(app.store, collection, plan, request, pace, (name, terms) =>
+      app.indexes.candidates(name, terms),
+    );
   } catch (error) {
     // The filter passed its work budget (CONVENTIONS.md#filter-errors-and-budget): the client must narrow it.
     if (!(error instanceof BudgetExceeded)) throw error;
-    return { ok: false, problem: problem('bad-request', `$filter: ${error.message}`, { errors: [{ parameter: '$filter', detail: error.message }] }) };
+    const errors = [{ parameter: '$filter', detail: error.message }];
+    return { ok: false, problem: problem('bad-request', `$filter: ${error.message}`, { errors }) };
   }
   const kept = keepWithinBytes(app, plan, page.items);
   const last = kept.records[kept.records.length - 1];
-  const next = kept.records.length < page.items.length && last !== undefined ? keyOf(last.doc, last.id, plan.query.orderby) : page.next;
+  const next =
+    kept.records.length < page.items.length && last !== undefined
+      ? keyOf(last.doc, last.id, plan.query.orderby)
+      : page.next;
+  const returned = source.returned + kept.records.length;
   const nextLink =
-    next === undefined ? undefined : link(app, `${source.path}?$skiptoken=${signToken(app.pagingKey, { ...source.start, after: next, returned: source.returned + kept.records.length })}`);
+    next === undefined
+      ? undefined
+      : link(app, `${source.path}?$skiptoken=${signToken(app.pagingKey, { ...source.start, after: next, returned })}`);
   const linked = nextLink === undefined ? {} : { nextLink };
-  if (media === CSV_TYPE) return { ok: true, page: { representation: represent(csvOf(kept.records.map(plan.project))), contentType: CSV_CONTENT_TYPE, ...linked } };
+  if (media === CSV_TYPE) {
+    const representation = represent(csvOf(kept.records.map(plan.project)));
+    return { ok: true, page: { representation, contentType: CSV_CONTENT_TYPE, ...linked } };
+  }
   if (media === HTML_TYPE) {
     const rows = kept.records.map((record) => ({ doc: plan.project(record), select: source.itemLink(record.id) }));
     const representation = listHtml(app, {
@@ -86,18 +106,26 @@ export async function buildPage(app: PageBuilding, source: PageSource, media: st
     });
     return { ok: true, page: { representation, contentType: HTML_CONTENT_TYPE, ...linked } };
   }
-  return { ok: true, page: { representation: envelope(kept.json, page.count, nextLink), contentType: JSON_TYPE, ...linked } };
+  const representation = envelope(kept.json, page.count, nextLink);
+  return { ok: true, page: { representation, contentType: JSON_TYPE, ...linked } };
 }
 
 /** The items whose JSON fits the page's byte budget; at least one, so a walk always moves on. */
-function keepWithinBytes(app: Pick<App, 'representations'>, plan: QueryPlan, items: readonly StoredRecord[]): { records: StoredRecord[]; json: Buffer[] } {
+function keepWithinBytes(
+  app: Pick<App, 'representations'>,
+  plan: QueryPlan,
+  items: readonly StoredRecord[],
+): { records: StoredRecord[]; json: Buffer[] } {
   const records: StoredRecord[] = [];
   const json: Buffer[] = [];
   let bytes = 0;
   for (const record of items) {
     if (records.length > 0 && bytes >= PAGE_BYTES) break;
     // A whole item is the representation the write path already serialized; a summary is made now.
-    const projected = plan.query.select === undefined ? app.representations.itemJson(record).bytes : Buffer.from(JSON.stringify(plan.project(record)), 'utf8');
+    const projected =
+      plan.query.select === undefined
+        ? app.representations.itemJson(record).bytes
+        : Buffer.from(JSON.stringify(plan.project(record)), 'utf8');
     records.push(record);
     json.push(projected);
     bytes += projected.length;

@@ -30,7 +30,9 @@ const MAX_LINK_BYTES = 8192;
 /** What a token carries besides its position: a collection walk's query, or a query resource's version. */
 export type WalkCarry = Pick<PagePosition, 'query' | 'definition'>;
 
-export type Planned = { readonly ok: true; readonly plan: QueryPlan } | { readonly ok: false; readonly problem: Problem };
+export type Planned =
+  | { readonly ok: true; readonly plan: QueryPlan }
+  | { readonly ok: false; readonly problem: Problem };
 
 /** A first page's query: its plan, what its tokens carry, and how many order-by keys they hold. */
 export type Begun =
@@ -84,7 +86,9 @@ export interface PageRequest {
   readonly preference?: string;
 }
 
-type Resolved = { readonly ok: true; readonly page: BuiltPage; readonly preferenceApplied?: string } | { readonly ok: false; readonly problem: Problem };
+type Resolved =
+  | { readonly ok: true; readonly page: BuiltPage; readonly preferenceApplied?: string }
+  | { readonly ok: false; readonly problem: Problem };
 
 /** GET of a paged resource: one page, or its 304, or a problem. */
 export async function pagedReply<T>(app: Paging, rq: RequestContext, walk: Walk<T>): Promise<Reply> {
@@ -152,7 +156,12 @@ async function resolvePage<T>(app: Paging, request: PageRequest, walk: Walk<T>):
   return { ok: true, page: page.page, ...applied(request.preference, pageSize) };
 }
 
-function sourceOf<T>(walk: Walk<T>, plan: QueryPlan, start: PageSource['start'], cacheKey: string | undefined): Omit<PageSource, 'returned'> {
+function sourceOf<T>(
+  walk: Walk<T>,
+  plan: QueryPlan,
+  start: PageSource['start'],
+  cacheKey: string | undefined,
+): Omit<PageSource, 'returned'> {
   return {
     collection: walk.collection,
     plan,
@@ -170,7 +179,11 @@ function carryOf(position: PagePosition): WalkCarry {
   return position.definition === undefined ? {} : { definition: position.definition };
 }
 
-async function cachedBuild(app: Paging, source: PageSource, media: string): Promise<{ ok: true; page: BuiltPage } | { ok: false; problem: Problem }> {
+async function cachedBuild(
+  app: Paging,
+  source: PageSource,
+  media: string,
+): Promise<{ ok: true; page: BuiltPage } | { ok: false; problem: Problem }> {
   const { cacheKey, collection } = source;
   const cached = cacheKey === undefined ? undefined : app.pages.get(collection, cacheKey);
   if (cached !== undefined) return { ok: true, page: cached };
@@ -181,7 +194,13 @@ async function cachedBuild(app: Paging, source: PageSource, media: string): Prom
 }
 
 /** The reply carrying a built page (or its 304). */
-function pageAnswer<T>(app: Paging, rq: RequestContext, walk: Walk<T>, page: BuiltPage, preferenceApplied: string | undefined): Reply {
+function pageAnswer<T>(
+  app: Paging,
+  rq: RequestContext,
+  walk: Walk<T>,
+  page: BuiltPage,
+  preferenceApplied: string | undefined,
+): Reply {
   const fields: Record<string, string> = {};
   if (page.nextLink !== undefined) fields['Link'] = `<${page.nextLink}>; rel="next"`;
   if (preferenceApplied !== undefined) fields['Preference-Applied'] = preferenceApplied;
@@ -205,7 +224,12 @@ function applied(preference: string | undefined, pageSize: number): { preference
 }
 
 /** A 400 for a walk whose longest `@nextLink` could not stay under MAX_LINK_BYTES, before its first page. */
-function linkProblem(app: Pick<App, 'baseUrl' | 'pagingKey'>, path: string, start: Omit<PagePosition, 'after' | 'returned'>, sortKeys: number): Problem | undefined {
+function linkProblem(
+  app: Pick<App, 'baseUrl' | 'pagingKey'>,
+  path: string,
+  start: Omit<PagePosition, 'after' | 'returned'>,
+  sortKeys: number,
+): Problem | undefined {
   const longest = Buffer.byteLength(link(app, `${path}?$skiptoken=`)) + longestToken(app.pagingKey, start, sortKeys);
   if (longest <= MAX_LINK_BYTES) return undefined;
   const detail =

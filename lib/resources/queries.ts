@@ -63,7 +63,8 @@ function queryWalk(app: CollectionQuerying, collection: string, name: string, re
   const path = `/${collection}/$queries/${name}`;
   const context = collectionPlanContext(app, collection);
   // Properties the definition names were checked when it was stored, and the registry never forgets one.
-  const plan = (): Planned => planQuery(withSummary(app, collection, queryOf(record.doc)), { ...context, known: () => true });
+  const plan = (): Planned =>
+    planQuery(withSummary(app, collection, queryOf(record.doc)), { ...context, known: () => true });
   return {
     collection,
     scope: `${collection}/$queries/${name}`,
@@ -75,32 +76,46 @@ function queryWalk(app: CollectionQuerying, collection: string, name: string, re
     options: (queryString) => {
       const options = queryResourceOptions(queryString);
       if (!options.ok) return options;
-      return options.skiptoken === undefined ? { ok: true, first: null } : { ok: true, skiptoken: options.skiptoken };
+      return options.skiptoken === undefined
+        ? { ok: true, first: null }
+        : { ok: true, skiptoken: options.skiptoken };
     },
     begin: () => {
       const planned = plan();
       if (!planned.ok) return planned;
-      return { ok: true, plan: planned.plan, carry: { definition: record.version }, sortKeys: planned.plan.query.orderby.length };
+      return {
+        ok: true,
+        plan: planned.plan,
+        carry: { definition: record.version },
+        sortKeys: planned.plan.query.orderby.length,
+      };
     },
     resume: (position) => {
       if (position.definition === undefined) return undefined;
       if (position.definition === record.version) return plan();
       const detail = `The query resource ${path} was replaced since this walk began; start again from its first page.`;
-      return { ok: false, problem: problem('bad-request', detail, { errors: [{ parameter: '$skiptoken', detail: 'the query changed' }] }) };
+      const errors = [{ parameter: '$skiptoken', detail: 'the query changed' }];
+      return { ok: false, problem: problem('bad-request', detail, { errors }) };
     },
   };
 }
 
 /** A query resource applies its stored definition: the only option it takes is its own $skiptoken. */
-function queryResourceOptions(queryString: string): { ok: true; skiptoken?: string } | { ok: false; problem: Problem } {
+function queryResourceOptions(
+  queryString: string,
+): { ok: true; skiptoken?: string } | { ok: false; problem: Problem } {
   const refused = queryString
     .split('&')
     .filter((pair) => pair !== '')
     .map((pair) => optionName(pair.slice(0, pair.includes('=') ? pair.indexOf('=') : pair.length)))
     .find((name) => name !== '$skiptoken');
   if (refused !== undefined) {
-    const detail = `A query resource runs its stored definition and takes no query options (only the $skiptoken of its own @nextLink); '${refused}' does not apply. Change the definition with PUT, or query the collection itself.`;
-    return { ok: false, problem: problem('bad-request', detail, { errors: [{ parameter: refused, detail: 'not applied by a query resource' }] }) };
+    const detail =
+      'A query resource runs its stored definition and takes no query options ' +
+      `(only the $skiptoken of its own @nextLink); '${refused}' does not apply. ` +
+      'Change the definition with PUT, or query the collection itself.';
+    const errors = [{ parameter: refused, detail: 'not applied by a query resource' }];
+    return { ok: false, problem: problem('bad-request', detail, { errors }) };
   }
   const parsed = parseQueryString(queryString);
   if (!parsed.ok) return parsed;
@@ -116,7 +131,10 @@ function optionName(raw: string): string {
   }
 }
 
-export function getQueryDefinition(app: Pick<App, 'store' | 'representations' | 'clock' | 'policy'>, rq: RequestContext): Reply {
+export function getQueryDefinition(
+  app: Pick<App, 'store' | 'representations' | 'clock' | 'policy'>,
+  rq: RequestContext,
+): Reply {
   const collection = rq.params.get('collection');
   const name = rq.params.get('name');
   const record = app.store.get(QUERY_SPACE, queryId(collection, name));
@@ -130,24 +148,46 @@ export function getQueryDefinition(app: Pick<App, 'store' | 'representations' | 
 }
 
 export function deleteQuery(app: ConditionalWriting, rq: RequestContext): Promise<Reply> {
-  return conditionalDelete(app, rq, QUERY_SPACE, queryId(rq.params.get('collection'), rq.params.get('name')), undefined);
+  const id = queryId(rq.params.get('collection'), rq.params.get('name'));
+  return conditionalDelete(app, rq, QUERY_SPACE, id, undefined);
 }
 
 function queryId(collection: string, name: string): string {
   return `${collection}/${name}`;
 }
 
-function checkDefinition(app: CollectionQuerying, collection: string, body: JsonObject): { ok: true; doc: JsonObject } | { ok: false; problem: Problem } {
+function checkDefinition(
+  app: CollectionQuerying,
+  collection: string,
+  body: JsonObject,
+): { ok: true; doc: JsonObject } | { ok: false; problem: Problem } {
   const errors: { pointer: string; detail: string }[] = [];
-  for (const key of Object.keys(body)) if (!DEFINITION_MEMBERS.has(key)) errors.push({ pointer: `/${key}`, detail: 'not a member of a query definition (filter, orderby, select)' });
+  for (const key of Object.keys(body)) {
+    if (!DEFINITION_MEMBERS.has(key)) {
+      errors.push({ pointer: `/${key}`, detail: 'not a member of a query definition (filter, orderby, select)' });
+    }
+  }
   const { filter, orderby, select } = body;
-  if (filter !== undefined && typeof filter !== 'string') errors.push({ pointer: '/filter', detail: 'must be a $filter expression string' });
-  if (orderby !== undefined && typeof orderby !== 'string') errors.push({ pointer: '/orderby', detail: 'must be an $orderby string such as "price desc,name"' });
-  if (select !== undefined && (!Array.isArray(select) || select.length === 0 || !select.every((path) => typeof path === 'string'))) {
+  if (filter !== undefined && typeof filter !== 'string') {
+    errors.push({ pointer: '/filter', detail: 'must be a $filter expression string' });
+  }
+  if (orderby !== undefined && typeof orderby !== 'string') {
+    errors.push({ pointer: '/orderby', detail: 'must be an $orderby string such as "price desc,name"' });
+  }
+  if (
+    select !== undefined &&
+    (!Array.isArray(select) || select.length === 0 || !select.every((path) => typeof path === 'string'))
+  ) {
     errors.push({ pointer: '/select', detail: 'must be a non-empty array of property paths' });
   }
-  if (errors.length > 0) return { ok: false, problem: problem('invalid-body', 'The body is not a valid query definition.', { errors }) };
-  const query = queryOfChecked(filter as string | undefined, orderby as string | undefined, select as string[] | undefined);
+  if (errors.length > 0) {
+    return { ok: false, problem: problem('invalid-body', 'The body is not a valid query definition.', { errors }) };
+  }
+  const query = queryOfChecked(
+    filter as string | undefined,
+    orderby as string | undefined,
+    select as string[] | undefined,
+  );
   if (typeof query === 'string') return { ok: false, problem: problem('invalid-body', query) };
   const planned = planQuery(query, collectionPlanContext(app, collection));
   if (!planned.ok) return { ok: false, problem: planned.problem };
@@ -165,7 +205,11 @@ function queryOf(doc: JsonObject): CollectionQuery {
   return typeof query === 'string' ? { conditions: [], orderby: [], count: false } : query;
 }
 
-function queryOfChecked(filter: string | undefined, orderby: string | undefined, select: string[] | undefined): CollectionQuery | string {
+function queryOfChecked(
+  filter: string | undefined,
+  orderby: string | undefined,
+  select: string[] | undefined,
+): CollectionQuery | string {
   let query: CollectionQuery = { conditions: [], orderby: [], count: false };
   if (filter !== undefined) query = { ...query, filter };
   if (orderby !== undefined) {
@@ -182,7 +226,13 @@ function queryOfChecked(filter: string | undefined, orderby: string | undefined,
 }
 
 /** PUT's answer: the stored definition, which lives at `.../$definition` (the query runs at the resource). */
-function definitionWriteReply(app: Pick<App, 'representations' | 'policy' | 'baseUrl'>, status: 200 | 201, record: StoredRecord, collection: string, name: string): Reply {
+function definitionWriteReply(
+  app: Pick<App, 'representations' | 'policy' | 'baseUrl'>,
+  status: 200 | 201,
+  record: StoredRecord,
+  collection: string,
+  name: string,
+): Reply {
   const resource = link(app, `/${collection}/$queries/${name}`);
   return storedReply(app, status, record, resource, `${resource}/$definition`);
 }

@@ -65,7 +65,10 @@ function status(app: Pick<App, 'policy'>, value: 'accepted' | 'duplicate'): Repl
  * X-Timestamp (CONVENTIONS.md#webhook-timestamp): Unix seconds within ±toleranceS of now; absent is
  * fine unless required.
  */
-function timestampProblem(app: Pick<App, 'config' | 'clock'>, lines: readonly string[] | undefined): Problem | undefined {
+function timestampProblem(
+  app: Pick<App, 'config' | 'clock'>,
+  lines: readonly string[] | undefined,
+): Problem | undefined {
   const { toleranceS, requireTimestamp } = app.config.webhooks;
   if (lines === undefined || lines.length === 0) {
     if (!requireTimestamp) return undefined;

@@ -26,16 +26,28 @@ export interface ReadOptions {
   readonly fields?: Readonly<Record<string, string>>;
 }
 
-export function readReply(app: Pick<App, 'clock' | 'policy'>, rq: RequestContext, representation: Representation, options: ReadOptions): Reply {
+export function readReply(
+  app: Pick<App, 'clock' | 'policy'>,
+  rq: RequestContext,
+  representation: Representation,
+  options: ReadOptions,
+): Reply {
   const validators =
-    options.lastModified === undefined ? { etag: representation.etag } : { etag: representation.etag, lastModified: options.lastModified };
-  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', readPreconditionFields(rq.req.rawHeaders), validators, { now: app.clock.now() });
+    options.lastModified === undefined
+      ? { etag: representation.etag }
+      : { etag: representation.etag, lastModified: options.lastModified };
+  const method = rq.req.method ?? 'GET';
+  const fields = readPreconditionFields(rq.req.rawHeaders);
+  const verdict = evaluatePreconditions(method, fields, validators, { now: app.clock.now() });
   if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
   // One header object, built in the order the fields are sent; a 304 has no Content-Type.
-  const headers: Record<string, string> = verdict.kind === 'not-modified' ? {} : { 'Content-Type': options.contentType ?? JSON_TYPE };
+  const headers: Record<string, string> =
+    verdict.kind === 'not-modified' ? {} : { 'Content-Type': options.contentType ?? JSON_TYPE };
   headers['ETag'] = representation.etag;
   headers['Cache-Control'] = options.cacheControl;
-  if (options.lastModified !== undefined) headers['Last-Modified'] = representation.lastModified ?? formatHttpDate(options.lastModified);
+  if (options.lastModified !== undefined) {
+    headers['Last-Modified'] = representation.lastModified ?? formatHttpDate(options.lastModified);
+  }
   const vary = varyOf(app.policy, options.negotiated);
   if (vary !== undefined) headers['Vary'] = vary;
   if (options.fields !== undefined) Object.assign(headers, options.fields);
@@ -59,10 +71,17 @@ export interface ItemRead {
 export function itemReadReply(app: ItemReading, rq: RequestContext, record: StoredRecord, read: ItemRead): Reply {
   const options = { cacheControl: read.cacheControl, negotiated: ['Accept'], lastModified: record.modifiedAt };
   if (rq.media !== HTML_TYPE) return readReply(app, rq, app.representations.itemJson(record), options);
-  return readReply(app, rq, itemHtml(app, record, read.path, read.listPath, read.cacheControl), { ...options, contentType: HTML_CONTENT_TYPE });
+  const page = itemHtml(app, record, read.path, read.listPath, read.cacheControl);
+  return readReply(app, rq, page, { ...options, contentType: HTML_CONTENT_TYPE });
 }
 
-export function storedReply(app: Pick<App, 'representations' | 'policy'>, status: 200 | 201, record: StoredRecord, location: string, contentLocation: string): Reply {
+export function storedReply(
+  app: Pick<App, 'representations' | 'policy'>,
+  status: 200 | 201,
+  record: StoredRecord,
+  location: string,
+  contentLocation: string,
+): Reply {
   const representation = app.representations.itemJson(record);
   const headers: Record<string, string> = {
     ETag: representation.etag,
@@ -77,7 +96,11 @@ export function storedReply(app: Pick<App, 'representations' | 'policy'>, status
 }
 
 /** Response to a successful write of an item: its representation, at its own URL. */
-export function itemWriteReply(app: Pick<App, 'representations' | 'policy' | 'baseUrl'>, status: 200 | 201, record: StoredRecord): Reply {
+export function itemWriteReply(
+  app: Pick<App, 'representations' | 'policy' | 'baseUrl'>,
+  status: 200 | 201,
+  record: StoredRecord,
+): Reply {
   const location = link(app, itemPath(record.collection, record.id));
   return storedReply(app, status, record, location, location);
 }

@@ -15,7 +15,8 @@ export class RepresentationCache {
     let representation = this.json.get(record);
     if (representation?.lastModified === undefined) {
       // Formatted once per version too: every 200 and 304 of the item carries it.
-      representation = { ...(representation ?? represent(JSON.stringify(record.doc))), lastModified: formatHttpDate(record.modifiedAt) };
+      const json = representation ?? represent(JSON.stringify(record.doc));
+      representation = { ...json, lastModified: formatHttpDate(record.modifiedAt) };
       this.json.set(record, representation);
     }
     return representation;

@@ -11,20 +11,30 @@ import { readReply } from './replies.js';
 import { HTML_CONTENT_TYPE, HTML_TYPE } from '../html/views.js';
 import { listHtml } from './html.js';
 
-/** The read-only listings of the server's own records (CONVENTIONS.md#routes), linked from the HTML home page. */
+/**
+ * The read-only listings of the server's own records (CONVENTIONS.md#routes), linked from the HTML home
+ * page.
+ */
 const SYSTEM_LISTINGS = ['$inbox', '$outbox', '$subscriptions'];
 
-export function getServiceDocument(app: Pick<App, 'store' | 'config' | 'policy' | 'clock' | 'baseUrl'>, rq: RequestContext): Reply {
+export function getServiceDocument(
+  app: Pick<App, 'store' | 'config' | 'policy' | 'clock' | 'baseUrl'>,
+  rq: RequestContext,
+): Reply {
   // User collections only: `$` spaces are the server's own bookkeeping. Configured collections are
   // listed even while empty, so a client can discover where to write.
-  const names = new Set([...app.store.collections().filter(isCollectionName), ...Object.keys(app.config.collections)]);
+  const names = new Set([
+    ...app.store.collections().filter(isCollectionName),
+    ...Object.keys(app.config.collections),
+  ]);
   const value = [...names].sort().map((name) => ({ name, url: link(app, `/${name}`) }));
   const cacheControl = readCacheControl(app.policy);
   if (rq.media === HTML_TYPE) {
     // The server's own listings too, so a person can find received and sent events from Home.
     const listings = SYSTEM_LISTINGS.map((name) => ({ name, url: link(app, `/${name}`) }));
     const rows = [...value, ...listings].map((doc) => ({ doc, select: doc.url }));
-    return readReply(app, rq, listHtml(app, { title: 'resapi', rows, cacheControl, home: false }), { cacheControl, negotiated: ['Accept'], contentType: HTML_CONTENT_TYPE });
+    const page = listHtml(app, { title: 'resapi', rows, cacheControl, home: false });
+    return readReply(app, rq, page, { cacheControl, negotiated: ['Accept'], contentType: HTML_CONTENT_TYPE });
   }
   return readReply(app, rq, represent(JSON.stringify({ value })), { cacheControl, negotiated: ['Accept'] });
 }

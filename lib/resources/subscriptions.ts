@@ -33,7 +33,10 @@ export function getSubscription(app: ItemReading & Pick<App, 'store'>, rq: Reque
   return listedItemReply(app, rq, SUBSCRIPTIONS, app.store.get(SUBSCRIPTION_SPACE, id), missing);
 }
 
-export function putSubscription(app: ConditionalWriting & Pick<App, 'self' | 'policy' | 'baseUrl'>, rq: RequestContext): Promise<Reply> {
+export function putSubscription(
+  app: ConditionalWriting & Pick<App, 'self' | 'policy' | 'baseUrl'>,
+  rq: RequestContext,
+): Promise<Reply> {
   const id = rq.params.get('id');
   return conditionalPut(app, rq, {
     collection: SUBSCRIPTION_SPACE,
@@ -62,7 +65,11 @@ export function deleteSubscription(app: ConditionalWriting, rq: RequestContext):
   return conditionalDelete(app, rq, SUBSCRIPTION_SPACE, id, undefined, [dropSecret]);
 }
 
-function subscriptionReply(app: Pick<App, 'representations' | 'policy' | 'baseUrl'>, status: 200 | 201, record: StoredRecord): Reply {
+function subscriptionReply(
+  app: Pick<App, 'representations' | 'policy' | 'baseUrl'>,
+  status: 200 | 201,
+  record: StoredRecord,
+): Reply {
   const location = link(app, `/$subscriptions/${encodeURIComponent(record.id)}`);
   return storedReply(app, status, record, location, location);
 }

@@ -1,14 +1,17 @@
-// What a stored document must be (CONVENTIONS.md#items, #json-bodies): a JSON object, nested at most MAX_JSON_DEPTH levels,
-// whose numbers JSON can carry (JSON.parse turns 1e400 into Infinity, which JSON.stringify would
-// silently store as null), that carries "id" equal to its path id, and that matches the collection's
-// declared schema (CONVENTIONS.md#configuration-file: collections.<name>.schema). Pure: every write path (PUT, POST, bulk
-// rows, --seed) and the JSON body parser ask these same questions.
+// What a stored document must be (CONVENTIONS.md#items, #json-bodies): a JSON object, nested at most
+// MAX_JSON_DEPTH levels, whose numbers JSON can carry (JSON.parse turns 1e400 into Infinity, which
+// JSON.stringify would silently store as null), that carries "id" equal to its path id, and that matches the
+// collection's declared schema (CONVENTIONS.md#configuration-file: collections.<name>.schema). Pure: every
+// write path (PUT, POST, bulk rows, --seed) and the JSON body parser ask these same questions.
 import { escapePointerToken } from '../json-pointer.js';
 import type { CollectionConfig, FieldType } from '../config.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
 import { problem, type Problem, type ProblemItem } from '../protocol/problem.js';
 
-/** Deepest nesting accepted: deep enough for real documents, shallow enough that no recursive consumer can overflow its stack. */
+/**
+ * Deepest nesting accepted: deep enough for real documents, shallow enough that no recursive consumer can
+ * overflow its stack.
+ */
 export const MAX_JSON_DEPTH = 256;
 
 /**
@@ -23,8 +26,12 @@ export function shapeProblem(value: unknown): ProblemItem | undefined {
     if (typeof current === 'number' && !Number.isFinite(current)) return { pointer, detail: 'number out of range' };
     if (typeof current !== 'object' || current === null) continue;
     if (depth > MAX_JSON_DEPTH) return { pointer, detail: `nested deeper than ${MAX_JSON_DEPTH} levels` };
-    const entries: [string, JsonValue][] = Array.isArray(current) ? current.map((item, index) => [String(index), item]) : Object.entries(current);
-    for (const [key, child] of entries) stack.push({ value: child, pointer: `${pointer}/${escapePointerToken(key)}`, depth: depth + 1 });
+    const entries: [string, JsonValue][] = Array.isArray(current)
+      ? current.map((item, index) => [String(index), item])
+      : Object.entries(current);
+    for (const [key, child] of entries) {
+      stack.push({ value: child, pointer: `${pointer}/${escapePointerToken(key)}`, depth: depth + 1 });
+    }
   }
   return undefined;
 }
@@ -45,16 +52,19 @@ export function checkSchema(doc: JsonObject, config: CollectionConfig | undefine
   for (const [field, value] of Object.entries(doc)) {
     if (field === 'id') continue;
     const declared: FieldType | undefined = Object.hasOwn(schema, field) ? schema[field] : undefined;
-    if (declared === undefined) errors.push({ pointer: `/${escapePointerToken(field)}`, detail: 'not a field of this collection' });
-    else if (value !== null && typeOf(value) !== declared) errors.push({ pointer: `/${escapePointerToken(field)}`, detail: `must be ${declared}` });
+    const pointer = `/${escapePointerToken(field)}`;
+    if (declared === undefined) errors.push({ pointer, detail: 'not a field of this collection' });
+    else if (value !== null && typeOf(value) !== declared) errors.push({ pointer, detail: `must be ${declared}` });
   }
-  return errors.length === 0 ? undefined : problem('invalid-body', 'The body does not match the collection schema.', { errors });
+  if (errors.length === 0) return undefined;
+  return problem('invalid-body', 'The body does not match the collection schema.', { errors });
 }
 
 /** The stored object always carries "id" equal to the path id (CONVENTIONS.md#items). */
 export function checkId(doc: JsonObject, id: string): Problem | undefined {
   if (doc['id'] === id) return undefined;
-  return problem('invalid-body', `The body's "id" must equal the id in the path ('${id}') or be left out.`, { errors: [{ pointer: '/id', detail: `must be "${id}"` }] });
+  const detail = `The body's "id" must equal the id in the path ('${id}') or be left out.`;
+  return problem('invalid-body', detail, { errors: [{ pointer: '/id', detail: `must be "${id}"` }] });
 }
 
 function typeOf(value: JsonValue): string {

@@ -65,7 +65,13 @@ export function fieldRegistrations(store: Store, changes: readonly Mutation[]): 
     // A collection whose first item has no field but its id still exists: record it, with no paths.
     if (known === undefined && !fresh.has(change.collection)) fresh.set(change.collection, {});
   }
-  return [...fresh].map(([collection, set]) => ({ kind: 'patch', collection: FIELDS_SPACE, id: collection, set, upsert: true }));
+  return [...fresh].map(([collection, set]) => ({
+    kind: 'patch',
+    collection: FIELDS_SPACE,
+    id: collection,
+    set,
+    upsert: true,
+  }));
 }
 
 /**
@@ -78,7 +84,9 @@ export function missingRegistrations(store: Store): Mutation[] {
     if (!isCollectionName(collection) || store.get(FIELDS_SPACE, collection) !== undefined) continue;
     const set: JsonObject = {};
     for (const record of store.scan(collection)) {
-      for (const path of pathsOf(record.doc)) Object.defineProperty(set, path, { value: 1, enumerable: true, writable: true, configurable: true });
+      for (const path of pathsOf(record.doc)) {
+        Object.defineProperty(set, path, { value: 1, enumerable: true, writable: true, configurable: true });
+      }
     }
     missing.push({ kind: 'patch', collection: FIELDS_SPACE, id: collection, set, upsert: true });
   }

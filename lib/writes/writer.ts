@@ -46,11 +46,25 @@ export type WriteResult =
       /** The record each change left, in change order (undefined after a delete). */
       readonly records: readonly (StoredRecord | undefined)[];
     }
-  | { readonly ok: false; readonly reason: 'invalid'; /** index of the change */ readonly index: number; readonly problem: Problem }
+  | {
+      readonly ok: false;
+      readonly reason: 'invalid';
+      /** index of the change */
+      readonly index: number;
+      readonly problem: Problem;
+    }
   | { readonly ok: false; readonly reason: 'conflict'; readonly index: number; readonly current?: StoredRecord }
-  | { readonly ok: false; readonly reason: 'unavailable'; /** for the log, never a client */ readonly detail: string };
+  | {
+      readonly ok: false;
+      readonly reason: 'unavailable';
+      /** for the log, never a client */
+      readonly detail: string;
+    };
 
-/** Where a committed record's representation is remembered for its reads (lib/resources/representation-cache.ts). */
+/**
+ * Where a committed record's representation is remembered for its reads
+ * (lib/resources/representation-cache.ts).
+ */
 export interface RepresentationPrimer {
   prime(record: StoredRecord, representation: Representation): void;
 }
@@ -66,14 +80,20 @@ export interface WriterOptions {
    * The outbox rows the changes call for (lib/webhooks/events.ts), given the representation of each
    * stored item; committed in the same batch, so an announced change and its announcement are one.
    */
-  readonly events?: (changes: readonly Mutation[], representations: readonly (Representation | undefined)[]) => Mutation[];
+  readonly events?: (
+    changes: readonly Mutation[],
+    representations: readonly (Representation | undefined)[],
+  ) => Mutation[];
 }
 
 /**
  * What the write path refuses a change for, without a store: the document rules of document.ts for
  * what a put stores (the id and the schema only in user collections), the shape of a patch's fields.
  */
-export function changeProblem(change: Mutation, collectionConfig: (collection: string) => CollectionConfig | undefined): Problem | undefined {
+export function changeProblem(
+  change: Mutation,
+  collectionConfig: (collection: string) => CollectionConfig | undefined,
+): Problem | undefined {
   const user = isCollectionName(change.collection);
   if (change.kind === 'patch') {
     // A patch bypasses the id and schema rules, so it is for the server's own records only.
@@ -81,7 +101,9 @@ export function changeProblem(change: Mutation, collectionConfig: (collection: s
     return documentShapeProblem(change.set);
   }
   if (change.kind !== 'put') return undefined;
-  return documentShapeProblem(change.doc) ?? (user ? (checkId(change.doc, change.id) ?? checkSchema(change.doc, collectionConfig(change.collection))) : undefined);
+  const shape = documentShapeProblem(change.doc);
+  if (shape !== undefined || !user) return shape;
+  return checkId(change.doc, change.id) ?? checkSchema(change.doc, collectionConfig(change.collection));
 }
 
 export interface WriteOptions {
@@ -108,12 +130,16 @@ export class Writer {
     if (!result.ok) {
       if (result.reason === 'unavailable') return result;
       // The remembered outcome never carries an expectation, so a conflict is always one of the changes.
-      return result.current === undefined ? { ok: false, reason: 'conflict', index: result.index } : { ok: false, reason: 'conflict', index: result.index, current: result.current };
+      return result.current === undefined
+        ? { ok: false, reason: 'conflict', index: result.index }
+        : { ok: false, reason: 'conflict', index: result.index, current: result.current };
     }
     const records = changes.map((_, index) => result.commit.applied[index]?.record);
     for (const [index, record] of records.entries()) {
       const representation = representations[index];
-      if (record !== undefined && representation !== undefined) this.options.representations.prime(record, representation);
+      if (record !== undefined && representation !== undefined) {
+        this.options.representations.prime(record, representation);
+      }
     }
     return { ok: true, commit: result.commit, records };
   }
@@ -128,11 +154,19 @@ export class Writer {
     if (problem !== undefined) return { problem };
     // An item's representation is served right after (the write's answer, the next GET); the
     // server's own records are read rarely, and get theirs when they are.
-    return change.kind === 'put' && isCollectionName(change.collection) ? { representation: represent(JSON.stringify(change.doc)) } : {};
+    return change.kind === 'put' && isCollectionName(change.collection)
+      ? { representation: represent(JSON.stringify(change.doc)) }
+      : {};
   }
 
   private rememberMutation(outcome: RememberedOutcome): Mutation {
-    const doc: JsonObject = { fingerprint: outcome.fingerprint, status: outcome.status, headers: { ...outcome.headers }, body: outcome.body };
-    return { kind: 'put', collection: IDEMPOTENCY_SPACE, id: outcome.id, doc, expiresAt: this.options.clock.now() + IDEMPOTENCY_TTL_MS };
+    const doc: JsonObject = {
+      fingerprint: outcome.fingerprint,
+      status: outcome.status,
+      headers: { ...outcome.headers },
+      body: outcome.body,
+    };
+    const expiresAt = this.options.clock.now() + IDEMPOTENCY_TTL_MS;
+    return { kind: 'put', collection: IDEMPOTENCY_SPACE, id: outcome.id, doc, expiresAt };
   }
 }
