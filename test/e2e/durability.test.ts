@@ -11,6 +11,7 @@ import { start } from '../../lib/index.js';
 import { silentLogger } from '../../lib/log.js';
 import { openFileStore } from '../../lib/store/file.js';
 import { runBinary, startBinary } from '../support/binary.js';
+import { eventually } from '../support/eventually.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
 
@@ -83,7 +84,7 @@ describe('resapi serve --data-dir', () => {
         }
       });
       // Kill at a random moment, but only once writes are being acknowledged, however slow the machine.
-      while (acknowledged.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      await eventually('a first acknowledged write', () => acknowledged.length > 0);
       await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 250));
       server.child.kill('SIGKILL');
       await once(server.child, 'exit');

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { start } from '../../lib/index.js';
 import { runBinary, startBinary } from '../support/binary.js';
+import { eventually } from '../support/eventually.js';
 import { JSON_HEADERS, request, startSlowRequest } from '../support/http.js';
 import { silentLogger } from '../../lib/log.js';
 import { MemoryStore } from '../../lib/store/memory.js';
@@ -61,7 +62,7 @@ describe('resapi serve', () => {
     const exited = once(server.child, 'exit');
     server.child.kill('SIGTERM');
     // The body is finished only once the server has logged the signal, so the drain is what is tested.
-    while (!/SIGTERM/.test(server.stderr())) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually('the server to log the SIGTERM', () => /SIGTERM/.test(server.stderr()), { detail: () => `stderr so far: ${server.stderr()}` });
     assert.equal(await slow.finish('true}'), 201);
     assert.deepEqual(await exited, [0, null]);
   });

@@ -21,8 +21,8 @@ import { createServer, request as httpRequest, type IncomingHttpHeaders, type In
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as pause } from 'node:timers/promises';
 import { startBinary, type RunningServer } from '../support/binary.js';
+import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, request, type TestResponse } from '../support/http.js';
 import { mulberry32 } from '../support/random.js';
 
@@ -37,10 +37,8 @@ const SLOW_MS = 2 * TIMEOUT_MS;
 const CLIENTS = 3;
 /** Changes allowed per phase of a scenario (before, during and after a fault). */
 const PHASE = 40;
-const POLL_MS = 20;
 /** How long B's handler goes on after writing its line, in the scenario that stops B. */
 const HANDLER_WORK_MS = 100;
-const SETTLE_MS = 30_000;
 /** Small pages, so that reading a listing whole follows @nextLink several times. */
 const LIST_PAGE = 25;
 
@@ -371,18 +369,10 @@ async function startPair(handlerWorkMs = 0): Promise<Pair> {
   return { aArgs, bArgs, log, proxy, a, b };
 }
 
-/** Polls `check` until it holds; fails naming `what` and the state `detail` describes. */
-async function until(what: string, check: () => boolean | Promise<boolean>, detail: () => string, context: string, timeoutMs = SETTLE_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}: ${detail()} ${context}`);
-    await pause(POLL_MS);
-  }
-}
-
 /** Waits until every change granted so far has been answered (or has failed). */
-function phaseDone(work: Workload, context: string): Promise<void> {
-  return until('the granted changes to be answered', () => work.finished >= work.granted || work.unexpected.length + work.networkErrors.length > 0, () => `${work.finished} of ${work.granted} answered`, context);
+async function phaseDone(work: Workload, context: string): Promise<void> {
+  const answered = (): boolean => work.finished >= work.granted || work.unexpected.length + work.networkErrors.length > 0;
+  await eventually('the granted changes to be answered', answered, { detail: () => `${work.finished} of ${work.granted} answered`, context });
 }
 
 /** Has one of B's handlers written its line for an event B has not yet recorded as processed? */
@@ -409,9 +399,9 @@ async function listAll(base: string, path: string): Promise<Record<string, unkno
   return items;
 }
 
-async function firstOf(base: string, path: string): Promise<Record<string, unknown> | undefined> {
+async function firstOf(base: string, path: string, context: string): Promise<Record<string, unknown> | undefined> {
   const res = await request(base, path);
-  assert.equal(res.status, 200, `GET ${path}: ${res.text}`);
+  assert.equal(res.status, 200, `GET ${path}: ${res.text} ${context}`);
   return (res.json() as { value: Record<string, unknown>[] }).value[0];
 }
 
@@ -421,10 +411,16 @@ async function firstOf(base: string, path: string): Promise<Record<string, unkno
  */
 async function settle(pair: Pair, context: string): Promise<void> {
   let waiting: Record<string, unknown> | undefined;
-  await until('A to deliver everything', async () => (waiting = await firstOf(pair.a.url, "/$outbox?$filter=status ne 'delivered' and status ne 'dead'&$top=1")) === undefined, () => `still to deliver: ${JSON.stringify(waiting)}; proxy ${JSON.stringify(pair.proxy.counts)}`, context);
-  await until('the proxy to hold nothing', () => pair.proxy.busy === 0, () => `${pair.proxy.busy} held or under way`, context);
+  await eventually('A to deliver everything', async () => (waiting = await firstOf(pair.a.url, "/$outbox?$filter=status ne 'delivered' and status ne 'dead'&$top=1", context)) === undefined, {
+    detail: () => `still to deliver: ${JSON.stringify(waiting)}; proxy ${JSON.stringify(pair.proxy.counts)}`,
+    context,
+  });
+  await eventually('the proxy to hold nothing', () => pair.proxy.busy === 0, { detail: () => `${pair.proxy.busy} held or under way`, context });
   let unprocessed: Record<string, unknown> | undefined;
-  await until('B to process everything', async () => (unprocessed = await firstOf(pair.b.url, "/$inbox?$filter=status ne 'processed'&$top=1")) === undefined, () => `still to process: ${JSON.stringify(unprocessed)}`, context);
+  await eventually('B to process everything', async () => (unprocessed = await firstOf(pair.b.url, "/$inbox?$filter=status ne 'processed'&$top=1", context)) === undefined, {
+    detail: () => `still to process: ${JSON.stringify(unprocessed)}`,
+    context,
+  });
 }
 
 /**
@@ -490,21 +486,20 @@ describe('webhook delivery from one resapi process to another', () => {
     work.grant(between(PHASE / 2, PHASE));
     // The SIGTERM comes while one of B's handlers has done its work but not returned (the worst
     // moment to stop); a few more changes are made whenever the flow has run dry before that.
-    await until(
+    await eventually(
       'a handler of B in the middle of its run',
       async () => {
         if (await handlerMidRun(pair)) return true;
         if (work.finished >= work.granted) work.grant(6);
         return false;
       },
-      () => `${work.finished} changes answered`,
-      context,
+      { detail: () => `${work.finished} changes answered`, context },
     );
     assert.equal(await pair.b.stop(), 0, `B's exit code at SIGTERM ${context}: ${pair.b.stderr()}`);
     // A keeps changing items while B is away, and tries to deliver them until B is back.
     work.grant(PHASE);
     await phaseDone(work, context);
-    await until('A to find B gone', () => pair.proxy.counts.unreachable >= 3, () => JSON.stringify(pair.proxy.counts), context);
+    await eventually('A to find B gone', () => pair.proxy.counts.unreachable >= 3, { detail: () => JSON.stringify(pair.proxy.counts), context });
     pair.b = await startB(pair);
     pair.proxy.target = pair.b.url;
     work.grant(PHASE);
@@ -524,7 +519,7 @@ describe('webhook delivery from one resapi process to another', () => {
     pair.proxy.mode = 'unavailable';
     work.grant(PHASE);
     await phaseDone(work, context);
-    await until('a stretch of 503s', () => pair.proxy.counts.unavailable >= 10, () => JSON.stringify(pair.proxy.counts), context);
+    await eventually('a stretch of 503s', () => pair.proxy.counts.unavailable >= 10, { detail: () => JSON.stringify(pair.proxy.counts), context });
     pair.proxy.mode = 'forward';
     work.grant(PHASE);
     await phaseDone(work, context);
@@ -548,7 +543,7 @@ describe('webhook delivery from one resapi process to another', () => {
     work.grant(PHASE / 4);
     await phaseDone(work, context);
     // A gave up waiting for answers B did give: it sends those events again.
-    await until('A to send again events B had accepted', () => pair.proxy.counts.resent >= 3, () => JSON.stringify(pair.proxy.counts), context);
+    await eventually('A to send again events B had accepted', () => pair.proxy.counts.resent >= 3, { detail: () => JSON.stringify(pair.proxy.counts), context });
     pair.proxy.mode = 'forward';
     work.grant(PHASE);
     await phaseDone(work, context);
@@ -566,13 +561,16 @@ describe('webhook delivery from one resapi process to another', () => {
     const first = new Workload(pair.a.url, 'kill');
     // More than will be sent: the clients are still sending when A dies.
     first.grant(100 * PHASE);
-    await until('changes on A', () => first.acknowledged.size >= killAfter, () => `${first.acknowledged.size} acknowledged`, context);
+    await eventually('changes on A', () => first.acknowledged.size >= killAfter, { detail: () => `${first.acknowledged.size} acknowledged`, context });
     // From here no delivery can complete (B accepts, but its answer comes after A's timeout), so
     // changes acknowledged from now on are pending at the kill, and events B accepted are unknown to A.
     pair.proxy.mode = 'hold';
     const held = pair.proxy.counts.slowed;
     const before = first.acknowledged.size;
-    await until('deliveries held and changes made during them', () => pair.proxy.counts.slowed >= held + 2 && first.acknowledged.size >= before + PHASE / 3, () => `${JSON.stringify(pair.proxy.counts)}, ${first.acknowledged.size} acknowledged`, context);
+    await eventually('deliveries held and changes made during them', () => pair.proxy.counts.slowed >= held + 2 && first.acknowledged.size >= before + PHASE / 3, {
+      detail: () => `${JSON.stringify(pair.proxy.counts)}, ${first.acknowledged.size} acknowledged`,
+      context,
+    });
     const exited = once(pair.a.child, 'exit');
     pair.a.child.kill('SIGKILL');
     await exited;
@@ -582,7 +580,7 @@ describe('webhook delivery from one resapi process to another', () => {
     pair.a = await startServer(pair.aArgs, { RESAPI_WEBHOOK_SECRETS: '' });
     // Still holding answers, so nothing the restarted A sends can be delivered yet: what it lists as
     // not delivered came through the kill.
-    const pending = await firstOf(pair.a.url, "/$outbox?$filter=status ne 'delivered'&$top=1");
+    const pending = await firstOf(pair.a.url, "/$outbox?$filter=status ne 'delivered'&$top=1", context);
     assert.notEqual(pending, undefined, `no delivery was pending after the restart ${context}`);
     pair.proxy.mode = 'forward';
     const second = new Workload(pair.a.url, 'after-kill');

@@ -16,6 +16,7 @@ import { verifySignature } from '../../lib/protocol/signature.js';
 import { BODY_SPACE, OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { SECRET_SPACE } from '../../lib/webhooks/subscriptions.js';
 import { ManualClock } from '../support/clock.js';
+import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, problemOf, request } from '../support/http.js';
 import { recordWhere } from '../support/store.js';
 
@@ -30,7 +31,6 @@ class Receiver {
   /** Answers, in order; when none is left, 200. `hold` keeps the request open until release(). */
   answers: (number | { status: number; headers?: Record<string, string> } | 'hold')[] = [];
   private readonly held: ServerResponse[] = [];
-  private waiters: { count: number; resolve: () => void }[] = [];
   private server: Server | undefined;
   url = '';
 
@@ -47,8 +47,8 @@ class Receiver {
   }
 
   /** Resolves once `count` requests arrived in all. */
-  got(count: number): Promise<void> {
-    return this.received.length >= count ? Promise.resolve() : new Promise((resolve) => this.waiters.push({ count, resolve }));
+  async got(count: number): Promise<void> {
+    await eventually(`${count} requests at the receiver`, () => this.received.length >= count, { detail: () => `${this.received.length} arrived` });
   }
 
   release(): void {
@@ -60,8 +60,6 @@ class Receiver {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       this.received.push({ headers: req.headers, body: Buffer.concat(chunks) });
-      for (const waiter of this.waiters.filter((candidate) => this.received.length >= candidate.count)) waiter.resolve();
-      this.waiters = this.waiters.filter((candidate) => this.received.length < candidate.count);
       const answer = this.answers.shift() ?? 200;
       if (answer === 'hold') {
         this.held.push(res);

@@ -20,9 +20,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as pause } from 'node:timers/promises';
 import { webhookSignature } from '../../lib/protocol/signature.js';
 import { BIN, REPO, runBinary, startBinary, type RunningServer } from '../support/binary.js';
+import { eventually } from '../support/eventually.js';
 import { request } from '../support/http.js';
 import { mulberry32 } from '../support/random.js';
 import { peakRss, streamBody, type StreamResult } from '../support/streams.js';
@@ -38,9 +38,6 @@ const WORKERS = 4;
 const EVENTS = 1500;
 const ROUNDS = 2;
 const SENDERS = 16;
-/** Polls of /$inbox after the restart; with POLL_MS between them, about 30 s at most. */
-const MAX_POLLS = 1500;
-const POLL_MS = 20;
 
 const folders: string[] = [];
 function tempFolder(): string {
@@ -291,20 +288,21 @@ async function signWith(bytes: Buffer, env: Readonly<Record<string, string>>): P
   return { code, stdout, stderr };
 }
 
-/** Waits until no event in the inbox is left to process, polling a bounded number of times. */
+/** Waits until no event in the inbox is left to process. */
 async function waitUntilAllProcessed(base: string, context: string): Promise<void> {
   let left: unknown[] = [];
-  for (let poll = 0; poll < MAX_POLLS; poll++) {
-    const res = await request(base, "/$inbox?$filter=status ne 'processed'", { headers: { Prefer: 'maxpagesize=1000' } });
-    assert.equal(res.status, 200, res.text);
-    const page = res.json() as { value: unknown[]; '@nextLink'?: string };
-    if (page.value.length === 0 && page['@nextLink'] === undefined) return;
-    left = page.value;
-    await pause(POLL_MS);
-  }
-  assert.fail(`after ${MAX_POLLS} polls of /$inbox, ${left.length} events are still not processed, e.g. ${JSON.stringify(left.slice(0, 3))} ${context}`);
+  await eventually(
+    'every event in the inbox to be processed',
+    async () => {
+      const res = await request(base, "/$inbox?$filter=status ne 'processed'", { headers: { Prefer: 'maxpagesize=1000' } });
+      assert.equal(res.status, 200, `${res.text} ${context}`);
+      const page = res.json() as { value: unknown[]; '@nextLink'?: string };
+      left = page.value;
+      return page.value.length === 0 && page['@nextLink'] === undefined;
+    },
+    { detail: () => `${left.length} events are still not processed, e.g. ${JSON.stringify(left.slice(0, 3))}`, context },
+  );
 }
-
 
 /** How many times the handler completed, by event id, from its fsynced log. */
 function handlerRuns(log: string): Map<string, number> {

@@ -14,10 +14,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as pause } from 'node:timers/promises';
 import { start, type ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
 import { silentLogger } from '../../lib/log.js';
+import { eventually } from '../support/eventually.js';
 import { mulberry32 } from '../support/random.js';
 import { deliver, inboxItems, signedDelivery, type Answer, type Delivery, type InboxItem } from '../support/webhooks.js';
 
@@ -25,9 +25,6 @@ const SECRET = 'races-test-secret';
 const PAIRS = 25;
 const IDS = 1000;
 const SENDERS = 100;
-/** Polls of /$inbox while waiting for the handlers; with POLL_MS between them, about 30 s at most. */
-const MAX_POLLS = 1500;
-const POLL_MS = 20;
 
 function delivery(id: string): Delivery {
   return signedDelivery(id, 'race.test', { note: 'the same event, delivered again' }, SECRET);
@@ -116,7 +113,7 @@ for (const storeKind of ['memory', 'data dir'] as const) {
       assert.deepEqual(ids.filter((id) => accepted.get(id) !== 1), [], `ids not accepted exactly once ${context}`);
       assert.equal(answers.filter(({ answer }) => answer.text === '{"status":"duplicate"}').length, total - IDS, context);
 
-      const items = await waitForProcessed(server.url, IDS, (id) => id.startsWith('many-'));
+      const items = await waitForProcessed(server.url, IDS, (id) => id.startsWith('many-'), context);
       assert.deepEqual(items.filter((item) => item.attempts !== 1).map((item) => item.id), [], `events run more than one attempt ${context}`);
       assert.deepEqual(ids.filter((id) => runs.get(id) !== 1).map((id) => `${id}: ${runs.get(id) ?? 0} runs`), [], `handlers not run exactly once ${context}`);
     });
@@ -125,20 +122,25 @@ for (const storeKind of ['memory', 'data dir'] as const) {
 
 /**
  * Waits until the inbox holds `expected` items that `mine` picks and every one of them is processed;
- * returns them. Polls the observable state a bounded number of times, then fails saying what is left.
+ * returns them. Fails at the deadline saying what is left.
  */
-async function waitForProcessed(base: string, expected: number, mine: (id: string) => boolean): Promise<InboxItem[]> {
+async function waitForProcessed(base: string, expected: number, mine: (id: string) => boolean, context = ''): Promise<InboxItem[]> {
   let items: InboxItem[] = [];
-  for (let poll = 0; poll < MAX_POLLS; poll++) {
-    items = (await inboxItems(base)).filter((item) => mine(item.id));
-    if (items.length === expected && items.every((item) => item.status === 'processed')) return items;
-    await pause(POLL_MS);
-  }
-  const waiting = items.filter((item) => item.status !== 'processed');
-  assert.fail(`after ${MAX_POLLS} polls the inbox holds ${items.length} of ${expected} events, ${waiting.length} not processed: ${JSON.stringify(waiting.slice(0, 3))}`);
+  return eventually(
+    `${expected} events in the inbox, all processed`,
+    async () => {
+      items = (await inboxItems(base, context)).filter((item) => mine(item.id));
+      return items.length === expected && items.every((item) => item.status === 'processed') && items;
+    },
+    {
+      detail: () => {
+        const waiting = items.filter((item) => item.status !== 'processed');
+        return `the inbox holds ${items.length} of them, ${waiting.length} not processed: ${JSON.stringify(waiting.slice(0, 3))}`;
+      },
+      context,
+    },
+  );
 }
-
-
 
 /**
  * Starts a delivery whose body arrives in two parts and resolves once the receiver is reading it
