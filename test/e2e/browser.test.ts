@@ -17,10 +17,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
 import { dumpDom, leftovers, openPage, screenshot } from '../support/chromium.js';
 import { create, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 
 const SCRIPT = '<script>document.title="owned"</script>';
 const BREAKOUT = '"><img src=x onerror=alert(1)>';
@@ -56,18 +55,16 @@ function pngHeader(png: Buffer): { width: number; height: number } {
 }
 
 describe('resapi pages in headless Chromium', () => {
-  let server: ResapiServer;
+  // A page size of 2 gives a Next link without Prefer, which a browser's navigation cannot send.
+  const server = serverForSuite({ memory: true, pageSize: { default: 2 } });
   let shots: string;
   before(async () => {
-    // A page size of 2 gives a Next link without Prefer, which a browser's navigation cannot send.
-    server = await start({ host: '127.0.0.1', port: 0, memory: true, log: silentLogger, pageSize: { default: 2 } });
     for (let index = 1; index <= 3; index++) {
       assert.equal((await create(server.url, `/notes/n${index}`, { title: `${SCRIPT} ${index}`, [BREAKOUT]: BREAKOUT, rank: index })).status, 201);
     }
     shots = await mkdtemp(join(tmpdir(), 'resapi-screens-'));
   });
   after(async () => {
-    await server.close();
     await rm(shots, { recursive: true, force: true });
   });
 
@@ -161,7 +158,6 @@ run().catch((error) => { seen.error = String(error); }).then(() => {
 describe('CORS from a page on another origin, in headless Chromium', () => {
   let app: Server;
   let origin: string;
-  let server: ResapiServer;
   let reported: Promise<Seen>;
   before(async () => {
     let report: (seen: Seen) => void = () => {};
@@ -186,12 +182,12 @@ describe('CORS from a page on another origin, in headless Chromium', () => {
     await once(app, 'listening');
     // The exact serialized origin Chromium sends: 127.0.0.1 and localhost are different origins.
     origin = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
-    server = await start({ host: '127.0.0.1', port: 0, memory: true, log: silentLogger, apiKeys: [KEY], cors: { origins: [origin] } });
+  });
+  const server = serverForSuite(() => ({ memory: true, apiKeys: [KEY], cors: { origins: [origin] } }), async (server) => {
     const made = await request(server.url, '/things/t1', { method: 'PUT', headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', 'If-None-Match': '*' }, body: '{"n":1}' });
     assert.equal(made.status, 201);
   });
   after(async () => {
-    await server.close();
     app.closeAllConnections();
     app.close();
     await once(app, 'close');

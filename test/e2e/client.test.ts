@@ -10,17 +10,16 @@
 //
 // Time: the clients read a ManualClock, so a cached copy ages only when a test advances it. The
 // waits a client awaits (backoff, Retry-After) are recorded and run at once: nothing here sleeps.
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { after, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Timer, TimerOptions } from '../../lib/clock.js';
 import { ProtocolError, ResourceClient, signWebhook, verifyWebhook, type ResourceClientOptions } from '../../lib/client/index.js';
 import type { JsonObject } from '../../lib/json.js';
-import { silentLogger } from '../../lib/log.js';
-import { start, type ResapiServer } from '../../lib/server.js';
 import { ManualClock } from '../support/clock.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 
 /** What the proxy does with one request. */
 type Action =
@@ -174,14 +173,14 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return all;
 }
 
-let server: ResapiServer;
 let proxy: Proxy;
-
-before(async () => {
-  server = await start({
-    port: 0,
+// The proxy stops before the server closes: after() hooks run in the order they are registered.
+after(async () => {
+  await proxy.stop();
+});
+const server = serverForSuite(
+  {
     memory: true,
-    log: silentLogger,
     webhookSecrets: ['s'],
     collections: {
       ref: { cacheControl: 'public, max-age=60' },
@@ -189,15 +188,12 @@ before(async () => {
       sie: { cacheControl: 'max-age=1, stale-if-error=60' },
       nostore: { cacheControl: 'no-store' },
     },
-  });
-  proxy = new Proxy(server.url);
-  await proxy.start();
-});
-
-after(async () => {
-  await proxy.stop();
-  await server.close();
-});
+  },
+  async (origin) => {
+    proxy = new Proxy(origin.url);
+    await proxy.start();
+  },
+);
 
 beforeEach(() => proxy.reset());
 

@@ -7,13 +7,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { start } from '../../lib/index.js';
 import { silentLogger } from '../../lib/log.js';
 import { openFileStore } from '../../lib/store/file.js';
 import { runBinary, startBinary } from '../support/binary.js';
 import { eventually } from '../support/eventually.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
+import { withServer } from '../support/server.js';
 
 const dirs: string[] = [];
 function dataDir(): string {
@@ -107,8 +107,7 @@ describe('a failing disk', () => {
     const io = new FaultyIO();
     const opened = await openFileStore({ dir: dataDir(), io, log: silentLogger });
     assert.ok(opened.ok);
-    const server = await start({ port: 0, store: opened.store, log: silentLogger });
-    try {
+    await withServer({ store: opened.store }, async (server) => {
       await create(server.url, '/disk/before', { ok: true });
       io.fail('write', 'ENOSPC');
       const refused = await create(server.url, '/disk/during', { ok: false });
@@ -122,8 +121,6 @@ describe('a failing disk', () => {
       io.heal();
       assert.equal((await create(server.url, '/disk/after', { ok: true })).status, 201);
       assert.equal((await request(server.url, '/$health')).status, 200);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });

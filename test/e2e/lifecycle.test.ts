@@ -13,6 +13,7 @@ import { JSON_HEADERS, request, startSlowRequest } from '../support/http.js';
 import { silentLogger } from '../../lib/log.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import { ManualClock } from '../support/clock.js';
+import { withServer } from '../support/server.js';
 
 function configFile(content: string): { path: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'resapi-config-'));
@@ -103,8 +104,7 @@ describe('start() (library)', () => {
 
   it('should take the time from the injected clock: Date, Last-Modified and the tombstone window', async () => {
     const clock = new ManualClock(Date.UTC(2031, 0, 2, 3, 4, 5));
-    const server = await start({ port: 0, memory: true, log: silentLogger, clock, tombstoneDays: 1 });
-    try {
+    await withServer({ memory: true, clock, tombstoneDays: 1 }, async (server) => {
       const created = await request(server.url, '/things/a', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body: '{}' });
       assert.equal(created.headers.date, 'Thu, 02 Jan 2031 03:04:05 GMT');
       assert.equal(created.headers['last-modified'], 'Thu, 02 Jan 2031 03:04:05 GMT');
@@ -113,9 +113,7 @@ describe('start() (library)', () => {
       const undo = await request(server.url, '/things/a/$undoDelete', { method: 'PUT' });
       assert.equal(undo.status, 404, 'a day later on the injected clock the tombstone is gone');
       assert.equal(undo.headers.date, 'Fri, 03 Jan 2031 03:04:05 GMT');
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it('should close the store only after the requests in flight are answered', async () => {
@@ -126,12 +124,13 @@ describe('start() (library)', () => {
       closes++;
       await close();
     };
-    const server = await start({ port: 0, store, log: silentLogger });
-    const slow = await startSlowRequest(server.url, '/drain/one', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, firstPart: '{"half":' });
-    const closed = server.close();
-    // The write commits after close() began: a store closed first would have answered 503.
-    assert.equal(await slow.finish('true}'), 201);
-    await closed;
+    await withServer({ store }, async (server) => {
+      const slow = await startSlowRequest(server.url, '/drain/one', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, firstPart: '{"half":' });
+      const closed = server.close();
+      // The write commits after close() began: a store closed first would have answered 503.
+      assert.equal(await slow.finish('true}'), 201);
+      await closed;
+    });
     assert.equal(closes, 1);
     assert.deepEqual(store.get('drain', 'one')?.doc, { id: 'one', half: true });
   });
@@ -143,8 +142,7 @@ describe('start() (library)', () => {
 
 describe('slow clients', () => {
   it('should answer 408 as a problem and close when the header section is too slow', async () => {
-    const server = await start({ port: 0, memory: true, log: silentLogger, headersTimeoutMs: 300, requestTimeoutMs: 600 });
-    try {
+    await withServer({ memory: true, headersTimeoutMs: 300, requestTimeoutMs: 600 }, async (server) => {
       const url = new URL(server.url);
       const started = Date.now();
       const text = await new Promise<string>((resolve, reject) => {
@@ -157,8 +155,6 @@ describe('slow clients', () => {
       assert.match(text, /^HTTP\/1\.1 408 /);
       assert.match(text, /application\/problem\+json/);
       assert.ok(Date.now() - started < 5_000);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });

@@ -9,13 +9,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
+import type { ResapiServer } from '../../lib/index.js';
 import { webhookSignature } from '../../lib/protocol/signature.js';
 import { INBOX_SPACE } from '../../lib/webhooks/inbox.js';
 import { OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
 import { parseExposition, sampleValue, type MetricFamily } from '../support/prometheus.js';
+import { serverForSuite, withServer } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
 
 const SECRET = 'metrics-test-secret';
@@ -30,24 +30,20 @@ async function scrape(server: ResapiServer): Promise<Map<string, MetricFamily>> 
 
 describe('GET /$metrics', () => {
   let folder = '';
-  let server: ResapiServer;
   let refusing: Server;
   before(async () => {
     folder = mkdtempSync(join(tmpdir(), 'resapi-metrics-'));
     // A receiver that refuses every delivery: 400 is dead at once (CONTRACT §8).
     refusing = createServer((req, res) => req.resume().on('end', () => res.writeHead(400).end()));
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
-    server = await start({
-      port: 0,
-      dataDir: join(folder, 'data'),
-      log: silentLogger,
-      webhookSecrets: [SECRET],
-      webhookHandlers: { '*': async () => Promise.reject(new Error('this handler always fails')) },
-      webhooks: { retry: { baseMs: 1, factor: 1, capMs: 1, attempts: 1 } },
-    });
   });
+  const server = serverForSuite(() => ({
+    dataDir: join(folder, 'data'),
+    webhookSecrets: [SECRET],
+    webhookHandlers: { '*': async () => Promise.reject(new Error('this handler always fails')) },
+    webhooks: { retry: { baseMs: 1, factor: 1, capMs: 1, attempts: 1 } },
+  }));
   after(async () => {
-    await server.close();
     refusing.close();
     rmSync(folder, { recursive: true, force: true });
   });
@@ -100,14 +96,11 @@ describe('GET /$metrics', () => {
 
 describe('GET /$metrics with --memory', () => {
   it('should report no bytes on disk and no group commits', async () => {
-    const server = await start({ port: 0, memory: true, log: silentLogger });
-    try {
+    await withServer({ memory: true }, async (server) => {
       assert.equal((await create(server.url, '/things/a', { id: 'a' })).status, 201);
       const families = await scrape(server);
       assert.equal(sampleValue(families, 'resapi_store_disk_bytes', 'resapi_store_disk_bytes'), 0);
       assert.equal(families.get('resapi_store_sync_duration_seconds')?.samples.length, 0);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });

@@ -1,12 +1,11 @@
 // End to end: what a query is answered does not depend on which items exist at the moment, every
 // @nextLink the server emits can be followed, pages are bounded in bytes, and query resources page
 // themselves and refuse options they do not apply (CONTRACT §5).
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
 import { FIELDS_SPACE } from '../../lib/writes/fields.js';
 import { create, JSON_HEADERS, problemOf, request, type TestResponse } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 
 interface Envelope {
   readonly value: Record<string, unknown>[];
@@ -31,14 +30,7 @@ async function walk(base: string, path: string, headers: Record<string, string> 
 }
 
 describe('validity does not depend on the items that exist now', () => {
-  let server: ResapiServer;
-
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger, collections: { typed: { schema: { name: 'string' } } } });
-  });
-  after(async () => {
-    await server.close();
-  });
+  const server = serverForSuite({ memory: true, collections: { typed: { schema: { name: 'string' } } } });
 
   it('should answer any well-formed filter on a collection that never held an item with 200 and an empty value', async () => {
     for (const query of ["$filter=colour eq 'red'", '$orderby=price desc', '$select=name', 'colour=red', '$filter=tags/any(t: t eq 1)']) {
@@ -76,14 +68,8 @@ describe('validity does not depend on the items that exist now', () => {
 });
 
 describe('links the server emits can be followed', () => {
-  let server: ResapiServer;
-
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger });
+  const server = serverForSuite({ memory: true }, async (server) => {
     for (let n = 0; n < 5; n++) assert.equal((await create(server.url, `/long/l${n}`, { title: `${String(n).repeat(20_000)}`, tags: [`${'t'.repeat(20_000)}${n}`] })).status, 201);
-  });
-  after(async () => {
-    await server.close();
   });
 
   it('should keep @nextLink under 8 KiB whatever the sort values weigh, and accept its own link', async () => {
@@ -108,15 +94,9 @@ describe('links the server emits can be followed', () => {
 });
 
 describe('pages bounded in bytes', () => {
-  let server: ResapiServer;
-
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger });
+  const server = serverForSuite({ memory: true }, async (server) => {
     const big = 'b'.repeat(900 * 1024);
     for (let n = 0; n < 12; n++) assert.equal((await create(server.url, `/heavy/h${String(n).padStart(2, '0')}`, { n, big })).status, 201);
-  });
-  after(async () => {
-    await server.close();
   });
 
   it('should end a page once it passes its byte budget, with a @nextLink that goes on, in JSON and in CSV', async () => {
@@ -145,16 +125,10 @@ describe('pages bounded in bytes', () => {
 });
 
 describe('query resources', () => {
-  let server: ResapiServer;
-
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger, collections: { shop: { cacheControl: 'public, max-age=3600' } } });
+  const server = serverForSuite({ memory: true, collections: { shop: { cacheControl: 'public, max-age=3600' } } }, async (server) => {
     for (let n = 0; n < 5; n++) assert.equal((await create(server.url, `/shop/s${n}`, { price: n, extra: n === 0 ? 'x' : null })).status, 201);
     const put = await request(server.url, '/shop/$queries/byprice', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body: '{"orderby":"extra desc,price"}' });
     assert.equal(put.status, 201);
-  });
-  after(async () => {
-    await server.close();
   });
 
   it('should refuse options a query resource does not apply, naming them', async () => {

@@ -9,15 +9,15 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Random } from '../../lib/clock.js';
-import { start, type ResapiServer } from '../../lib/index.js';
+import type { ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
-import { silentLogger } from '../../lib/log.js';
 import { verifySignature } from '../../lib/protocol/signature.js';
 import { BODY_SPACE, OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { SECRET_SPACE } from '../../lib/webhooks/subscriptions.js';
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, problemOf, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
 
 interface Received {
@@ -90,14 +90,7 @@ function subscribe(base: string, id: string, url: string, events: string[] = ['*
 }
 
 describe('subscriptions', () => {
-  let server: ResapiServer;
-
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger });
-  });
-  after(async () => {
-    await server.close();
-  });
+  const server = serverForSuite({ memory: true });
 
   it('should be a resource with the PUT rules of any other: 428, 201, 412, If-Match replace, 204', async () => {
     const body = JSON.stringify({ url: 'http://127.0.0.1:9/hook', events: ['products.created'], secret: SECRET });
@@ -142,17 +135,15 @@ describe('subscriptions', () => {
 });
 
 describe('the transactional outbox', () => {
-  let server: ResapiServer;
   const receiver = new Receiver();
-
   before(async () => {
     await receiver.start();
     receiver.answers = ['hold'];
-    server = await start({ port: 0, memory: true, log: silentLogger });
+  });
+  const server = serverForSuite({ memory: true }, async (server) => {
     assert.equal((await subscribe(server.url, 'only-products', receiver.url, ['products.*'])).status, 201);
   });
   after(async () => {
-    await server.close();
     await receiver.stop();
   });
 
@@ -172,27 +163,24 @@ describe('the transactional outbox', () => {
 });
 
 describe('deliveries on the injected clock', () => {
-  let clock: ManualClock;
-  let server: ResapiServer;
+  const clock = new ManualClock(Date.now());
   const receiver = new Receiver();
   const other = new Receiver();
-
   before(async () => {
     await receiver.start();
     await other.start();
-    clock = new ManualClock(Date.now());
-    server = await start({ port: 0, memory: true, clock, random: halfway, log: silentLogger, outbox: { workers: 4, timeoutMs: 5000 } });
   });
+  // Receivers first (after() hooks run in the order they are registered): a delivery they still
+  // hold then fails at once, and the server's drain (on the manual clock, which nobody advances
+  // now) has nothing to wait for.
+  after(async () => {
+    await receiver.stop();
+    await other.stop();
+  });
+  const server = serverForSuite({ memory: true, clock, random: halfway, outbox: { workers: 4, timeoutMs: 5000 } });
   beforeEach(() => {
     receiver.received.length = 0;
     receiver.answers = [];
-  });
-  after(async () => {
-    // Receivers first: a delivery they still hold then fails at once, and the server's drain (on the
-    // manual clock, which nobody advances now) has nothing to wait for.
-    await receiver.stop();
-    await other.stop();
-    await server.close();
   });
 
   it('should POST the event with its signature, timestamp and JSON type; the data carry the item and its ETag', async () => {

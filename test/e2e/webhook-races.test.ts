@@ -14,11 +14,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { start, type ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
-import { silentLogger } from '../../lib/log.js';
 import { eventually } from '../support/eventually.js';
 import { mulberry32 } from '../support/random.js';
+import { serverForSuite } from '../support/server.js';
 import { deliver, inboxItems, signedDelivery, type Answer, type Delivery, type InboxItem } from '../support/webhooks.js';
 
 const SECRET = 'races-test-secret';
@@ -32,7 +31,6 @@ function delivery(id: string): Delivery {
 
 for (const storeKind of ['memory', 'data dir'] as const) {
   describe(`POST /webhooks racing itself (${storeKind} store)`, () => {
-    let server: ResapiServer;
     let dir: string | undefined;
     /** Handler runs by event id. */
     const runs = new Map<string, number>();
@@ -41,18 +39,17 @@ for (const storeKind of ['memory', 'data dir'] as const) {
       runs.set(id, (runs.get(id) ?? 0) + 1);
     };
 
-    before(async () => {
-      if (storeKind === 'memory') {
-        server = await start({ port: 0, memory: true, webhookSecrets: [SECRET], webhookHandlers: { 'race.test': handler }, log: silentLogger });
-      } else {
-        dir = mkdtempSync(join(tmpdir(), 'resapi-webhook-races-'));
-        server = await start({ port: 0, dataDir: dir, webhookSecrets: [SECRET], log: silentLogger });
-        // The library's way, after start: events that arrived meanwhile would be parked, not lost.
-        server.webhooks.on('race.test', handler);
-      }
+    before(() => {
+      if (storeKind === 'data dir') dir = mkdtempSync(join(tmpdir(), 'resapi-webhook-races-'));
     });
-    after(async () => {
-      await server.close();
+    const server = serverForSuite(
+      () => (dir === undefined ? { memory: true, webhookSecrets: [SECRET], webhookHandlers: { 'race.test': handler } } : { dataDir: dir, webhookSecrets: [SECRET] }),
+      async (server) => {
+        // On a data dir, the library's way, after start: events that arrived meanwhile would be parked, not lost.
+        if (dir !== undefined) server.webhooks.on('race.test', handler);
+      },
+    );
+    after(() => {
       if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
     });
 
