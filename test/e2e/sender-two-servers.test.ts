@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { startBinary, type RunningServer } from '../support/binary.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, request, type TestResponse } from '../support/http.js';
+import { walkPages } from '../support/pages.js';
 import { mulberry32 } from '../support/random.js';
 
 const SECRET = 'two-servers-test-secret';
@@ -39,8 +40,8 @@ const CLIENTS = 3;
 const PHASE = 40;
 /** How long B's handler goes on after writing its line, in the scenario that stops B. */
 const HANDLER_WORK_MS = 100;
-/** Small pages, so that reading a listing whole follows @nextLink several times. */
-const LIST_PAGE = 25;
+/** Small pages, so that reading a listing (/$outbox, /$inbox) whole follows @nextLink several times. */
+const SMALL_PAGES = { Prefer: 'maxpagesize=25' };
 
 // SENDER_TEST_SEED replays a failure; otherwise a new seed each run, printed in every message.
 const SEED = Number(process.env['SENDER_TEST_SEED'] ?? Date.now() >>> 0);
@@ -383,22 +384,6 @@ async function handlerMidRun(pair: Pair): Promise<boolean> {
   return handlerRuns(pair.log).some((run) => accepted.has(run.id));
 }
 
-/** Every item of a listing (/$outbox, /$inbox), following @nextLink over pages of LIST_PAGE. */
-async function listAll(base: string, path: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let next: string | undefined = path;
-  for (let page = 0; next !== undefined; page++) {
-    assert.ok(page < 1000, `more than 1000 pages at ${path}`);
-    const res = await request(base, next, { headers: { Prefer: `maxpagesize=${LIST_PAGE}` } });
-    assert.equal(res.status, 200, `GET ${next}: ${res.text}`);
-    const body = res.json() as { value: Record<string, unknown>[]; '@nextLink'?: string };
-    items.push(...body.value);
-    const link = body['@nextLink'];
-    next = link === undefined ? undefined : ((url) => url.pathname + url.search)(new URL(link, base));
-  }
-  return items;
-}
-
 async function firstOf(base: string, path: string, context: string): Promise<Record<string, unknown> | undefined> {
   const res = await request(base, path);
   assert.equal(res.status, 200, `GET ${path}: ${res.text} ${context}`);
@@ -431,12 +416,12 @@ async function settle(pair: Pair, context: string): Promise<void> {
  */
 async function verify(pair: Pair, works: readonly Workload[], context: string): Promise<void> {
   await settle(pair, context);
-  const deliveries = await listAll(pair.a.url, '/$outbox');
+  const deliveries = await walkPages(pair.a.url, '/$outbox', { headers: SMALL_PAGES, context });
   assert.deepEqual(deliveries.filter((delivery) => delivery['status'] !== 'delivered').slice(0, 5), [], `deliveries not delivered ${context}`);
   assert.deepEqual(deliveries.filter((delivery) => delivery['subscription'] !== SUBSCRIPTION || !String(delivery['event']).startsWith('items.')).slice(0, 5), [], `deliveries of another subscription or collection ${context}`);
   const eventIds = deliveries.map((delivery) => String(delivery['eventId']));
   assert.deepEqual(repeated(eventIds), [], `events with more than one delivery to the one subscription ${context}`);
-  const inbox = await listAll(pair.b.url, '/$inbox');
+  const inbox = await walkPages(pair.b.url, '/$inbox', { headers: SMALL_PAGES, context });
   assert.deepEqual(inbox.filter((item) => item['status'] !== 'processed').slice(0, 5), [], `events B has not processed ${context}`);
   assert.deepEqual(sorted(inbox.map((item) => String(item['id']))), sorted(eventIds), `B's inbox against A's outbox ${context}`);
 
@@ -526,7 +511,7 @@ describe('webhook delivery from one resapi process to another', () => {
     await work.stop();
     await verify(pair, [work], context);
     // The 503s were retried, not given up on: deliveries that took more than one attempt were delivered.
-    const retried = (await listAll(pair.a.url, "/$outbox?$filter=attempts gt 1")).filter((delivery) => delivery['status'] === 'delivered');
+    const retried = (await walkPages(pair.a.url, '/$outbox?$filter=attempts gt 1', { headers: SMALL_PAGES, context })).filter((delivery) => delivery['status'] === 'delivered');
     assert.ok(retried.length > 0, `no delivery needed a second attempt, so the 503s never happened ${context}`);
     assert.deepEqual(work.networkErrors, [], `A refused a change ${context}`);
     assert.equal(await pair.a.stop(), 0, `A's exit code ${context}`);
