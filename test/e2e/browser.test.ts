@@ -12,14 +12,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dumpDom, leftovers, openPage, screenshot } from '../support/chromium.js';
 import { create, request } from '../support/http.js';
 import { serverForSuite } from '../support/server.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 
 const SCRIPT = '<script>document.title="owned"</script>';
 const BREAKOUT = '"><img src=x onerror=alert(1)>';
@@ -56,17 +56,12 @@ function pngHeader(png: Buffer): { width: number; height: number } {
 
 describe('resapi pages in headless Chromium', () => {
   // A page size of 2 gives a Next link without Prefer, which a browser's navigation cannot send.
-  const server = serverForSuite({ memory: true, pageSize: { default: 2 } });
-  let shots: string;
-  before(async () => {
+  const server = serverForSuite({ memory: true, pageSize: { default: 2 } }, async (server) => {
     for (let index = 1; index <= 3; index++) {
       assert.equal((await create(server.url, `/notes/n${index}`, { title: `${SCRIPT} ${index}`, [BREAKOUT]: BREAKOUT, rank: index })).status, 201);
     }
-    shots = await mkdtemp(join(tmpdir(), 'resapi-screens-'));
   });
-  after(async () => {
-    await rm(shots, { recursive: true, force: true });
-  });
+  const screenshots = tempDirsForSuite('screens');
 
   it('should render the service document with a Select link per collection and no Home link', BROWSER_TEST, async (t) => {
     const dom = await dumpDom(`${server.url}/`, t.signal);
@@ -105,7 +100,7 @@ describe('resapi pages in headless Chromium', () => {
     assert.ok(facts.includes(json.headers['etag'] as string), 'shows the ETag to send back in If-Match');
     assert.match(dom, /<title>\/notes\/n1<\/title>/);
 
-    const file = join(shots, 'item.png');
+    const file = join(screenshots(), 'item.png');
     await screenshot(`${server.url}/notes/n1`, file, VIEWPORT, t.signal);
     const png = await readFile(file);
     assert.deepEqual(pngHeader(png), VIEWPORT);

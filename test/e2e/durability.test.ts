@@ -1,12 +1,9 @@
 // End to end: the real binary over the file store (README, Durability; CONTRACT §1).
 // Restarts keep everything, a second process on the same data dir refuses to start, a `kill -9`
 // loses no acknowledged write, and a failing disk is a 503 with Retry-After while reads go on.
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { silentLogger } from '../../lib/log.js';
 import { openFileStore } from '../../lib/store/file.js';
 import { runBinary, startBinary } from '../support/binary.js';
@@ -14,16 +11,9 @@ import { eventually } from '../support/eventually.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
 import { withServer } from '../support/server.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 
-const dirs: string[] = [];
-function dataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'resapi-durable-'));
-  dirs.push(dir);
-  return dir;
-}
-after(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const dataDir = tempDirsForSuite('durable');
 
 describe('resapi serve --data-dir', () => {
   it('should keep items, ETags, tombstones and idempotency records across a restart', async () => {

@@ -2,9 +2,8 @@
 import { describe, it } from 'node:test';
 import { once } from 'node:events';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { start } from '../../lib/index.js';
 import { runBinary, startBinary } from '../support/binary.js';
@@ -14,13 +13,7 @@ import { silentLogger } from '../../lib/log.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import { ManualClock } from '../support/clock.js';
 import { withServer } from '../support/server.js';
-
-function configFile(content: string): { path: string; cleanup(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'resapi-config-'));
-  const path = join(dir, 'config.json');
-  writeFileSync(path, content);
-  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
+import { withTempDir } from '../support/temp-dir.js';
 
 describe('resapi serve', () => {
   it('should print "listening on http://HOST:PORT" first and serve on that port', async () => {
@@ -34,20 +27,19 @@ describe('resapi serve', () => {
   });
 
   it('should refuse to start with exit 1 naming an unknown config key or a wrong type', async () => {
-    const unknown = configFile('{"pageSize":{"default":50,"maxx":10}}');
-    const wrongType = configFile('{"webhooks":{"retry":{"factor":"two"}}}');
-    try {
-      const first = await runBinary(['serve', '--memory', '--port', '0', '--config', unknown.path]);
+    await withTempDir('config', async (dir) => {
+      const unknown = join(dir, 'unknown.json');
+      writeFileSync(unknown, '{"pageSize":{"default":50,"maxx":10}}');
+      const wrongType = join(dir, 'wrong-type.json');
+      writeFileSync(wrongType, '{"webhooks":{"retry":{"factor":"two"}}}');
+      const first = await runBinary(['serve', '--memory', '--port', '0', '--config', unknown]);
       assert.equal(first.code, 1);
       assert.match(first.stderr, /pageSize\.maxx/);
       assert.equal(first.stdout, '');
-      const second = await runBinary(['serve', '--memory', '--port', '0', '--config', wrongType.path]);
+      const second = await runBinary(['serve', '--memory', '--port', '0', '--config', wrongType]);
       assert.equal(second.code, 1);
       assert.match(second.stderr, /webhooks\.retry\.factor/);
-    } finally {
-      unknown.cleanup();
-      wrongType.cleanup();
-    }
+    });
   });
 
   it('should refuse unknown flags with exit 2 and the usage', async () => {

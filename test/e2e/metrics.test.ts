@@ -4,11 +4,8 @@
 // one of each, made here), live records and bytes on disk; with --memory, no bytes and no syncs.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ResapiServer } from '../../lib/index.js';
 import { webhookSignature } from '../../lib/protocol/signature.js';
 import { INBOX_SPACE } from '../../lib/webhooks/inbox.js';
@@ -17,6 +14,7 @@ import { create, JSON_HEADERS, request } from '../support/http.js';
 import { parseExposition, sampleValue, type MetricFamily } from '../support/prometheus.js';
 import { serverForSuite, withServer } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 
 const SECRET = 'metrics-test-secret';
 
@@ -29,23 +27,22 @@ async function scrape(server: ResapiServer): Promise<Map<string, MetricFamily>> 
 }
 
 describe('GET /$metrics', () => {
-  let folder = '';
   let refusing: Server;
   before(async () => {
-    folder = mkdtempSync(join(tmpdir(), 'resapi-metrics-'));
     // A receiver that refuses every delivery: 400 is dead at once (CONTRACT §8).
     refusing = createServer((req, res) => req.resume().on('end', () => res.writeHead(400).end()));
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
   });
   const server = serverForSuite(() => ({
-    dataDir: join(folder, 'data'),
+    dataDir: dataDir(),
     webhookSecrets: [SECRET],
     webhookHandlers: { '*': async () => Promise.reject(new Error('this handler always fails')) },
     webhooks: { retry: { baseMs: 1, factor: 1, capMs: 1, attempts: 1 } },
   }));
-  after(async () => {
+  // Made in the server's before(); registered after it, so removed once the server has closed.
+  const dataDir = tempDirsForSuite('metrics');
+  after(() => {
     refusing.close();
-    rmSync(folder, { recursive: true, force: true });
   });
 
   it('should count requests by route, method and status, with a latency histogram per route', async () => {

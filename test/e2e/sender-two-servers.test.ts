@@ -16,16 +16,16 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startBinary, type RunningServer } from '../support/binary.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, request, type TestResponse } from '../support/http.js';
 import { walkPages } from '../support/pages.js';
 import { mulberry32 } from '../support/random.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 
 const SECRET = 'two-servers-test-secret';
 const SUBSCRIPTION = 'to-b';
@@ -47,14 +47,14 @@ const SMALL_PAGES = { Prefer: 'maxpagesize=25' };
 const SEED = Number(process.env['SENDER_TEST_SEED'] ?? Date.now() >>> 0);
 const random = mulberry32(SEED);
 
-const folders: string[] = [];
 const servers: RunningServer[] = [];
 const proxies: FaultyProxy[] = [];
 after(async () => {
   for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
   for (const proxy of proxies) await proxy.close();
-  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
+// Registered after the hook above, so the folders go once no server uses them any more.
+const tempDir = tempDirsForSuite('two-servers');
 
 interface HandlerRun {
   readonly id: string;
@@ -348,8 +348,7 @@ function startB(pair: { readonly bArgs: readonly string[] }): Promise<RunningSer
 
 /** A and B on their own data dirs, the proxy in front of B, and A subscribed to B through it. */
 async function startPair(handlerWorkMs = 0): Promise<Pair> {
-  const folder = mkdtempSync(join(tmpdir(), 'resapi-two-servers-'));
-  folders.push(folder);
+  const folder = tempDir();
   const log = join(folder, 'handled.jsonl');
   const handlers = join(folder, 'handlers.mjs');
   writeFileSync(handlers, handlersModule(log, handlerWorkMs));

@@ -16,9 +16,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { webhookSignature } from '../../lib/protocol/signature.js';
 import { BIN, REPO, runBinary, startBinary, type RunningServer } from '../support/binary.js';
@@ -26,6 +25,7 @@ import { eventually } from '../support/eventually.js';
 import { request } from '../support/http.js';
 import { mulberry32 } from '../support/random.js';
 import { peakRss, streamBody, type StreamResult } from '../support/streams.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 import { deliver, inboxItems, signedDelivery, type Answer, type Delivery, type InboxItem } from '../support/webhooks.js';
 
 const MIB = 1024 * 1024;
@@ -39,12 +39,6 @@ const EVENTS = 1500;
 const ROUNDS = 2;
 const SENDERS = 16;
 
-const folders: string[] = [];
-function tempFolder(): string {
-  const folder = mkdtempSync(join(tmpdir(), 'resapi-webhook-durable-'));
-  folders.push(folder);
-  return folder;
-}
 const servers: RunningServer[] = [];
 /** A server that after() kills if a failed or timed-out test left it running. */
 async function startServer(args: readonly string[], env: Readonly<Record<string, string>> = ENV): Promise<RunningServer> {
@@ -54,8 +48,9 @@ async function startServer(args: readonly string[], env: Readonly<Record<string,
 }
 after(() => {
   for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
-  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
+// Registered after the hook above, so the folders go once no server uses them any more.
+const tempFolder = tempDirsForSuite('webhook-durable');
 
 function delivery(id: string): Delivery {
   return signedDelivery(id, 'order.created', { total: 12.5, currency: 'EUR' }, SECRET);

@@ -8,16 +8,14 @@
 // the interleaving, exactly one copy may be answered "accepted", every other copy "duplicate", and
 // the handler may run once. Each case runs on the memory store and on a data dir, where the
 // acceptance waits for a group commit (fsync) and the gap between the check and the write is widest.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { JsonObject } from '../../lib/json.js';
 import { eventually } from '../support/eventually.js';
 import { mulberry32 } from '../support/random.js';
 import { serverForSuite } from '../support/server.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 import { deliver, inboxItems, signedDelivery, type Answer, type Delivery, type InboxItem } from '../support/webhooks.js';
 
 const SECRET = 'races-test-secret';
@@ -31,7 +29,6 @@ function delivery(id: string): Delivery {
 
 for (const storeKind of ['memory', 'data dir'] as const) {
   describe(`POST /webhooks racing itself (${storeKind} store)`, () => {
-    let dir: string | undefined;
     /** Handler runs by event id. */
     const runs = new Map<string, number>();
     const handler = (event: JsonObject): void => {
@@ -39,19 +36,15 @@ for (const storeKind of ['memory', 'data dir'] as const) {
       runs.set(id, (runs.get(id) ?? 0) + 1);
     };
 
-    before(() => {
-      if (storeKind === 'data dir') dir = mkdtempSync(join(tmpdir(), 'resapi-webhook-races-'));
-    });
     const server = serverForSuite(
-      () => (dir === undefined ? { memory: true, webhookSecrets: [SECRET], webhookHandlers: { 'race.test': handler } } : { dataDir: dir, webhookSecrets: [SECRET] }),
+      () => (storeKind === 'memory' ? { memory: true, webhookSecrets: [SECRET], webhookHandlers: { 'race.test': handler } } : { dataDir: tempDir(), webhookSecrets: [SECRET] }),
       async (server) => {
         // On a data dir, the library's way, after start: events that arrived meanwhile would be parked, not lost.
-        if (dir !== undefined) server.webhooks.on('race.test', handler);
+        if (storeKind === 'data dir') server.webhooks.on('race.test', handler);
       },
     );
-    after(() => {
-      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-    });
+    // Made in the server's before(); registered after it, so removed once the server has closed.
+    const tempDir = tempDirsForSuite('webhook-races');
 
     it('should accept exactly one of two simultaneous deliveries of an id and run its handler once', async () => {
       const held: { id: string; release: () => Promise<Answer> }[] = [];

@@ -3,10 +3,9 @@
 // and rotation; the timestamp window; dedup; a store failure answered 503; /$inbox as a collection;
 // and, on a manual clock, whole retry schedules, dead letters, $retry, timeouts, parked events and
 // the dedup window, all in milliseconds.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Random } from '../../lib/clock.js';
 import type { JsonObject } from '../../lib/json.js';
@@ -17,6 +16,7 @@ import { ManualClock } from '../support/clock.js';
 import { problemOf, request, type TestResponse } from '../support/http.js';
 import { serverForSuite, withServer } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 
 const SECRET = 'current-secret';
 const PREVIOUS = 'previous-secret';
@@ -185,27 +185,25 @@ describe('processing on the injected clock', () => {
   const clock = new ManualClock(Date.now());
   let failing = true;
   const attempts: number[] = [];
-
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'resapi-webhooks-'));
-  });
-  const server = serverForSuite(() => ({
-    dataDir: dir,
-    clock,
-    random: alwaysLongest,
-    webhookSecrets: [SECRET],
-    webhooks: { handlerTimeoutMs: 5000 },
-    webhookHandlers: {
-      'flaky.kind': (_event, context) => {
-        attempts.push(context.attempt);
-        if (failing) throw new Error(`failure ${context.attempt}`);
+  const server = serverForSuite(() => {
+    dir = tempDir();
+    return {
+      dataDir: dir,
+      clock,
+      random: alwaysLongest,
+      webhookSecrets: [SECRET],
+      webhooks: { handlerTimeoutMs: 5000 },
+      webhookHandlers: {
+        'flaky.kind': (_event, context) => {
+          attempts.push(context.attempt);
+          if (failing) throw new Error(`failure ${context.attempt}`);
+        },
+        'slow.kind': (_event, context) => new Promise((resolve) => context.signal.addEventListener('abort', () => resolve(undefined))),
       },
-      'slow.kind': (_event, context) => new Promise((resolve) => context.signal.addEventListener('abort', () => resolve(undefined))),
-    },
-  }));
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
+    };
   });
+  // Made in the server's before(); registered after it, so removed once the server has closed.
+  const tempDir = tempDirsForSuite('webhooks');
 
   it('should retry a throwing handler on the backoff schedule (1 s × 2^n, full jitter, 5 min cap), then make it dead with a dead letter', async () => {
     assert.equal((await deliver(server.url, eventBody('flaky-1', 'flaky.kind'))).status, 200);

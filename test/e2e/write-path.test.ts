@@ -1,10 +1,9 @@
 // End to end: one write path (lib/writes/writer.ts). A document the server would refuse from a PUT
 // is refused the same way on every other path that stores documents: a bulk CSV row (400 naming the
 // row, nothing applied) and the --seed data (the start is refused, naming the file and item).
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { start } from '../../lib/index.js';
 import { silentLogger } from '../../lib/log.js';
@@ -99,20 +98,13 @@ describe('bulk files under contention', () => {
 });
 
 describe('--seed goes through the write path', () => {
-  let dir = '';
-
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'resapi-seed-write-'));
-  });
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
-
   it('should refuse to start on a seed document a PUT would refuse, naming the file and item', async () => {
-    await writeFile(join(dir, 'priced.json'), JSON.stringify([{ id: 'a', price: 1 }, { id: 'b', price: 'free' }]));
-    await assert.rejects(
-      start({ port: 0, memory: true, log: silentLogger, seed: dir, collections: { priced: { schema: { price: 'number' } } } }),
-      (error: Error) => error.message.includes(`seed ${join(dir, 'priced.json')}: priced[1]`) && /\/price must be number/.test(error.message),
-    );
+    await withTempDir('seed-write', async (dir) => {
+      await writeFile(join(dir, 'priced.json'), JSON.stringify([{ id: 'a', price: 1 }, { id: 'b', price: 'free' }]));
+      await assert.rejects(
+        start({ port: 0, memory: true, log: silentLogger, seed: dir, collections: { priced: { schema: { price: 'number' } } } }),
+        (error: Error) => error.message.includes(`seed ${join(dir, 'priced.json')}: priced[1]`) && /\/price must be number/.test(error.message),
+      );
+    });
   });
 });
