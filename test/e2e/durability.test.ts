@@ -10,9 +10,12 @@ import { runBinary, startBinary } from '../support/binary.js';
 import { eventually } from '../support/eventually.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
+import { mulberry32, replayNote, testSeed } from '../support/random.js';
 import { withServer } from '../support/server.js';
 import { tempDirsForSuite } from '../support/temp-dir.js';
 
+/** The kill comes after 1 to this many acknowledged writes: up to a few hundred ms of load. */
+const MAX_KILL_AFTER = 300;
 const dataDir = tempDirsForSuite('durable');
 
 describe('resapi serve --data-dir', () => {
@@ -57,9 +60,16 @@ describe('resapi serve --data-dir', () => {
   });
 
   it('should lose no acknowledged write when killed with SIGKILL under load', async () => {
+    const seed = testSeed();
+    const random = mulberry32(seed);
     const dir = dataDir();
     for (let round = 0; round < 3; round++) {
+      // The kill comes right after a random acknowledgement: only once writes are being
+      // acknowledged, however slow the machine, and at a moment the seed replays.
+      const killAfter = 1 + Math.floor(random() * MAX_KILL_AFTER);
+      const context = `(${replayNote(seed)}, round ${round}, killed after ${killAfter} acknowledged writes)`;
       const server = await startBinary(['--data-dir', dir]);
+      const exited = once(server.child, 'exit');
       const acknowledged: string[] = [];
       let stop = false;
       const writers = Array.from({ length: 8 }, async (_, writer) => {
@@ -73,18 +83,20 @@ describe('resapi serve --data-dir', () => {
           }
         }
       });
-      // Kill at a random moment, but only once writes are being acknowledged, however slow the machine.
-      await eventually('a first acknowledged write', () => acknowledged.length > 0);
-      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 250));
-      server.child.kill('SIGKILL');
-      await once(server.child, 'exit');
-      stop = true;
-      await Promise.all(writers);
+      try {
+        await eventually(`${killAfter} acknowledged writes`, () => acknowledged.length >= killAfter, { detail: () => `${acknowledged.length} so far`, context });
+      } finally {
+        // Killed whether or not the acknowledgements came, so that a failure leaves no server or writer running.
+        server.child.kill('SIGKILL');
+        await exited;
+        stop = true;
+        await Promise.all(writers);
+      }
       const restarted = await startBinary(['--data-dir', dir]);
       try {
         const missing: string[] = [];
         for (const id of acknowledged) if ((await request(restarted.url, `/load/${id}`)).status !== 200) missing.push(id);
-        assert.deepEqual(missing, []);
+        assert.deepEqual(missing, [], `acknowledged writes lost ${context}`);
       } finally {
         await restarted.stop();
       }

@@ -24,7 +24,7 @@ import { startBinary, type RunningServer } from '../support/binary.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, request, type TestResponse } from '../support/http.js';
 import { walkPages } from '../support/pages.js';
-import { mulberry32 } from '../support/random.js';
+import { mulberry32, replayNote, testSeed } from '../support/random.js';
 import { tempDirsForSuite } from '../support/temp-dir.js';
 
 const SECRET = 'two-servers-test-secret';
@@ -43,9 +43,9 @@ const HANDLER_WORK_MS = 100;
 /** Small pages, so that reading a listing (/$outbox, /$inbox) whole follows @nextLink several times. */
 const SMALL_PAGES = { Prefer: 'maxpagesize=25' };
 
-// SENDER_TEST_SEED replays a failure; otherwise a new seed each run, printed in every message.
-const SEED = Number(process.env['SENDER_TEST_SEED'] ?? Date.now() >>> 0);
-const random = mulberry32(SEED);
+// One seed for the file, in every failure message; each test draws its phases from a PRNG of its
+// own and the proxy its choices from another, so a test replays alone as well as in the file.
+const SEED = testSeed();
 
 const servers: RunningServer[] = [];
 const proxies: FaultyProxy[] = [];
@@ -347,7 +347,7 @@ function startB(pair: { readonly bArgs: readonly string[] }): Promise<RunningSer
 }
 
 /** A and B on their own data dirs, the proxy in front of B, and A subscribed to B through it. */
-async function startPair(handlerWorkMs = 0): Promise<Pair> {
+async function startPair(context: string, handlerWorkMs = 0): Promise<Pair> {
   const folder = tempDir();
   const log = join(folder, 'handled.jsonl');
   const handlers = join(folder, 'handlers.mjs');
@@ -358,14 +358,14 @@ async function startPair(handlerWorkMs = 0): Promise<Pair> {
   const aArgs = ['--data-dir', join(folder, 'a'), '--config', config];
   const bArgs = ['--data-dir', join(folder, 'b'), '--handlers', handlers];
   const b = await startB({ bArgs });
-  const proxy = new FaultyProxy(b.url, random);
+  const proxy = new FaultyProxy(b.url, mulberry32(SEED + 1));
   proxies.push(proxy);
   await proxy.listen();
   // An empty variable, so a secret in the environment of the test run cannot reach A's receiver.
   const a = await startServer(aArgs, { RESAPI_WEBHOOK_SECRETS: '' });
   const body = JSON.stringify({ url: `${proxy.url}/webhooks`, events: ['items.*'], secret: SECRET });
   const subscribed = await request(a.url, `/$subscriptions/${SUBSCRIPTION}`, { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body });
-  assert.equal(subscribed.status, 201, subscribed.text);
+  assert.equal(subscribed.status, 201, `${subscribed.text} ${context}`);
   return { aArgs, bArgs, log, proxy, a, b };
 }
 
@@ -457,17 +457,18 @@ function sorted(values: readonly string[]): string[] {
   return [...values].sort();
 }
 
-/** A random count between `low` and `high` inclusive, from the seeded PRNG. */
-function between(low: number, high: number): number {
+/** A random count between `low` and `high` inclusive, from a seeded PRNG. */
+function between(random: () => number, low: number, high: number): number {
   return low + Math.floor(random() * (high - low + 1));
 }
 
 describe('webhook delivery from one resapi process to another', () => {
   it('should process every change exactly once while B is stopped and restarted behind the same URL', { timeout: 60_000 }, async () => {
-    const context = `(seed ${SEED}, B stopped)`;
-    const pair = await startPair(HANDLER_WORK_MS);
+    const random = mulberry32(SEED);
+    const context = `(${replayNote(SEED)}, B stopped)`;
+    const pair = await startPair(context, HANDLER_WORK_MS);
     const work = new Workload(pair.a.url, 'stop');
-    work.grant(between(PHASE / 2, PHASE));
+    work.grant(between(random, PHASE / 2, PHASE));
     // The SIGTERM comes while one of B's handlers has done its work but not returned (the worst
     // moment to stop); a few more changes are made whenever the flow has run dry before that.
     await eventually(
@@ -495,10 +496,11 @@ describe('webhook delivery from one resapi process to another', () => {
   });
 
   it('should process every change exactly once while B answers 503 for a stretch', { timeout: 60_000 }, async () => {
-    const context = `(seed ${SEED}, B answering 503)`;
-    const pair = await startPair();
+    const random = mulberry32(SEED);
+    const context = `(${replayNote(SEED)}, B answering 503)`;
+    const pair = await startPair(context);
     const work = new Workload(pair.a.url, 'unavailable');
-    work.grant(between(PHASE / 2, PHASE));
+    work.grant(between(random, PHASE / 2, PHASE));
     await phaseDone(work, context);
     pair.proxy.mode = 'unavailable';
     work.grant(PHASE);
@@ -517,10 +519,11 @@ describe('webhook delivery from one resapi process to another', () => {
   });
 
   it("should run B's handler once per event while B answers slower than A's timeout and A sends again", { timeout: 60_000 }, async () => {
-    const context = `(seed ${SEED}, B slower than A's timeout)`;
-    const pair = await startPair();
+    const random = mulberry32(SEED);
+    const context = `(${replayNote(SEED)}, B slower than A's timeout)`;
+    const pair = await startPair(context);
     const work = new Workload(pair.a.url, 'slow');
-    work.grant(between(PHASE / 2, PHASE));
+    work.grant(between(random, PHASE / 2, PHASE));
     await phaseDone(work, context);
     pair.proxy.mode = 'slow';
     // Few changes here: A tries every new delivery before it retries one, and each now costs a timeout.
@@ -539,9 +542,10 @@ describe('webhook delivery from one resapi process to another', () => {
   });
 
   it('should deliver and process once every change A acknowledged before a kill -9, resuming its pending deliveries', { timeout: 60_000 }, async () => {
-    const pair = await startPair();
-    const killAfter = between(PHASE / 2, 2 * PHASE);
-    const context = `(seed ${SEED}, A killed after about ${killAfter} answers)`;
+    const random = mulberry32(SEED);
+    const killAfter = between(random, PHASE / 2, 2 * PHASE);
+    const context = `(${replayNote(SEED)}, A killed after about ${killAfter} answers)`;
+    const pair = await startPair(context);
     const first = new Workload(pair.a.url, 'kill');
     // More than will be sent: the clients are still sending when A dies.
     first.grant(100 * PHASE);

@@ -23,7 +23,7 @@ import { webhookSignature } from '../../lib/protocol/signature.js';
 import { BIN, REPO, runBinary, startBinary, type RunningServer } from '../support/binary.js';
 import { eventually } from '../support/eventually.js';
 import { request } from '../support/http.js';
-import { mulberry32 } from '../support/random.js';
+import { mulberry32, replayNote, testSeed } from '../support/random.js';
 import { peakRss, streamBody, type StreamResult } from '../support/streams.js';
 import { tempDirsForSuite } from '../support/temp-dir.js';
 import { deliver, inboxItems, signedDelivery, type Answer, type Delivery, type InboxItem } from '../support/webhooks.js';
@@ -78,8 +78,7 @@ export default {
 
 describe('POST /webhooks under kill -9', () => {
   it('should process every acknowledged event after a restart, and run at most `workers` handlers twice', { timeout: 90_000 }, async () => {
-    // WEBHOOK_TEST_SEED replays a failure; otherwise a new seed each run, printed in every message.
-    const seed = Number(process.env['WEBHOOK_TEST_SEED'] ?? Date.now() >>> 0);
+    const seed = testSeed();
     const random = mulberry32(seed);
     const folder = tempFolder();
     const log = join(folder, 'handled.log');
@@ -93,12 +92,12 @@ describe('POST /webhooks under kill -9', () => {
       const events = Array.from({ length: EVENTS }, (_, n) => delivery(n % 100 === 7 ? `${prefix}${n}/ ?%é` : `${prefix}${n}`));
       // The kill comes right after a random acknowledgement among the first half.
       const killAfter = 1 + Math.floor(random() * (EVENTS / 2));
-      const context = `(seed ${seed}, round ${round}, killed after acknowledgement ${killAfter})`;
+      const context = `(${replayNote(seed)}, round ${round}, killed after acknowledgement ${killAfter})`;
       const acknowledged = await sendUntilKilled(await startServer(args), events, killAfter, context);
 
       const restarted = await startServer(args);
       await waitUntilAllProcessed(restarted.url, context);
-      const items = (await inboxItems(restarted.url)).filter((item) => item.id.startsWith(prefix));
+      const items = (await inboxItems(restarted.url, context)).filter((item) => item.id.startsWith(prefix));
       const byId = new Map(items.map((item) => [item.id, item]));
       const sent = new Set(events.map((event) => event.id));
       assert.deepEqual(

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { Agent, request as httpRequest } from 'node:http';
 import type { JsonObject } from '../../lib/json.js';
 import { eventually } from '../support/eventually.js';
-import { mulberry32 } from '../support/random.js';
+import { mulberry32, replayNote, testSeed } from '../support/random.js';
 import { serverForSuite } from '../support/server.js';
 import { tempDirsForSuite } from '../support/temp-dir.js';
 import { deliver, inboxItems, signedDelivery, type Answer, type Delivery, type InboxItem } from '../support/webhooks.js';
@@ -67,10 +67,9 @@ for (const storeKind of ['memory', 'data dir'] as const) {
     });
 
     it('should accept each of 1,000 ids once when 100 senders repeat them in random order', async () => {
-      // WEBHOOK_TEST_SEED replays a failure; otherwise a new seed each run, printed in every message.
-      const seed = Number(process.env['WEBHOOK_TEST_SEED'] ?? (Date.now() ^ (storeKind === 'memory' ? 0 : 0x5bd1e995)) >>> 0);
+      const seed = testSeed();
       const random = mulberry32(seed);
-      const context = `(seed ${seed}, ${storeKind} store)`;
+      const context = `(${replayNote(seed)}, ${storeKind} store)`;
       // Each id goes to 2-4 different senders; each sender then sends its share in a random order.
       const queues: Delivery[][] = Array.from({ length: SENDERS }, () => []);
       let total = 0;
