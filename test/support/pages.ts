@@ -26,7 +26,11 @@ export interface WalkOptions<T> {
 }
 
 /** Every item of the listing at `path`, in the order the pages gave them; each page must be a 200. */
-export async function walkPages<T = Record<string, unknown>>(base: string, path: string, options: WalkOptions<T> = {}): Promise<T[]> {
+export async function walkPages<T = Record<string, unknown>>(
+  base: string,
+  path: string,
+  options: WalkOptions<T> = {},
+): Promise<T[]> {
   const maxPages = options.maxPages ?? MAX_PAGES;
   const context = options.context === undefined ? '' : ` ${options.context}`;
   const items: T[] = [];

@@ -26,7 +26,10 @@ export async function withServer(options: StartOptions, run: (server: ResapiServ
  * at a file's top level Node 20 runs before() hooks at once, without waiting for one another, so
  * whatever needs the server there goes in `prepare`. Its fields can be read in tests and hooks.
  */
-export function serverForSuite(options: ServerOptions = {}, prepare?: (server: ResapiServer) => Promise<void>): ResapiServer {
+export function serverForSuite(
+  options: ServerOptions = {},
+  prepare?: (server: ResapiServer) => Promise<void>,
+): ResapiServer {
   let running: ResapiServer | undefined;
   before(async () => {
     running = await startForTest(typeof options === 'function' ? options() : options);

@@ -18,7 +18,13 @@ export function readable(record: StoredRecord | undefined): object | undefined {
  * Resolves with the record once `check` holds for it. Fails after `deadlineMs` (real time, whatever
  * clock the store reads) naming the record and showing it as last seen.
  */
-export function recordWhere(store: Store, collection: string, id: string, check: (record: StoredRecord) => boolean, deadlineMs = DEFAULT_DEADLINE_MS): Promise<StoredRecord> {
+export function recordWhere(
+  store: Store,
+  collection: string,
+  id: string,
+  check: (record: StoredRecord) => boolean,
+  deadlineMs = DEFAULT_DEADLINE_MS,
+): Promise<StoredRecord> {
   return new Promise((resolve, reject) => {
     const current = store.get(collection, id);
     if (current !== undefined && check(current)) {
@@ -28,7 +34,8 @@ export function recordWhere(store: Store, collection: string, id: string, check:
     const timer = setTimeout(() => {
       stop();
       const seen = JSON.stringify(readable(store.get(collection, id)));
-      reject(new Error(`timed out after ${deadlineMs} ms waiting for ${collection}/${id} to reach the awaited state; last seen: ${seen}`));
+      const what = `${collection}/${id} to reach the awaited state`;
+      reject(new Error(`timed out after ${deadlineMs} ms waiting for ${what}; last seen: ${seen}`));
     }, deadlineMs);
     const stop = store.watch(() => {
       const record = store.get(collection, id);
