@@ -1,9 +1,9 @@
 // resapi in a real browser: Debian's headless Chromium against a real server on 127.0.0.1.
-// - HTML pages (CONTRACT §3 `text/html`): the DOM Chromium builds from the service document, a
-//   collection page and an item has the navigation the seed's Collection envelope rule 3 allows
-//   (Home, List, Next, Select), the item's JSON, and no element made from stored data: a stored
+// - HTML pages (CONVENTIONS.md#html-pages): the DOM Chromium builds from the service document, a
+//   collection page and an item has only the navigation links that apply (Home, List, Next, Select;
+//   CONVENTIONS.md#collection-envelope), the item's JSON, and no element made from stored data: a stored
 //   `<script>` or `"><img onerror=…>` ends up as text. A screenshot of an item page is a real PNG.
-// - CORS (CONTRACT §1 `cors.origins`, §4; Fetch Standard §3.2): a page on another loopback origin
+// - CORS (CONVENTIONS.md#cors; Fetch Standard §3.2): a page on another loopback origin
 //   reads an item and its ETag, revalidates it (304), is refused a stale write (412, problem JSON
 //   readable) and makes the write with the right ETag (200), all with an API key, so every request is
 //   preflighted (Fetch §3.2.2) and every preflight must pass without the key (Fetch §4.8).

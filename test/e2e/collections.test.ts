@@ -1,4 +1,5 @@
-// End to end: collections, paging, filtering, query resources, bulk CSV (CONTRACT §5, §6 $bulk).
+// End to end: collections, paging, filtering, query resources, bulk CSV (CONVENTIONS.md#collections,
+// CONVENTIONS.md#bulk-updates).
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { binaryForFile, startBinary } from '../support/binary.js';

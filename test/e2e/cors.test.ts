@@ -1,6 +1,6 @@
-// CORS over real HTTP (CONTRACT §1 cors.origins; Fetch Standard §3.2): a preflight is answered without
-// credentials even with API keys on, with the methods of the route and the request fields the seed's
-// rules need; an allowed origin can read ETag and the other fields a conditional client uses; an
+// CORS over real HTTP (CONVENTIONS.md#cors; Fetch Standard §3.2): a preflight is answered without
+// credentials even with API keys on, with the methods of the route and the request fields that
+// conditional requests need; an allowed origin can read ETag and the other fields a conditional client uses; an
 // origin that is not listed gets no CORS field; JSON clients without Origin see what they always saw.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

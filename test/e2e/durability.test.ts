@@ -1,4 +1,4 @@
-// End to end: the real binary over the file store (README, Durability; CONTRACT §1).
+// End to end: the real binary over the file store (CONVENTIONS.md#durability, CONVENTIONS.md#data-directory).
 // Restarts keep everything, a second process on the same data dir refuses to start, a `kill -9`
 // loses no acknowledged write, and a failing disk is a 503 with Retry-After while reads go on.
 import { describe, it } from 'node:test';

@@ -1,6 +1,7 @@
-// End to end: numbers are stored exactly or refused on every write path over HTTP (CONTRACT §3: "A
-// number that JSON cannot carry exactly through a parse and a serialize → 400, on every write path"),
-// and a bulk CSV updates nested members by their text/csv column names (CONTRACT §6).
+// End to end: numbers are stored exactly or refused on every write path over HTTP: a number JSON
+// cannot carry exactly through a parse and a serialize is a 400, whichever path it comes by
+// (CONVENTIONS.md#json-bodies); and a bulk CSV updates nested members by their text/csv column
+// names (CONVENTIONS.md#bulk-updates).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { create, JSON_HEADERS, problemOf, request } from '../support/http.js';
@@ -8,7 +9,7 @@ import { serverForSuite } from '../support/server.js';
 
 const CSV = { 'Content-Type': 'text/csv' } as const;
 const INEXACT = ['9007199254740993', '1e-400', '123456789012345678901234567890'];
-/** A PUT that creates (CONTRACT §4: a PUT is conditional). */
+/** A PUT that creates (a PUT is conditional: CONVENTIONS.md#conditional-create). */
 const CREATE = { ...JSON_HEADERS, 'If-None-Match': '*' } as const;
 
 describe('exact numbers over HTTP', () => {

@@ -1,5 +1,5 @@
-// End to end: no request can stall the server (CONTRACT §5: "Every filter runs under a work budget
-// ... so no request can stall the server; one that exceeds it → 400 saying so"). The worst filters the
+// End to end: no request can stall the server: every filter runs under a work budget, and one that
+// would exceed it is a 400 that says so (CONVENTIONS.md#filter-errors-and-budget). The worst filters the
 // limits allow are answered 400 quickly, and a long scan lets a concurrent GET /$health through:
 // asserted by the order the answers arrive in, never by a time.
 import { describe, it } from 'node:test';

@@ -1,6 +1,7 @@
 // The `$filter` corpus (test/filter/corpus.ts) over HTTP: every valid case answers 200 with exactly
 // its ids, every invalid one a 400 problem (naming the offset where the corpus gives one), through
-// the real server: query-string decoding, field validation, paging and all (CONTRACT §5).
+// the real server: query-string decoding, field validation, paging and all (CONVENTIONS.md#filter-expressions,
+// CONVENTIONS.md#filter-grammar, CONVENTIONS.md#query-string-decoding).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FIXTURE, INVALID, VALID } from '../filter/corpus.js';

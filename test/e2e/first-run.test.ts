@@ -1,7 +1,8 @@
 // End to end: a first-time user of the real binary, possibly coming from json-server. Help that
 // describes every flag; a wrong first guess (`resapi serve db.json`, a port in use, a key with odd
 // characters) answered with what to do instead; a refused start leaves no data dir behind; a seed that
-// is not loaded says why; json-server's own example db.json starts (CONTRACT §1; README, Running it).
+// is not loaded says why; json-server's own example db.json starts (CONVENTIONS.md#command-line;
+// README, Running it).
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Browsable HTML (CONTRACT §3 `text/html`): what a browser's Accept gets on the service document, a
+// Browsable HTML (CONVENTIONS.md#html-pages): what a browser's Accept gets on the service document, a
 // collection page, an item, a query resource and the inbox; what a JSON client gets is unchanged;
 // user data is inert wherever it lands (fields, and event ids, which may hold any character).
 import { describe, it } from 'node:test';
@@ -48,7 +48,7 @@ describe('HTML pages for browsers', () => {
     assert.equal(page.headers['vary'], 'Accept');
     assert.equal(page.headers['cache-control'], 'max-age=60');
     assert.match(String(page.headers['content-security-policy']), /default-src 'none'/);
-    assert.notEqual(page.headers['etag'], json.headers['etag'], 'the page is a representation of its own (CONTRACT §3)');
+    assert.notEqual(page.headers['etag'], json.headers['etag'], 'the page is a representation of its own (CONVENTIONS.md#etags)');
     assert.ok(page.text.includes(`<dd>${(json.headers['etag'] as string).replace(/"/g, '&quot;')}</dd>`), 'shows the ETag to send back in If-Match');
     assert.ok(page.text.includes('<dd>max-age=60</dd>'));
     assert.deepEqual(links(page.text).map((link) => [link.label, link.href]), [['Home', '/'], ['List', '/notes']]);

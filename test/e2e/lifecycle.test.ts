@@ -1,4 +1,5 @@
-// End to end: starting, configuring and stopping the server (CONTRACT §1).
+// End to end: starting, configuring and stopping the server (CONVENTIONS.md#command-line,
+// CONVENTIONS.md#configuration-file, CONVENTIONS.md#embedding, CONVENTIONS.md#shutdown).
 import { describe, it } from 'node:test';
 import { once } from 'node:events';
 import assert from 'node:assert/strict';

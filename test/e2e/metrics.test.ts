@@ -1,4 +1,4 @@
-// GET /$metrics (CONTRACT §2; README, Performance) from a real server on a data dir, read by a strict
+// GET /$metrics (CONVENTIONS.md#metrics; README, Performance) from a real server on a data dir, read by a strict
 // reader of the Prometheus text format 0.0.4: requests by route, method and status with their
 // latency, group commits and their fdatasync time, received events and deliveries by status (a dead
 // one of each, made here), live records and bytes on disk; with --memory, no bytes and no syncs.
@@ -29,7 +29,7 @@ async function scrape(server: ResapiServer): Promise<Map<string, MetricFamily>> 
 describe('GET /$metrics', () => {
   let refusing: Server;
   before(async () => {
-    // A receiver that refuses every delivery: 400 is dead at once (CONTRACT §8).
+    // A receiver that refuses every delivery: 400 is dead at once (CONVENTIONS.md#delivery-retries).
     refusing = createServer((req, res) => req.resume().on('end', () => res.writeHead(400).end()));
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
   });

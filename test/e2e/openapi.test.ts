@@ -1,4 +1,4 @@
-// GET /$openapi (CONTRACT §2) against a real server: the description is checked structurally (every
+// GET /$openapi (CONVENTIONS.md#openapi) against a real server: the description is checked structurally (every
 // $ref resolves, every operation has responses, every route of the table is listed), then against
 // the server itself: every documented path and method answers through its route with a status
 // documented for it, and statuses cheap to provoke (201, 304, 404, 405, 406, 412, 413, 415, 428,

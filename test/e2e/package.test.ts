@@ -1,4 +1,4 @@
-// The package as a user installs it (README, Using resapi from code; CONTRACT §1 "Library"): `npm pack`
+// The package as a user installs it (README, Using resapi from code; CONVENTIONS.md#embedding): `npm pack`
 // of this repository holds the compiled library with its type declarations, bin/ and the README,
 // nothing else; installed from the tarball into a fresh project with no network, `import { start }
 // from 'resapi'` and `import { ResourceClient } from 'resapi/client'` work, a TypeScript consumer

@@ -1,7 +1,7 @@
 // End to end: the protocol edges a stranger (or an unusual client) reaches, each answered as the RFC
 // says and as a problem with a request id: Host (RFC 9112 §3.2), methods nobody implements (RFC 9110
 // §15.6.2), OPTIONS * (RFC 9112 §3.2.4), Expect: 100-continue (RFC 9110 §10.1.1), bodies over the cap
-// on routes that read none (CONTRACT §3), preconditions on POST (RFC 9110 §13.1.1), 406 and Vary
+// on routes that read none (CONVENTIONS.md#body-cap), preconditions on POST (RFC 9110 §13.1.1), 406 and Vary
 // (RFC 9110 §12.5.5), and an empty If-None-Match list (RFC 9110 §5.6.1).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

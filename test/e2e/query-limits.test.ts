@@ -1,6 +1,7 @@
 // End to end: what a query is answered does not depend on which items exist at the moment, every
 // @nextLink the server emits can be followed, pages are bounded in bytes, and query resources page
-// themselves and refuse options they do not apply (CONTRACT §5).
+// themselves and refuse options they do not apply (CONVENTIONS.md#paging, CONVENTIONS.md#page-byte-budget,
+// CONVENTIONS.md#query-resources).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FIELDS_SPACE } from '../../lib/writes/fields.js';

@@ -1,6 +1,6 @@
 // End to end: what the route table (lib/routes.ts) derives for every route, including routes added
 // later, without a line of handler code: Allow and 405, OPTIONS, HEAD wherever GET, 406, 413 and 415,
-// in the order of CONTRACT §4 (405, then 406, then 413, then 415).
+// in the order of CONVENTIONS.md#precondition-order (405, then 406, then 413, then 415).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';

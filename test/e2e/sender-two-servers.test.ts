@@ -1,5 +1,5 @@
 // End to end, two real processes: the webhook sender of server A delivering to the receiver of server
-// B (seed, "Sending side" and "Receiving rules"; CONTRACT §7, §8; README, Receiving webhooks). A (a
+// B (CONVENTIONS.md#sending-webhooks, CONVENTIONS.md#receiving-webhooks; README, Receiving webhooks). A (a
 // data dir, a short retry schedule) has one subscription to B's /webhooks; B (a data dir) runs a
 // --handlers module that appends each event it handles to a file, fsynced before it returns.
 // Between them a small HTTP proxy written here keeps B's address fixed while B comes and goes, and

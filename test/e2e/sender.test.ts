@@ -1,6 +1,6 @@
-// End to end, in-process: the webhook sender (seed, "Sending side"; CONTRACT §8). Subscriptions as
+// End to end, in-process: the webhook sender (CONVENTIONS.md#sending-webhooks). Subscriptions as
 // resources with a write-only secret; every change writes its event and deliveries in the same atomic
-// batch; deliveries carry the body, signature and timestamp the contract names; retries follow the
+// batch; deliveries carry the body, signature and timestamp of CONVENTIONS.md#deliveries; retries follow the
 // schedule on a manual clock (so a day of backoff takes milliseconds) with Retry-After honoured;
 // 4xx is dead at once, 410 disables the subscription, a slow receiver never holds up the others.
 import { after, before, beforeEach, describe, it } from 'node:test';

@@ -1,6 +1,5 @@
-// Summaries by default (CONTRACT §5: "A collection configured with `summary` lists those fields plus
-// "@id" on its pages unless the request's `$select` asks otherwise"; seed, Collections rule 4:
-// "Summaries plus a select link to the detail are preferred over full records").
+// Summaries by default: a collection configured with `summary` lists those fields and "@id", a link
+// to the detail, on its pages unless the request's `$select` asks otherwise (CONVENTIONS.md#summaries).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { create, JSON_HEADERS, request } from '../support/http.js';

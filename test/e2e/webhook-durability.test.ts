@@ -1,13 +1,13 @@
-// End to end: the webhook receiver of the real binary over a real data dir (CONTRACT §7; seed,
-// Events, "Receiving rules (in order)": cap → signature → timestamp → dedup → durably record → 2xx →
-// process afterward, and Semantics: "A 2xx means durably accepted", "Processing must therefore
-// happen at most once per event id").
+// End to end: the webhook receiver of the real binary over a real data dir. It takes the steps of
+// CONVENTIONS.md#receiving-order (cap → signature → timestamp → dedup → durably record → 2xx →
+// process afterward); a 2xx means durably accepted (CONVENTIONS.md#durable-acceptance), and an event
+// id is processed at most once (CONVENTIONS.md#deduplication).
 //
 // - `kill -9` while acknowledgements are coming back, then a restart of the same data dir: every
 //   acknowledged event is in the inbox and processed, its handler completed at least once, and only
 //   the events whose handler was running at the kill (at most `webhooks.workers`) ran twice.
 // - A 50 MiB chunked body is cut at the cap (413, Connection: close) without the server's memory
-//   growing with it, and nothing is recorded (seed, Limits).
+//   growing with it, and nothing is recorded (CONVENTIONS.md#body-cap).
 // - No secret configured: 503 with Retry-After, the reason logged once at start, not per request.
 // - `--handlers` that cannot be used refuses the start (exit 1) before any data dir is made.
 // - `resapi sign --secret-env NAME` signs the exact bytes of stdin as the receiver checks them.
@@ -33,7 +33,7 @@ const SECRET = 'durability-test-secret';
 const ENV = { RESAPI_WEBHOOK_SECRETS: SECRET };
 const ACCEPTED = '{"status":"accepted"}';
 const DUPLICATE = '{"status":"duplicate"}';
-/** `webhooks.workers` by default (CONTRACT §1): how many handlers can be running when the process dies. */
+/** `webhooks.workers` by default (CONVENTIONS.md#configuration-file): how many handlers can be running when the process dies. */
 const WORKERS = 4;
 const EVENTS = 1500;
 const ROUNDS = 2;

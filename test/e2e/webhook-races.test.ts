@@ -1,7 +1,7 @@
-// End to end, in process: deliveries of one webhook event that race each other (CONTRACT §7; seed,
-// Events, "Receiving rules (in order)": "4. Deduplicate by the provider's event id. If the id was
-// already handled, acknowledge with 2xx and do nothing more", and Semantics: "Delivery is
-// at-least-once ... Processing must therefore happen at most once per event id").
+// End to end, in process: deliveries of one webhook event that race each other. Delivery is at least
+// once, so the receiver deduplicates by the provider's event id: an id already handled is
+// acknowledged with a 2xx and nothing more, and an event is processed at most once
+// (CONVENTIONS.md#deduplication, CONVENTIONS.md#receiving-order).
 //
 // A provider that retries on a short timeout sends the same id again while the first delivery is
 // still being recorded, so two copies can pass the dedup check before either is written. Whatever

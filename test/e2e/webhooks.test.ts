@@ -1,5 +1,5 @@
-// End to end, in-process: the webhook receiver (seed, "Receiving rules (in order)", Authentication;
-// CONTRACT §7) and the inbox. Every failure status and that it records nothing; raw-byte signatures
+// End to end, in-process: the webhook receiver (CONVENTIONS.md#receiving-webhooks) and the inbox
+// (CONVENTIONS.md#inbox). Every failure status and that it records nothing; raw-byte signatures
 // and rotation; the timestamp window; dedup; a store failure answered 503; /$inbox as a collection;
 // and, on a manual clock, whole retry schedules, dead letters, $retry, timeouts, parked events and
 // the dedup window, all in milliseconds.

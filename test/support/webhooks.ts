@@ -1,4 +1,4 @@
-// Webhook deliveries for end-to-end tests (CONTRACT §7): a signed event, one POST of it over a
+// Webhook deliveries for end-to-end tests (CONVENTIONS.md#receiving-webhooks): a signed event, one POST of it over a
 // keep-alive agent, and every item of /$inbox read page after page.
 import { type Agent, request as httpRequest } from 'node:http';
 import { webhookSignature } from '../../lib/protocol/signature.js';
