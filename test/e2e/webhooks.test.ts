@@ -13,6 +13,7 @@ import { webhookSignature } from '../../lib/protocol/signature.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import { INBOX_SPACE, type HandlerContext } from '../../lib/webhooks/inbox.js';
 import { ManualClock } from '../support/clock.js';
+import { eventually } from '../support/eventually.js';
 import { problemOf, request, type TestResponse } from '../support/http.js';
 import { serverForSuite, withServer } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
@@ -185,6 +186,8 @@ describe('processing on the injected clock', () => {
   const clock = new ManualClock(Date.now());
   let failing = true;
   const attempts: number[] = [];
+  /** Attempts of the handler that hangs, as they start. */
+  const slowRuns: number[] = [];
   const server = serverForSuite(() => {
     dir = tempDir();
     return {
@@ -198,7 +201,10 @@ describe('processing on the injected clock', () => {
           attempts.push(context.attempt);
           if (failing) throw new Error(`failure ${context.attempt}`);
         },
-        'slow.kind': (_event, context) => new Promise((resolve) => context.signal.addEventListener('abort', () => resolve(undefined))),
+        'slow.kind': (_event, context) => {
+          slowRuns.push(context.attempt);
+          return new Promise((resolve) => context.signal.addEventListener('abort', () => resolve(undefined)));
+        },
       },
     };
   });
@@ -243,6 +249,8 @@ describe('processing on the injected clock', () => {
 
   it('should time out a handler that hangs, abort its signal, and retry it', async () => {
     assert.equal((await deliver(server.url, eventBody('slow-1', 'slow.kind'))).status, 200);
+    // Its timeout is set when it starts: time moves only once it runs.
+    await eventually('the handler that hangs to start', () => slowRuns.length === 1);
     clock.advance(5000);
     const failed = await recordWhere(server.store, INBOX_SPACE, 'slow-1', (r) => r.doc['status'] === 'failed');
     assert.equal(failed.doc['lastError'], 'the handler did not finish within 5000 ms');
