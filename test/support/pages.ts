@@ -18,7 +18,6 @@ export interface Page<T> {
 export interface WalkOptions<T> {
   /** Sent with every page's request (Prefer: maxpagesize=…, Accept, Authorization). */
   readonly headers?: Readonly<Record<string, string>>;
-  readonly maxPages?: number;
   /** Appended to every failure message as it is: the seed of a randomized test, … */
   readonly context?: string;
   /** Called with each page once it is read, before the next one is asked for. */
@@ -31,12 +30,11 @@ export async function walkPages<T = Record<string, unknown>>(
   path: string,
   options: WalkOptions<T> = {},
 ): Promise<T[]> {
-  const maxPages = options.maxPages ?? MAX_PAGES;
   const context = options.context === undefined ? '' : ` ${options.context}`;
   const items: T[] = [];
   let next: string | undefined = path;
   for (let index = 0; next !== undefined; index++) {
-    assert.ok(index < maxPages, `more than ${maxPages} pages from ${path}${context}`);
+    assert.ok(index < MAX_PAGES, `more than ${MAX_PAGES} pages from ${path}${context}`);
     const response = await request(base, next, { headers: options.headers ?? {} });
     assert.equal(response.status, 200, `GET ${next}: ${response.text.slice(0, 300)}${context}`);
     const body = response.json() as { value: T[]; '@nextLink'?: string };
