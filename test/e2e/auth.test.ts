@@ -1,4 +1,5 @@
-// End to end: optional API keys (CONTRACT §1 RESAPI_API_KEYS, §4 private + Vary: Authorization).
+// End to end: optional API keys (CONVENTIONS.md#api-keys), and answers to a keyed request cached
+// only privately, with Vary: Authorization (CONVENTIONS.md#cache-control, CONVENTIONS.md#vary).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { binaryForFile } from '../support/binary.js';

@@ -1,5 +1,5 @@
-// End to end: bad input never loses or corrupts data and always gets a clear problem (CONTRACT
-// §3 body cap and representations).
+// End to end: bad input never loses or corrupts data and always gets a clear problem
+// (CONVENTIONS.md#body-cap, CONVENTIONS.md#json-bodies, CONVENTIONS.md#problem-details).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';

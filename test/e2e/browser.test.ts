@@ -1,9 +1,9 @@
 // resapi in a real browser: Debian's headless Chromium against a real server on 127.0.0.1.
-// - HTML pages (CONTRACT §3 `text/html`): the DOM Chromium builds from the service document, a
-//   collection page and an item has the navigation the seed's Collection envelope rule 3 allows
-//   (Home, List, Next, Select), the item's JSON, and no element made from stored data: a stored
+// - HTML pages (CONVENTIONS.md#html-pages): the DOM Chromium builds from the service document, a
+//   collection page and an item has only the navigation links that apply (Home, List, Next, Select;
+//   CONVENTIONS.md#collection-envelope), the item's JSON, and no element made from stored data: a stored
 //   `<script>` or `"><img onerror=…>` ends up as text. A screenshot of an item page is a real PNG.
-// - CORS (CONTRACT §1 `cors.origins`, §4; Fetch Standard §3.2): a page on another loopback origin
+// - CORS (CONVENTIONS.md#cors; Fetch Standard §3.2): a page on another loopback origin
 //   reads an item and its ETag, revalidates it (304), is refused a stale write (412, problem JSON
 //   readable) and makes the write with the right ETag (200), all with an API key, so every request is
 //   preflighted (Fetch §3.2.2) and every preflight must pass without the key (Fetch §4.8).
@@ -12,15 +12,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
 import { dumpDom, leftovers, openPage, screenshot } from '../support/chromium.js';
 import { create, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 
 const SCRIPT = '<script>document.title="owned"</script>';
 const BREAKOUT = '"><img src=x onerror=alert(1)>';
@@ -56,20 +55,13 @@ function pngHeader(png: Buffer): { width: number; height: number } {
 }
 
 describe('resapi pages in headless Chromium', () => {
-  let server: ResapiServer;
-  let shots: string;
-  before(async () => {
-    // A page size of 2 gives a Next link without Prefer, which a browser's navigation cannot send.
-    server = await start({ host: '127.0.0.1', port: 0, memory: true, log: silentLogger, pageSize: { default: 2 } });
+  // A page size of 2 gives a Next link without Prefer, which a browser's navigation cannot send.
+  const server = serverForSuite({ memory: true, pageSize: { default: 2 } }, async (server) => {
     for (let index = 1; index <= 3; index++) {
       assert.equal((await create(server.url, `/notes/n${index}`, { title: `${SCRIPT} ${index}`, [BREAKOUT]: BREAKOUT, rank: index })).status, 201);
     }
-    shots = await mkdtemp(join(tmpdir(), 'resapi-screens-'));
   });
-  after(async () => {
-    await server.close();
-    await rm(shots, { recursive: true, force: true });
-  });
+  const screenshots = tempDirsForSuite('screens');
 
   it('should render the service document with a Select link per collection and no Home link', BROWSER_TEST, async (t) => {
     const dom = await dumpDom(`${server.url}/`, t.signal);
@@ -108,7 +100,7 @@ describe('resapi pages in headless Chromium', () => {
     assert.ok(facts.includes(json.headers['etag'] as string), 'shows the ETag to send back in If-Match');
     assert.match(dom, /<title>\/notes\/n1<\/title>/);
 
-    const file = join(shots, 'item.png');
+    const file = join(screenshots(), 'item.png');
     await screenshot(`${server.url}/notes/n1`, file, VIEWPORT, t.signal);
     const png = await readFile(file);
     assert.deepEqual(pngHeader(png), VIEWPORT);
@@ -161,7 +153,6 @@ run().catch((error) => { seen.error = String(error); }).then(() => {
 describe('CORS from a page on another origin, in headless Chromium', () => {
   let app: Server;
   let origin: string;
-  let server: ResapiServer;
   let reported: Promise<Seen>;
   before(async () => {
     let report: (seen: Seen) => void = () => {};
@@ -186,12 +177,12 @@ describe('CORS from a page on another origin, in headless Chromium', () => {
     await once(app, 'listening');
     // The exact serialized origin Chromium sends: 127.0.0.1 and localhost are different origins.
     origin = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
-    server = await start({ host: '127.0.0.1', port: 0, memory: true, log: silentLogger, apiKeys: [KEY], cors: { origins: [origin] } });
+  });
+  const server = serverForSuite(() => ({ memory: true, apiKeys: [KEY], cors: { origins: [origin] } }), async (server) => {
     const made = await request(server.url, '/things/t1', { method: 'PUT', headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', 'If-None-Match': '*' }, body: '{"n":1}' });
     assert.equal(made.status, 201);
   });
   after(async () => {
-    await server.close();
     app.closeAllConnections();
     app.close();
     await once(app, 'close');

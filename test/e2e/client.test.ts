@@ -1,26 +1,26 @@
-// End to end, in-process: the client library (CONTRACT §9) against a real resapi server on
-// 127.0.0.1 port 0, seen through a small proxy written here that counts the requests reaching the
-// origin ("origin hits") and injects faults: a 503 or 412 in place of the origin's answer, a socket
-// destroyed before or after the request was forwarded, a body rewritten. So the tests prove
-// black-box that the cache answers without the origin (seed "Caching and conditional-request
-// headers"), that retries follow the seed's "Idempotence rules" and their limits, that update()
-// never applies a change twice (seed "Errors": 412 → GET, merge, retry), that list() follows
-// @nextLink and refuses a bare array (seed "Collection envelope"), and that webhook signatures
-// agree with the server's receiver (seed "Authentication").
+// End to end, in-process: the client library (CONVENTIONS.md#client-library) against a real resapi
+// server on 127.0.0.1 port 0, seen through a small proxy written here that counts the requests
+// reaching the origin ("origin hits") and injects faults: a 503 or 412 in place of the origin's
+// answer, a socket destroyed before or after the request was forwarded, a body rewritten. So the
+// tests prove black-box that the cache answers without the origin (CONVENTIONS.md#cache-control,
+// CONVENTIONS.md#conditional-reads), that retries keep to the methods safe to repeat and their
+// limits (CONVENTIONS.md#idempotent-methods), that update() never applies a change twice (412 →
+// GET, merge, retry: CONVENTIONS.md#conditional-replace), that list() follows @nextLink and refuses
+// a bare array (CONVENTIONS.md#collection-envelope), and that webhook signatures agree with the
+// server's receiver (CONVENTIONS.md#webhook-signature).
 //
 // Time: the clients read a ManualClock, so a cached copy ages only when a test advances it. The
 // waits a client awaits (backoff, Retry-After) are recorded and run at once: nothing here sleeps.
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { after, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Timer, TimerOptions } from '../../lib/clock.js';
 import { ProtocolError, ResourceClient, signWebhook, verifyWebhook, type ResourceClientOptions } from '../../lib/client/index.js';
 import type { JsonObject } from '../../lib/json.js';
-import { silentLogger } from '../../lib/log.js';
-import { start, type ResapiServer } from '../../lib/server.js';
 import { ManualClock } from '../support/clock.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 
 /** What the proxy does with one request. */
 type Action =
@@ -174,14 +174,14 @@ async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return all;
 }
 
-let server: ResapiServer;
 let proxy: Proxy;
-
-before(async () => {
-  server = await start({
-    port: 0,
+// The proxy stops before the server closes: after() hooks run in the order they are registered.
+after(async () => {
+  await proxy.stop();
+});
+const server = serverForSuite(
+  {
     memory: true,
-    log: silentLogger,
     webhookSecrets: ['s'],
     collections: {
       ref: { cacheControl: 'public, max-age=60' },
@@ -189,15 +189,12 @@ before(async () => {
       sie: { cacheControl: 'max-age=1, stale-if-error=60' },
       nostore: { cacheControl: 'no-store' },
     },
-  });
-  proxy = new Proxy(server.url);
-  await proxy.start();
-});
-
-after(async () => {
-  await proxy.stop();
-  await server.close();
-});
+  },
+  async (origin) => {
+    proxy = new Proxy(origin.url);
+    await proxy.start();
+  },
+);
 
 beforeEach(() => proxy.reset());
 
@@ -370,7 +367,7 @@ describe('ResourceClient cache against a resapi server', () => {
   );
 
   it(
-    'should not mask a failure with a copy older than a no-store answer it already gave (seed Caching rule 6, risky deploys)',
+    'should not mask a failure with a copy older than a no-store answer it already gave (risky deploys, CONVENTIONS.md#cache-control)',
     async () => {
       // During a risky deploy responses say `no-cache, no-store` "so that a cached success cannot mask
       // broken behaviour"; here the proxy marks the origin's answers so, as `--no-cache-mode` would.
@@ -624,7 +621,7 @@ describe('ResourceClient.update against a resapi server', () => {
   it('should throw at once, without another attempt, when the PUT is refused with a 4xx other than 412', async () => {
     await seed('/counters/refused', { n: 0 });
     const { client } = clientOf();
-    // A body whose id differs from the path's is 400 (CONTRACT §3): it will never be accepted.
+    // A body whose id differs from the path's is 400 (CONVENTIONS.md#items): it will never be accepted.
     await assert.rejects(
       client.update<{ n: number }>('counters', 'refused', (data) => ({ ...data, id: 'another', n: data.n + 1 })),
       { name: 'ResourceError', status: 400 },

@@ -1,8 +1,11 @@
-// End to end: collections, paging, filtering, query resources, bulk CSV (CONTRACT §5, §6 $bulk).
+// End to end: collections, paging, filtering, query resources, bulk CSV (CONVENTIONS.md#collections,
+// CONVENTIONS.md#bulk-updates).
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { binaryForFile, startBinary } from '../support/binary.js';
+import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, problemOf, request, type TestResponse } from '../support/http.js';
+import { walkPages } from '../support/pages.js';
 
 const server = binaryForFile(['--memory', '--seed', 'data/sample', '--config', 'data/config.json']);
 
@@ -20,20 +23,16 @@ function ids(res: TestResponse): string[] {
   return envelope(res).value.map((item) => item['id'] as string);
 }
 
-/** Follows @nextLink to the end, returning every page's ids in order. */
-async function walk(first: string, headers: Record<string, string> = {}, between?: (page: number) => Promise<void>): Promise<string[]> {
-  const seen: string[] = [];
-  let next: string | undefined = first;
-  let page = 0;
-  while (next !== undefined) {
-    const res = await request(server.url, next, { headers });
-    assert.equal(res.status, 200, res.text);
-    seen.push(...ids(res));
-    next = envelope(res)['@nextLink'];
-    if (next !== undefined) assert.equal(res.headers.link, `<${next}>; rel="next"`);
-    if (between !== undefined) await between(page++);
-  }
-  return seen;
+/** Follows @nextLink to the end, returning every page's ids in order; each Link header names the same next page. */
+async function walk(first: string, headers: Record<string, string> = {}, between?: () => Promise<void>): Promise<string[]> {
+  const items = await walkPages(server.url, first, {
+    headers,
+    onPage: async ({ response, nextLink }) => {
+      if (nextLink !== undefined) assert.equal(response.headers.link, `<${nextLink}>; rel="next"`);
+      await between?.();
+    },
+  });
+  return items.map((item) => item['id'] as string);
 }
 
 describe('the envelope and paging', () => {
@@ -63,15 +62,22 @@ describe('the envelope and paging', () => {
   it('should see every item that exists for the whole walk exactly once while others come and go', async () => {
     const stable = new Set(await walk('/many'));
     // A writer inserts items before and after the cursor and deletes them again, concurrently with
-    // the walk, until it ends.
+    // the walk, until it ends; the walk reads its next page only once the writer has made another
+    // round of changes.
     let writing = true;
+    let rounds = 0;
     const writer = (async () => {
       for (let n = 0; writing; n++) {
         await Promise.all([create(server.url, `/many/a${n}`, { n: -n, even: true }), create(server.url, `/many/z${n}`, { n: 1000 + n, even: true })]);
         await Promise.all([request(server.url, `/many/a${n}`, { method: 'DELETE' }), n % 2 === 0 ? request(server.url, `/many/z${n}`, { method: 'DELETE' }) : Promise.resolve()]);
+        rounds++;
       }
     })();
-    const seen = await walk('/many', { Prefer: 'maxpagesize=9' }, () => new Promise((resolve) => setTimeout(resolve, 5)));
+    const anotherRound = async (): Promise<void> => {
+      const done = rounds;
+      await eventually('another round of changes by the writer', () => rounds > done);
+    };
+    const seen = await walk('/many', { Prefer: 'maxpagesize=9' }, anotherRound);
     writing = false;
     await writer;
     const seenStable = seen.filter((id) => stable.has(id));

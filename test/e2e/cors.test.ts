@@ -1,12 +1,13 @@
-// CORS over real HTTP (CONTRACT §1 cors.origins; Fetch Standard §3.2): a preflight is answered without
-// credentials even with API keys on, with the methods of the route and the request fields the seed's
-// rules need; an allowed origin can read ETag and the other fields a conditional client uses; an
+// CORS over real HTTP (CONVENTIONS.md#cors; Fetch Standard §3.2): a preflight is answered without
+// credentials even with API keys on, with the methods of the route and the request fields that
+// conditional requests need; an allowed origin can read ETag and the other fields a conditional client uses; an
 // origin that is not listed gets no CORS field; JSON clients without Origin see what they always saw.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { start, type ResapiServer } from '../../lib/index.js';
 import { silentLogger } from '../../lib/log.js';
 import { create, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 
 const APP = 'http://127.0.0.1:5173';
 const KEY = 'cors-test-key';
@@ -19,11 +20,7 @@ function preflight(server: ResapiServer, path: string, origin: string, method = 
 }
 
 describe('CORS with API keys on and one listed origin', () => {
-  let server: ResapiServer;
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger, apiKeys: [KEY], cors: { origins: [APP] } });
-  });
-  after(() => server.close());
+  const server = serverForSuite({ memory: true, apiKeys: [KEY], cors: { origins: [APP] } });
 
   it('should answer a preflight without credentials: 204, the route methods and the allowed request fields', async () => {
     const res = await preflight(server, '/things/t1', APP);
@@ -69,12 +66,9 @@ describe('CORS with API keys on and one listed origin', () => {
 });
 
 describe('CORS by default with API keys off', () => {
-  let server: ResapiServer;
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger });
+  const server = serverForSuite({ memory: true }, async (server) => {
     assert.equal((await create(server.url, '/things/t1', { n: 1 })).status, 201);
   });
-  after(() => server.close());
 
   it('should let any origin read, with "*" and no Vary: Origin', async () => {
     const read = await request(server.url, '/things/t1', { headers: { Origin: 'http://localhost:4200' } });

@@ -1,28 +1,22 @@
-// End to end: the real binary over the file store (README, Durability; CONTRACT §1).
+// End to end: the real binary over the file store (CONVENTIONS.md#durability, CONVENTIONS.md#data-directory).
 // Restarts keep everything, a second process on the same data dir refuses to start, a `kill -9`
 // loses no acknowledged write, and a failing disk is a 503 with Retry-After while reads go on.
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { start } from '../../lib/index.js';
 import { silentLogger } from '../../lib/log.js';
 import { openFileStore } from '../../lib/store/file.js';
 import { runBinary, startBinary } from '../support/binary.js';
+import { eventually } from '../support/eventually.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
+import { mulberry32, replayNote, testSeed } from '../support/random.js';
+import { withServer } from '../support/server.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 
-const dirs: string[] = [];
-function dataDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'resapi-durable-'));
-  dirs.push(dir);
-  return dir;
-}
-after(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+/** The kill comes after 1 to this many acknowledged writes: up to a few hundred ms of load. */
+const MAX_KILL_AFTER = 300;
+const dataDir = tempDirsForSuite('durable');
 
 describe('resapi serve --data-dir', () => {
   it('should keep items, ETags, tombstones and idempotency records across a restart', async () => {
@@ -66,9 +60,16 @@ describe('resapi serve --data-dir', () => {
   });
 
   it('should lose no acknowledged write when killed with SIGKILL under load', async () => {
+    const seed = testSeed();
+    const random = mulberry32(seed);
     const dir = dataDir();
     for (let round = 0; round < 3; round++) {
+      // The kill comes right after a random acknowledgement: only once writes are being
+      // acknowledged, however slow the machine, and at a moment the seed replays.
+      const killAfter = 1 + Math.floor(random() * MAX_KILL_AFTER);
+      const context = `(${replayNote(seed)}, round ${round}, killed after ${killAfter} acknowledged writes)`;
       const server = await startBinary(['--data-dir', dir]);
+      const exited = once(server.child, 'exit');
       const acknowledged: string[] = [];
       let stop = false;
       const writers = Array.from({ length: 8 }, async (_, writer) => {
@@ -82,18 +83,20 @@ describe('resapi serve --data-dir', () => {
           }
         }
       });
-      // Kill at a random moment, but only once writes are being acknowledged, however slow the machine.
-      while (acknowledged.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 250));
-      server.child.kill('SIGKILL');
-      await once(server.child, 'exit');
-      stop = true;
-      await Promise.all(writers);
+      try {
+        await eventually(`${killAfter} acknowledged writes`, () => acknowledged.length >= killAfter, { detail: () => `${acknowledged.length} so far`, context });
+      } finally {
+        // Killed whether or not the acknowledgements came, so that a failure leaves no server or writer running.
+        server.child.kill('SIGKILL');
+        await exited;
+        stop = true;
+        await Promise.all(writers);
+      }
       const restarted = await startBinary(['--data-dir', dir]);
       try {
         const missing: string[] = [];
         for (const id of acknowledged) if ((await request(restarted.url, `/load/${id}`)).status !== 200) missing.push(id);
-        assert.deepEqual(missing, []);
+        assert.deepEqual(missing, [], `acknowledged writes lost ${context}`);
       } finally {
         await restarted.stop();
       }
@@ -106,8 +109,7 @@ describe('a failing disk', () => {
     const io = new FaultyIO();
     const opened = await openFileStore({ dir: dataDir(), io, log: silentLogger });
     assert.ok(opened.ok);
-    const server = await start({ port: 0, store: opened.store, log: silentLogger });
-    try {
+    await withServer({ store: opened.store }, async (server) => {
       await create(server.url, '/disk/before', { ok: true });
       io.fail('write', 'ENOSPC');
       const refused = await create(server.url, '/disk/during', { ok: false });
@@ -121,8 +123,6 @@ describe('a failing disk', () => {
       io.heal();
       assert.equal((await create(server.url, '/disk/after', { ok: true })).status, 201);
       assert.equal((await request(server.url, '/$health')).status, 200);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });

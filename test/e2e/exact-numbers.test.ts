@@ -1,26 +1,20 @@
-// End to end: numbers are stored exactly or refused on every write path over HTTP (CONTRACT §3: "A
-// number that JSON cannot carry exactly through a parse and a serialize → 400, on every write path"),
-// and a bulk CSV updates nested members by their text/csv column names (CONTRACT §6).
-import { after, before, describe, it } from 'node:test';
+// End to end: numbers are stored exactly or refused on every write path over HTTP: a number JSON
+// cannot carry exactly through a parse and a serialize is a 400, whichever path it comes by
+// (CONVENTIONS.md#json-bodies); and a bulk CSV updates nested members by their text/csv column
+// names (CONVENTIONS.md#bulk-updates).
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
 import { create, JSON_HEADERS, problemOf, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 
 const CSV = { 'Content-Type': 'text/csv' } as const;
 const INEXACT = ['9007199254740993', '1e-400', '123456789012345678901234567890'];
-/** A PUT that creates (CONTRACT §4: a PUT is conditional). */
+/** A PUT that creates (a PUT is conditional: CONVENTIONS.md#conditional-create). */
 const CREATE = { ...JSON_HEADERS, 'If-None-Match': '*' } as const;
 
 describe('exact numbers over HTTP', () => {
-  let server: ResapiServer;
-
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger });
+  const server = serverForSuite({ memory: true }, async (server) => {
     assert.equal((await create(server.url, '/prices/kept', { price: 5 })).status, 201);
-  });
-  after(async () => {
-    await server.close();
   });
 
   async function count(collection: string): Promise<number> {
@@ -75,14 +69,8 @@ describe('exact numbers over HTTP', () => {
 });
 
 describe('bulk CSV over HTTP: exact numbers and nested columns', () => {
-  let server: ResapiServer;
-
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger });
+  const server = serverForSuite({ memory: true }, async (server) => {
     for (const [id, price] of [['a', 10], ['b', 20]] as const) assert.equal((await create(server.url, `/goods/${id}`, { price, dimensions: { width: price, height: 1 } })).status, 201);
-  });
-  after(async () => {
-    await server.close();
   });
 
   it('should answer 400 naming the row to a file with a new value a double does not hold, and apply no row', async () => {

@@ -1,13 +1,12 @@
-// End to end: no request can stall the server (CONTRACT §5: "Every filter runs under a work budget
-// ... so no request can stall the server; one that exceeds it → 400 saying so"). The worst filters the
+// End to end: no request can stall the server: every filter runs under a work budget, and one that
+// would exceed it is a 400 that says so (CONVENTIONS.md#filter-errors-and-budget). The worst filters the
 // limits allow are answered 400 quickly, and a long scan lets a concurrent GET /$health through:
 // asserted by the order the answers arrive in, never by a time.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
 import { create, JSON_HEADERS, problemOf, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 
 const TRIPLE_LAMBDA = 'tags/any(a:tags/any(b:tags/any(c:c eq -1)))';
 
@@ -32,18 +31,12 @@ function runningGet(base: string, path: string): { started: Promise<void>; done:
 }
 
 describe('filter work budget', () => {
-  let server: ResapiServer;
-
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger });
+  const server = serverForSuite({ memory: true }, async (server) => {
     const thousand = Array.from({ length: 1000 }, (_, n) => n);
     for (const id of ['a', 'b']) assert.equal((await create(server.url, `/wide/${id}`, { tags: thousand })).status, 201);
     assert.equal((await create(server.url, '/text/t', { body: 'x'.repeat(1024 * 1024 - 64) })).status, 201);
     const three = Array.from({ length: 300 }, (_, n) => n);
     for (let n = 0; n < 300; n++) assert.equal((await create(server.url, `/slow/s${String(n).padStart(3, '0')}`, { tags: three })).status, 201);
-  });
-  after(async () => {
-    await server.close();
   });
 
   it('should answer a nested lambda whose cost grows as n^depth with 400 saying the filter needs too much work', async () => {

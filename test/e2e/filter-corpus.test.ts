@@ -1,21 +1,15 @@
 // The `$filter` corpus (test/filter/corpus.ts) over HTTP: every valid case answers 200 with exactly
 // its ids, every invalid one a 400 problem (naming the offset where the corpus gives one), through
-// the real server: query-string decoding, field validation, paging and all (CONTRACT §5).
-import { after, before, describe, it } from 'node:test';
+// the real server: query-string decoding, field validation, paging and all (CONVENTIONS.md#filter-expressions,
+// CONVENTIONS.md#filter-grammar, CONVENTIONS.md#query-string-decoding).
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
 import { FIXTURE, INVALID, VALID } from '../filter/corpus.js';
 import { create, problemOf, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 
-let server: ResapiServer;
-
-before(async () => {
-  server = await start({ port: 0, log: silentLogger });
+const server = serverForSuite({}, async (server) => {
   for (const item of FIXTURE) assert.equal((await create(server.url, `/corpus/${String(item['id'])}`, item)).status, 201);
-});
-after(async () => {
-  await server.close();
 });
 
 describe('the $filter corpus over HTTP', () => {

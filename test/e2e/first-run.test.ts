@@ -1,16 +1,17 @@
 // End to end: a first-time user of the real binary, possibly coming from json-server. Help that
 // describes every flag; a wrong first guess (`resapi serve db.json`, a port in use, a key with odd
 // characters) answered with what to do instead; a refused start leaves no data dir behind; a seed that
-// is not loaded says why; json-server's own example db.json starts (CONTRACT §1; README, Running it).
-import { after, before, describe, it } from 'node:test';
+// is not loaded says why; json-server's own example db.json starts (CONVENTIONS.md#command-line;
+// README, Running it).
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runBinary, startBinary } from '../support/binary.js';
 import { create, request } from '../support/http.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 
 /** json-server's README example: two collections and a singular resource. */
 const JSON_SERVER_DB = {
@@ -20,13 +21,10 @@ const JSON_SERVER_DB = {
 };
 
 describe('resapi for a first-time user', () => {
+  const tempDir = tempDirsForSuite('first-run');
   let dir = '';
-
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'resapi-first-run-'));
-  });
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
+  before(() => {
+    dir = tempDir();
   });
 
   it('should describe every serve flag in `resapi serve --help`, and point to it from `resapi --help`', async () => {

@@ -1,12 +1,12 @@
-// Browsable HTML (CONTRACT §3 `text/html`): what a browser's Accept gets on the service document, a
+// Browsable HTML (CONVENTIONS.md#html-pages): what a browser's Accept gets on the service document, a
 // collection page, an item, a query resource and the inbox; what a JSON client gets is unchanged;
 // user data is inert wherever it lands (fields, and event ids, which may hold any character).
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
+import type { ResapiServer } from '../../lib/index.js';
 import { webhookSignature } from '../../lib/protocol/signature.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 
 /** What Chromium and Firefox send for a page load. */
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
@@ -30,9 +30,7 @@ function assertInert(html: string): void {
 }
 
 describe('HTML pages for browsers', () => {
-  let server: ResapiServer;
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger, webhookSecrets: [SECRET], collections: { notes: { cacheControl: 'max-age=60' } } });
+  const server = serverForSuite({ memory: true, webhookSecrets: [SECRET], collections: { notes: { cacheControl: 'max-age=60' } } }, async (server) => {
     for (let index = 1; index <= 3; index++) {
       assert.equal((await create(server.url, `/notes/n${index}`, { title: `${SCRIPT} ${index}`, [BREAKOUT]: BREAKOUT, rank: index })).status, 201);
     }
@@ -41,7 +39,6 @@ describe('HTML pages for browsers', () => {
     const event = JSON.stringify({ id: `evt-${SCRIPT}${BREAKOUT}`, event: 'demo.happened' });
     assert.equal((await request(server.url, '/webhooks', { method: 'POST', headers: { ...JSON_HEADERS, 'X-Signature': webhookSignature(event, SECRET) }, body: event })).status, 200);
   });
-  after(() => server.close());
 
   it('should answer a browser with a page of the item: its JSON, the JSON ETag and Cache-Control, Home and List', async () => {
     const json = await request(server.url, '/notes/n1');
@@ -51,7 +48,7 @@ describe('HTML pages for browsers', () => {
     assert.equal(page.headers['vary'], 'Accept');
     assert.equal(page.headers['cache-control'], 'max-age=60');
     assert.match(String(page.headers['content-security-policy']), /default-src 'none'/);
-    assert.notEqual(page.headers['etag'], json.headers['etag'], 'the page is a representation of its own (CONTRACT §3)');
+    assert.notEqual(page.headers['etag'], json.headers['etag'], 'the page is a representation of its own (CONVENTIONS.md#etags)');
     assert.ok(page.text.includes(`<dd>${(json.headers['etag'] as string).replace(/"/g, '&quot;')}</dd>`), 'shows the ETag to send back in If-Match');
     assert.ok(page.text.includes('<dd>max-age=60</dd>'));
     assert.deepEqual(links(page.text).map((link) => [link.label, link.href]), [['Home', '/'], ['List', '/notes']]);

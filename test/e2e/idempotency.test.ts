@@ -1,4 +1,4 @@
-// End to end: POST with Idempotency-Key (seed Endpoints row 6, Idempotence rules; CONTRACT §6).
+// End to end: POST with Idempotency-Key (CONVENTIONS.md#post-creates, CONVENTIONS.md#idempotency-keys).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { binaryForFile } from '../support/binary.js';

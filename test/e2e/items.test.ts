@@ -1,4 +1,5 @@
-// End to end: the real binary, one resource at a time (seed Endpoints rows 2-5 and 8; CONTRACT §2-§4).
+// End to end: the real binary, one resource at a time: read, create, replace, delete and undo the
+// delete (CONVENTIONS.md#routes, CONVENTIONS.md#items, CONVENTIONS.md#conditional-requests-and-caching).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { binaryForFile } from '../support/binary.js';

@@ -1,24 +1,20 @@
-// End to end: starting, configuring and stopping the server (CONTRACT §1).
+// End to end: starting, configuring and stopping the server (CONVENTIONS.md#command-line,
+// CONVENTIONS.md#configuration-file, CONVENTIONS.md#embedding, CONVENTIONS.md#shutdown).
 import { describe, it } from 'node:test';
 import { once } from 'node:events';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { start } from '../../lib/index.js';
 import { runBinary, startBinary } from '../support/binary.js';
+import { eventually } from '../support/eventually.js';
 import { JSON_HEADERS, request, startSlowRequest } from '../support/http.js';
 import { silentLogger } from '../../lib/log.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import { ManualClock } from '../support/clock.js';
-
-function configFile(content: string): { path: string; cleanup(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'resapi-config-'));
-  const path = join(dir, 'config.json');
-  writeFileSync(path, content);
-  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
+import { withServer } from '../support/server.js';
+import { withTempDir } from '../support/temp-dir.js';
 
 describe('resapi serve', () => {
   it('should print "listening on http://HOST:PORT" first and serve on that port', async () => {
@@ -32,20 +28,19 @@ describe('resapi serve', () => {
   });
 
   it('should refuse to start with exit 1 naming an unknown config key or a wrong type', async () => {
-    const unknown = configFile('{"pageSize":{"default":50,"maxx":10}}');
-    const wrongType = configFile('{"webhooks":{"retry":{"factor":"two"}}}');
-    try {
-      const first = await runBinary(['serve', '--memory', '--port', '0', '--config', unknown.path]);
+    await withTempDir('config', async (dir) => {
+      const unknown = join(dir, 'unknown.json');
+      writeFileSync(unknown, '{"pageSize":{"default":50,"maxx":10}}');
+      const wrongType = join(dir, 'wrong-type.json');
+      writeFileSync(wrongType, '{"webhooks":{"retry":{"factor":"two"}}}');
+      const first = await runBinary(['serve', '--memory', '--port', '0', '--config', unknown]);
       assert.equal(first.code, 1);
       assert.match(first.stderr, /pageSize\.maxx/);
       assert.equal(first.stdout, '');
-      const second = await runBinary(['serve', '--memory', '--port', '0', '--config', wrongType.path]);
+      const second = await runBinary(['serve', '--memory', '--port', '0', '--config', wrongType]);
       assert.equal(second.code, 1);
       assert.match(second.stderr, /webhooks\.retry\.factor/);
-    } finally {
-      unknown.cleanup();
-      wrongType.cleanup();
-    }
+    });
   });
 
   it('should refuse unknown flags with exit 2 and the usage', async () => {
@@ -61,7 +56,7 @@ describe('resapi serve', () => {
     const exited = once(server.child, 'exit');
     server.child.kill('SIGTERM');
     // The body is finished only once the server has logged the signal, so the drain is what is tested.
-    while (!/SIGTERM/.test(server.stderr())) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually('the server to log the SIGTERM', () => /SIGTERM/.test(server.stderr()), { detail: () => `stderr so far: ${server.stderr()}` });
     assert.equal(await slow.finish('true}'), 201);
     assert.deepEqual(await exited, [0, null]);
   });
@@ -102,8 +97,7 @@ describe('start() (library)', () => {
 
   it('should take the time from the injected clock: Date, Last-Modified and the tombstone window', async () => {
     const clock = new ManualClock(Date.UTC(2031, 0, 2, 3, 4, 5));
-    const server = await start({ port: 0, memory: true, log: silentLogger, clock, tombstoneDays: 1 });
-    try {
+    await withServer({ memory: true, clock, tombstoneDays: 1 }, async (server) => {
       const created = await request(server.url, '/things/a', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body: '{}' });
       assert.equal(created.headers.date, 'Thu, 02 Jan 2031 03:04:05 GMT');
       assert.equal(created.headers['last-modified'], 'Thu, 02 Jan 2031 03:04:05 GMT');
@@ -112,9 +106,7 @@ describe('start() (library)', () => {
       const undo = await request(server.url, '/things/a/$undoDelete', { method: 'PUT' });
       assert.equal(undo.status, 404, 'a day later on the injected clock the tombstone is gone');
       assert.equal(undo.headers.date, 'Fri, 03 Jan 2031 03:04:05 GMT');
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it('should close the store only after the requests in flight are answered', async () => {
@@ -125,12 +117,13 @@ describe('start() (library)', () => {
       closes++;
       await close();
     };
-    const server = await start({ port: 0, store, log: silentLogger });
-    const slow = await startSlowRequest(server.url, '/drain/one', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, firstPart: '{"half":' });
-    const closed = server.close();
-    // The write commits after close() began: a store closed first would have answered 503.
-    assert.equal(await slow.finish('true}'), 201);
-    await closed;
+    await withServer({ store }, async (server) => {
+      const slow = await startSlowRequest(server.url, '/drain/one', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, firstPart: '{"half":' });
+      const closed = server.close();
+      // The write commits after close() began: a store closed first would have answered 503.
+      assert.equal(await slow.finish('true}'), 201);
+      await closed;
+    });
     assert.equal(closes, 1);
     assert.deepEqual(store.get('drain', 'one')?.doc, { id: 'one', half: true });
   });
@@ -142,8 +135,7 @@ describe('start() (library)', () => {
 
 describe('slow clients', () => {
   it('should answer 408 as a problem and close when the header section is too slow', async () => {
-    const server = await start({ port: 0, memory: true, log: silentLogger, headersTimeoutMs: 300, requestTimeoutMs: 600 });
-    try {
+    await withServer({ memory: true, headersTimeoutMs: 300, requestTimeoutMs: 600 }, async (server) => {
       const url = new URL(server.url);
       const started = Date.now();
       const text = await new Promise<string>((resolve, reject) => {
@@ -156,8 +148,6 @@ describe('slow clients', () => {
       assert.match(text, /^HTTP\/1\.1 408 /);
       assert.match(text, /application\/problem\+json/);
       assert.ok(Date.now() - started < 5_000);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });

@@ -1,22 +1,20 @@
-// GET /$metrics (CONTRACT §2; README, Performance) from a real server on a data dir, read by a strict
+// GET /$metrics (CONVENTIONS.md#metrics; README, Performance) from a real server on a data dir, read by a strict
 // reader of the Prometheus text format 0.0.4: requests by route, method and status with their
 // latency, group commits and their fdatasync time, received events and deliveries by status (a dead
 // one of each, made here), live records and bytes on disk; with --memory, no bytes and no syncs.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
+import type { ResapiServer } from '../../lib/index.js';
 import { webhookSignature } from '../../lib/protocol/signature.js';
 import { INBOX_SPACE } from '../../lib/webhooks/inbox.js';
 import { OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
 import { parseExposition, sampleValue, type MetricFamily } from '../support/prometheus.js';
+import { serverForSuite, withServer } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 
 const SECRET = 'metrics-test-secret';
 
@@ -29,27 +27,22 @@ async function scrape(server: ResapiServer): Promise<Map<string, MetricFamily>> 
 }
 
 describe('GET /$metrics', () => {
-  let folder = '';
-  let server: ResapiServer;
   let refusing: Server;
   before(async () => {
-    folder = mkdtempSync(join(tmpdir(), 'resapi-metrics-'));
-    // A receiver that refuses every delivery: 400 is dead at once (CONTRACT §8).
+    // A receiver that refuses every delivery: 400 is dead at once (CONVENTIONS.md#delivery-retries).
     refusing = createServer((req, res) => req.resume().on('end', () => res.writeHead(400).end()));
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
-    server = await start({
-      port: 0,
-      dataDir: join(folder, 'data'),
-      log: silentLogger,
-      webhookSecrets: [SECRET],
-      webhookHandlers: { '*': async () => Promise.reject(new Error('this handler always fails')) },
-      webhooks: { retry: { baseMs: 1, factor: 1, capMs: 1, attempts: 1 } },
-    });
   });
-  after(async () => {
-    await server.close();
+  const server = serverForSuite(() => ({
+    dataDir: dataDir(),
+    webhookSecrets: [SECRET],
+    webhookHandlers: { '*': async () => Promise.reject(new Error('this handler always fails')) },
+    webhooks: { retry: { baseMs: 1, factor: 1, capMs: 1, attempts: 1 } },
+  }));
+  // Made in the server's before(); registered after it, so removed once the server has closed.
+  const dataDir = tempDirsForSuite('metrics');
+  after(() => {
     refusing.close();
-    rmSync(folder, { recursive: true, force: true });
   });
 
   it('should count requests by route, method and status, with a latency histogram per route', async () => {
@@ -100,14 +93,11 @@ describe('GET /$metrics', () => {
 
 describe('GET /$metrics with --memory', () => {
   it('should report no bytes on disk and no group commits', async () => {
-    const server = await start({ port: 0, memory: true, log: silentLogger });
-    try {
+    await withServer({ memory: true }, async (server) => {
       assert.equal((await create(server.url, '/things/a', { id: 'a' })).status, 201);
       const families = await scrape(server);
       assert.equal(sampleValue(families, 'resapi_store_disk_bytes', 'resapi_store_disk_bytes'), 0);
       assert.equal(families.get('resapi_store_sync_duration_seconds')?.samples.length, 0);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });

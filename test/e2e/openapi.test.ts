@@ -1,20 +1,19 @@
-// GET /$openapi (CONTRACT §2) against a real server: the description is checked structurally (every
+// GET /$openapi (CONVENTIONS.md#openapi) against a real server: the description is checked structurally (every
 // $ref resolves, every operation has responses, every route of the table is listed), then against
 // the server itself: every documented path and method answers through its route with a status
 // documented for it, and statuses cheap to provoke (201, 304, 404, 405, 406, 412, 413, 415, 428,
 // 401) come back documented for the operation that gave them, with the header fields documented.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { parseConfig, type Config } from '../../lib/config.js';
-import { start, type ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
 import { isJsonObject } from '../../lib/json.js';
-import { silentLogger } from '../../lib/log.js';
 import { webhookSignature } from '../../lib/protocol/signature.js';
 import { endpointFor, routeTable } from '../../lib/routes.js';
 import { create, JSON_HEADERS, request, type TestResponse } from '../support/http.js';
 import { documentedHeaders, documentedStatuses, methodsOf, objectAt, pathItem, refsOf, resolve } from '../support/openapi.js';
+import { serverForSuite } from '../support/server.js';
 
 const SECRET = 'openapi-test-secret';
 const KEY = 'openapi-test-key';
@@ -68,13 +67,10 @@ function declaredTooLarge(base: string, method: string, path: string, length: nu
 
 describe('GET /$openapi', () => {
   const config = configOf(CONFIG_INPUT);
-  let server: ResapiServer;
   let document: JsonObject;
   /** Values for path parameters that name things that exist, so reads answer 200. */
   const sample: Record<string, string> = { collection: 'products', id: 'p1', name: 'cheap', eventId: 'e1', deliveryId: '' };
-
-  before(async () => {
-    server = await start({ port: 0, log: silentLogger, webhookSecrets: [SECRET], ...CONFIG_INPUT });
+  const server = serverForSuite({ webhookSecrets: [SECRET], ...CONFIG_INPUT }, async (server) => {
     assert.equal((await create(server.url, '/products/p1', { name: 'Pen', price: 2, tags: ['office'] })).status, 201);
     assert.equal((await create(server.url, '/products/$queries/cheap', { filter: 'price lt 5' })).status, 201);
     // A subscription makes a delivery of the next change; it goes nowhere (port 9), which is fine here.
@@ -86,9 +82,6 @@ describe('GET /$openapi', () => {
     sample['deliveryId'] = outbox.value[0]?.id ?? '';
     assert.notEqual(sample['deliveryId'], '');
     ({ document } = await describeServer(server.url));
-  });
-  after(async () => {
-    await server.close();
   });
 
   it('should answer JSON with an ETag, 304 on revalidation, and HEAD without content', async () => {
@@ -212,16 +205,10 @@ describe('GET /$openapi', () => {
 });
 
 describe('GET /$openapi with API keys', () => {
-  let server: ResapiServer;
   let document: JsonObject;
   const auth = { Authorization: `Bearer ${KEY}` };
-
-  before(async () => {
-    server = await start({ port: 0, log: silentLogger, apiKeys: [KEY], ...CONFIG_INPUT });
+  const server = serverForSuite({ apiKeys: [KEY], ...CONFIG_INPUT }, async (server) => {
     ({ document } = await describeServer(server.url, auth));
-  });
-  after(async () => {
-    await server.close();
   });
 
   it('should itself require the key', async () => {

@@ -1,18 +1,18 @@
-// The package as a user installs it (README, Using resapi from code; CONTRACT §1 "Library"): `npm pack`
+// The package as a user installs it (README, Using resapi from code; CONVENTIONS.md#embedding): `npm pack`
 // of this repository holds the compiled library with its type declarations, bin/ and the README,
 // nothing else; installed from the tarball into a fresh project with no network, `import { start }
 // from 'resapi'` and `import { ResourceClient } from 'resapi/client'` work, a TypeScript consumer
 // type-checks against the declarations, `npx resapi serve --port 0` serves, and the README's
 // examples (the blocks marked `<!-- example: FILE -->`) run there as written.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO } from '../support/binary.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 
 const run = promisify(execFile);
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -24,12 +24,12 @@ interface PackedFile {
   readonly path: string;
 }
 
-let folder = '';
+const tempDir = tempDirsForSuite('package');
 let project = '';
 let packed: readonly string[] = [];
 
 before(async () => {
-  folder = mkdtempSync(join(tmpdir(), 'resapi-package-'));
+  const folder = tempDir();
   project = join(folder, 'consumer');
   // --ignore-scripts: the build the suite runs from is the one packed (prepare would rebuild it under the running tests).
   const { stdout } = await run(NPM, ['pack', '--json', '--ignore-scripts', '--pack-destination', folder], { cwd: REPO, env: OFFLINE, maxBuffer: 16 * 1024 * 1024 });
@@ -38,10 +38,6 @@ before(async () => {
   mkdirSync(project);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
   await run(NPM, ['install', '--no-save', join(folder, manifest.filename)], { cwd: project, env: OFFLINE });
-});
-
-after(() => {
-  if (folder !== '') rmSync(folder, { recursive: true, force: true });
 });
 
 describe('the packed package', () => {

@@ -1,15 +1,14 @@
 // End to end: the protocol edges a stranger (or an unusual client) reaches, each answered as the RFC
 // says and as a problem with a request id: Host (RFC 9112 §3.2), methods nobody implements (RFC 9110
 // §15.6.2), OPTIONS * (RFC 9112 §3.2.4), Expect: 100-continue (RFC 9110 §10.1.1), bodies over the cap
-// on routes that read none (CONTRACT §3), preconditions on POST (RFC 9110 §13.1.1), 406 and Vary
+// on routes that read none (CONVENTIONS.md#body-cap), preconditions on POST (RFC 9110 §13.1.1), 406 and Vary
 // (RFC 9110 §12.5.5), and an empty If-None-Match list (RFC 9110 §5.6.1).
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { request as httpRequest } from 'node:http';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
 import { create, JSON_HEADERS, problemOf, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 
 const MIB = 1024 * 1024;
 
@@ -52,14 +51,8 @@ function chunkedUpload(base: string, method: string, path: string, size: number)
 }
 
 describe('protocol edges', () => {
-  let server: ResapiServer;
-
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger });
+  const server = serverForSuite({ memory: true }, async (server) => {
     assert.equal((await create(server.url, '/things/a', { name: 'a' })).status, 201);
-  });
-  after(async () => {
-    await server.close();
   });
 
   it('should answer an HTTP/1.1 request without Host, or with two, 400 as a problem with a request id (RFC 9112 §3.2)', async () => {

@@ -1,14 +1,13 @@
 // End to end: what the route table (lib/routes.ts) derives for every route, including routes added
 // later, without a line of handler code: Allow and 405, OPTIONS, HEAD wherever GET, 406, 413 and 415,
-// in the order of CONTRACT §4 (405, then 406, then 413, then 415).
-import { after, before, describe, it } from 'node:test';
+// in the order of CONVENTIONS.md#precondition-order (405, then 406, then 413, then 415).
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { DEFAULT_CONFIG } from '../../lib/config.js';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
 import { allowedMethods, endpointFor, routeTable, serverMethods, type RouteEntry } from '../../lib/routes.js';
 import { request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 
 const SAMPLE: Readonly<Record<string, string>> = { collection: 'things', id: 'x1', name: 'q1', eventId: 'e1', deliveryId: 'd1' };
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -35,15 +34,8 @@ function declaredTooLarge(base: string, method: string, path: string): Promise<{
 }
 
 describe('the route table', () => {
-  let server: ResapiServer;
+  const server = serverForSuite();
   const table = routeTable(DEFAULT_CONFIG);
-
-  before(async () => {
-    server = await start({ port: 0, log: silentLogger });
-  });
-  after(async () => {
-    await server.close();
-  });
 
   it('should answer 405 with the derived Allow for every method a route does not declare, and OPTIONS with 204', async () => {
     const known = serverMethods(table);

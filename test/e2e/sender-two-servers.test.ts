@@ -1,5 +1,5 @@
 // End to end, two real processes: the webhook sender of server A delivering to the receiver of server
-// B (seed, "Sending side" and "Receiving rules"; CONTRACT §7, §8; README, Receiving webhooks). A (a
+// B (CONVENTIONS.md#sending-webhooks, CONVENTIONS.md#receiving-webhooks; README, Receiving webhooks). A (a
 // data dir, a short retry schedule) has one subscription to B's /webhooks; B (a data dir) runs a
 // --handlers module that appends each event it handles to a file, fsynced before it returns.
 // Between them a small HTTP proxy written here keeps B's address fixed while B comes and goes, and
@@ -16,15 +16,16 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as pause } from 'node:timers/promises';
 import { startBinary, type RunningServer } from '../support/binary.js';
+import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, request, type TestResponse } from '../support/http.js';
-import { mulberry32 } from '../support/random.js';
+import { walkPages } from '../support/pages.js';
+import { mulberry32, replayNote, testSeed } from '../support/random.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 
 const SECRET = 'two-servers-test-secret';
 const SUBSCRIPTION = 'to-b';
@@ -37,25 +38,23 @@ const SLOW_MS = 2 * TIMEOUT_MS;
 const CLIENTS = 3;
 /** Changes allowed per phase of a scenario (before, during and after a fault). */
 const PHASE = 40;
-const POLL_MS = 20;
 /** How long B's handler goes on after writing its line, in the scenario that stops B. */
 const HANDLER_WORK_MS = 100;
-const SETTLE_MS = 30_000;
-/** Small pages, so that reading a listing whole follows @nextLink several times. */
-const LIST_PAGE = 25;
+/** Small pages, so that reading a listing (/$outbox, /$inbox) whole follows @nextLink several times. */
+const SMALL_PAGES = { Prefer: 'maxpagesize=25' };
 
-// SENDER_TEST_SEED replays a failure; otherwise a new seed each run, printed in every message.
-const SEED = Number(process.env['SENDER_TEST_SEED'] ?? Date.now() >>> 0);
-const random = mulberry32(SEED);
+// One seed for the file, in every failure message; each test draws its phases from a PRNG of its
+// own and the proxy its choices from another, so a test replays alone as well as in the file.
+const SEED = testSeed();
 
-const folders: string[] = [];
 const servers: RunningServer[] = [];
 const proxies: FaultyProxy[] = [];
 after(async () => {
   for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
   for (const proxy of proxies) await proxy.close();
-  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
+// Registered after the hook above, so the folders go once no server uses them any more.
+const tempDir = tempDirsForSuite('two-servers');
 
 interface HandlerRun {
   readonly id: string;
@@ -348,9 +347,8 @@ function startB(pair: { readonly bArgs: readonly string[] }): Promise<RunningSer
 }
 
 /** A and B on their own data dirs, the proxy in front of B, and A subscribed to B through it. */
-async function startPair(handlerWorkMs = 0): Promise<Pair> {
-  const folder = mkdtempSync(join(tmpdir(), 'resapi-two-servers-'));
-  folders.push(folder);
+async function startPair(context: string, handlerWorkMs = 0): Promise<Pair> {
+  const folder = tempDir();
   const log = join(folder, 'handled.jsonl');
   const handlers = join(folder, 'handlers.mjs');
   writeFileSync(handlers, handlersModule(log, handlerWorkMs));
@@ -360,29 +358,21 @@ async function startPair(handlerWorkMs = 0): Promise<Pair> {
   const aArgs = ['--data-dir', join(folder, 'a'), '--config', config];
   const bArgs = ['--data-dir', join(folder, 'b'), '--handlers', handlers];
   const b = await startB({ bArgs });
-  const proxy = new FaultyProxy(b.url, random);
+  const proxy = new FaultyProxy(b.url, mulberry32(SEED + 1));
   proxies.push(proxy);
   await proxy.listen();
   // An empty variable, so a secret in the environment of the test run cannot reach A's receiver.
   const a = await startServer(aArgs, { RESAPI_WEBHOOK_SECRETS: '' });
   const body = JSON.stringify({ url: `${proxy.url}/webhooks`, events: ['items.*'], secret: SECRET });
   const subscribed = await request(a.url, `/$subscriptions/${SUBSCRIPTION}`, { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body });
-  assert.equal(subscribed.status, 201, subscribed.text);
+  assert.equal(subscribed.status, 201, `${subscribed.text} ${context}`);
   return { aArgs, bArgs, log, proxy, a, b };
 }
 
-/** Polls `check` until it holds; fails naming `what` and the state `detail` describes. */
-async function until(what: string, check: () => boolean | Promise<boolean>, detail: () => string, context: string, timeoutMs = SETTLE_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}: ${detail()} ${context}`);
-    await pause(POLL_MS);
-  }
-}
-
 /** Waits until every change granted so far has been answered (or has failed). */
-function phaseDone(work: Workload, context: string): Promise<void> {
-  return until('the granted changes to be answered', () => work.finished >= work.granted || work.unexpected.length + work.networkErrors.length > 0, () => `${work.finished} of ${work.granted} answered`, context);
+async function phaseDone(work: Workload, context: string): Promise<void> {
+  const answered = (): boolean => work.finished >= work.granted || work.unexpected.length + work.networkErrors.length > 0;
+  await eventually('the granted changes to be answered', answered, { detail: () => `${work.finished} of ${work.granted} answered`, context });
 }
 
 /** Has one of B's handlers written its line for an event B has not yet recorded as processed? */
@@ -393,25 +383,9 @@ async function handlerMidRun(pair: Pair): Promise<boolean> {
   return handlerRuns(pair.log).some((run) => accepted.has(run.id));
 }
 
-/** Every item of a listing (/$outbox, /$inbox), following @nextLink over pages of LIST_PAGE. */
-async function listAll(base: string, path: string): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let next: string | undefined = path;
-  for (let page = 0; next !== undefined; page++) {
-    assert.ok(page < 1000, `more than 1000 pages at ${path}`);
-    const res = await request(base, next, { headers: { Prefer: `maxpagesize=${LIST_PAGE}` } });
-    assert.equal(res.status, 200, `GET ${next}: ${res.text}`);
-    const body = res.json() as { value: Record<string, unknown>[]; '@nextLink'?: string };
-    items.push(...body.value);
-    const link = body['@nextLink'];
-    next = link === undefined ? undefined : ((url) => url.pathname + url.search)(new URL(link, base));
-  }
-  return items;
-}
-
-async function firstOf(base: string, path: string): Promise<Record<string, unknown> | undefined> {
+async function firstOf(base: string, path: string, context: string): Promise<Record<string, unknown> | undefined> {
   const res = await request(base, path);
-  assert.equal(res.status, 200, `GET ${path}: ${res.text}`);
+  assert.equal(res.status, 200, `GET ${path}: ${res.text} ${context}`);
   return (res.json() as { value: Record<string, unknown>[] }).value[0];
 }
 
@@ -421,10 +395,16 @@ async function firstOf(base: string, path: string): Promise<Record<string, unkno
  */
 async function settle(pair: Pair, context: string): Promise<void> {
   let waiting: Record<string, unknown> | undefined;
-  await until('A to deliver everything', async () => (waiting = await firstOf(pair.a.url, "/$outbox?$filter=status ne 'delivered' and status ne 'dead'&$top=1")) === undefined, () => `still to deliver: ${JSON.stringify(waiting)}; proxy ${JSON.stringify(pair.proxy.counts)}`, context);
-  await until('the proxy to hold nothing', () => pair.proxy.busy === 0, () => `${pair.proxy.busy} held or under way`, context);
+  await eventually('A to deliver everything', async () => (waiting = await firstOf(pair.a.url, "/$outbox?$filter=status ne 'delivered' and status ne 'dead'&$top=1", context)) === undefined, {
+    detail: () => `still to deliver: ${JSON.stringify(waiting)}; proxy ${JSON.stringify(pair.proxy.counts)}`,
+    context,
+  });
+  await eventually('the proxy to hold nothing', () => pair.proxy.busy === 0, { detail: () => `${pair.proxy.busy} held or under way`, context });
   let unprocessed: Record<string, unknown> | undefined;
-  await until('B to process everything', async () => (unprocessed = await firstOf(pair.b.url, "/$inbox?$filter=status ne 'processed'&$top=1")) === undefined, () => `still to process: ${JSON.stringify(unprocessed)}`, context);
+  await eventually('B to process everything', async () => (unprocessed = await firstOf(pair.b.url, "/$inbox?$filter=status ne 'processed'&$top=1", context)) === undefined, {
+    detail: () => `still to process: ${JSON.stringify(unprocessed)}`,
+    context,
+  });
 }
 
 /**
@@ -435,12 +415,12 @@ async function settle(pair: Pair, context: string): Promise<void> {
  */
 async function verify(pair: Pair, works: readonly Workload[], context: string): Promise<void> {
   await settle(pair, context);
-  const deliveries = await listAll(pair.a.url, '/$outbox');
+  const deliveries = await walkPages(pair.a.url, '/$outbox', { headers: SMALL_PAGES, context });
   assert.deepEqual(deliveries.filter((delivery) => delivery['status'] !== 'delivered').slice(0, 5), [], `deliveries not delivered ${context}`);
   assert.deepEqual(deliveries.filter((delivery) => delivery['subscription'] !== SUBSCRIPTION || !String(delivery['event']).startsWith('items.')).slice(0, 5), [], `deliveries of another subscription or collection ${context}`);
   const eventIds = deliveries.map((delivery) => String(delivery['eventId']));
   assert.deepEqual(repeated(eventIds), [], `events with more than one delivery to the one subscription ${context}`);
-  const inbox = await listAll(pair.b.url, '/$inbox');
+  const inbox = await walkPages(pair.b.url, '/$inbox', { headers: SMALL_PAGES, context });
   assert.deepEqual(inbox.filter((item) => item['status'] !== 'processed').slice(0, 5), [], `events B has not processed ${context}`);
   assert.deepEqual(sorted(inbox.map((item) => String(item['id']))), sorted(eventIds), `B's inbox against A's outbox ${context}`);
 
@@ -477,34 +457,34 @@ function sorted(values: readonly string[]): string[] {
   return [...values].sort();
 }
 
-/** A random count between `low` and `high` inclusive, from the seeded PRNG. */
-function between(low: number, high: number): number {
+/** A random count between `low` and `high` inclusive, from a seeded PRNG. */
+function between(random: () => number, low: number, high: number): number {
   return low + Math.floor(random() * (high - low + 1));
 }
 
 describe('webhook delivery from one resapi process to another', () => {
   it('should process every change exactly once while B is stopped and restarted behind the same URL', { timeout: 60_000 }, async () => {
-    const context = `(seed ${SEED}, B stopped)`;
-    const pair = await startPair(HANDLER_WORK_MS);
+    const random = mulberry32(SEED);
+    const context = `(${replayNote(SEED)}, B stopped)`;
+    const pair = await startPair(context, HANDLER_WORK_MS);
     const work = new Workload(pair.a.url, 'stop');
-    work.grant(between(PHASE / 2, PHASE));
+    work.grant(between(random, PHASE / 2, PHASE));
     // The SIGTERM comes while one of B's handlers has done its work but not returned (the worst
     // moment to stop); a few more changes are made whenever the flow has run dry before that.
-    await until(
+    await eventually(
       'a handler of B in the middle of its run',
       async () => {
         if (await handlerMidRun(pair)) return true;
         if (work.finished >= work.granted) work.grant(6);
         return false;
       },
-      () => `${work.finished} changes answered`,
-      context,
+      { detail: () => `${work.finished} changes answered`, context },
     );
     assert.equal(await pair.b.stop(), 0, `B's exit code at SIGTERM ${context}: ${pair.b.stderr()}`);
     // A keeps changing items while B is away, and tries to deliver them until B is back.
     work.grant(PHASE);
     await phaseDone(work, context);
-    await until('A to find B gone', () => pair.proxy.counts.unreachable >= 3, () => JSON.stringify(pair.proxy.counts), context);
+    await eventually('A to find B gone', () => pair.proxy.counts.unreachable >= 3, { detail: () => JSON.stringify(pair.proxy.counts), context });
     pair.b = await startB(pair);
     pair.proxy.target = pair.b.url;
     work.grant(PHASE);
@@ -516,39 +496,41 @@ describe('webhook delivery from one resapi process to another', () => {
   });
 
   it('should process every change exactly once while B answers 503 for a stretch', { timeout: 60_000 }, async () => {
-    const context = `(seed ${SEED}, B answering 503)`;
-    const pair = await startPair();
+    const random = mulberry32(SEED);
+    const context = `(${replayNote(SEED)}, B answering 503)`;
+    const pair = await startPair(context);
     const work = new Workload(pair.a.url, 'unavailable');
-    work.grant(between(PHASE / 2, PHASE));
+    work.grant(between(random, PHASE / 2, PHASE));
     await phaseDone(work, context);
     pair.proxy.mode = 'unavailable';
     work.grant(PHASE);
     await phaseDone(work, context);
-    await until('a stretch of 503s', () => pair.proxy.counts.unavailable >= 10, () => JSON.stringify(pair.proxy.counts), context);
+    await eventually('a stretch of 503s', () => pair.proxy.counts.unavailable >= 10, { detail: () => JSON.stringify(pair.proxy.counts), context });
     pair.proxy.mode = 'forward';
     work.grant(PHASE);
     await phaseDone(work, context);
     await work.stop();
     await verify(pair, [work], context);
     // The 503s were retried, not given up on: deliveries that took more than one attempt were delivered.
-    const retried = (await listAll(pair.a.url, "/$outbox?$filter=attempts gt 1")).filter((delivery) => delivery['status'] === 'delivered');
+    const retried = (await walkPages(pair.a.url, '/$outbox?$filter=attempts gt 1', { headers: SMALL_PAGES, context })).filter((delivery) => delivery['status'] === 'delivered');
     assert.ok(retried.length > 0, `no delivery needed a second attempt, so the 503s never happened ${context}`);
     assert.deepEqual(work.networkErrors, [], `A refused a change ${context}`);
     assert.equal(await pair.a.stop(), 0, `A's exit code ${context}`);
   });
 
   it("should run B's handler once per event while B answers slower than A's timeout and A sends again", { timeout: 60_000 }, async () => {
-    const context = `(seed ${SEED}, B slower than A's timeout)`;
-    const pair = await startPair();
+    const random = mulberry32(SEED);
+    const context = `(${replayNote(SEED)}, B slower than A's timeout)`;
+    const pair = await startPair(context);
     const work = new Workload(pair.a.url, 'slow');
-    work.grant(between(PHASE / 2, PHASE));
+    work.grant(between(random, PHASE / 2, PHASE));
     await phaseDone(work, context);
     pair.proxy.mode = 'slow';
     // Few changes here: A tries every new delivery before it retries one, and each now costs a timeout.
     work.grant(PHASE / 4);
     await phaseDone(work, context);
     // A gave up waiting for answers B did give: it sends those events again.
-    await until('A to send again events B had accepted', () => pair.proxy.counts.resent >= 3, () => JSON.stringify(pair.proxy.counts), context);
+    await eventually('A to send again events B had accepted', () => pair.proxy.counts.resent >= 3, { detail: () => JSON.stringify(pair.proxy.counts), context });
     pair.proxy.mode = 'forward';
     work.grant(PHASE);
     await phaseDone(work, context);
@@ -560,19 +542,23 @@ describe('webhook delivery from one resapi process to another', () => {
   });
 
   it('should deliver and process once every change A acknowledged before a kill -9, resuming its pending deliveries', { timeout: 60_000 }, async () => {
-    const pair = await startPair();
-    const killAfter = between(PHASE / 2, 2 * PHASE);
-    const context = `(seed ${SEED}, A killed after about ${killAfter} answers)`;
+    const random = mulberry32(SEED);
+    const killAfter = between(random, PHASE / 2, 2 * PHASE);
+    const context = `(${replayNote(SEED)}, A killed after about ${killAfter} answers)`;
+    const pair = await startPair(context);
     const first = new Workload(pair.a.url, 'kill');
     // More than will be sent: the clients are still sending when A dies.
     first.grant(100 * PHASE);
-    await until('changes on A', () => first.acknowledged.size >= killAfter, () => `${first.acknowledged.size} acknowledged`, context);
+    await eventually('changes on A', () => first.acknowledged.size >= killAfter, { detail: () => `${first.acknowledged.size} acknowledged`, context });
     // From here no delivery can complete (B accepts, but its answer comes after A's timeout), so
     // changes acknowledged from now on are pending at the kill, and events B accepted are unknown to A.
     pair.proxy.mode = 'hold';
     const held = pair.proxy.counts.slowed;
     const before = first.acknowledged.size;
-    await until('deliveries held and changes made during them', () => pair.proxy.counts.slowed >= held + 2 && first.acknowledged.size >= before + PHASE / 3, () => `${JSON.stringify(pair.proxy.counts)}, ${first.acknowledged.size} acknowledged`, context);
+    await eventually('deliveries held and changes made during them', () => pair.proxy.counts.slowed >= held + 2 && first.acknowledged.size >= before + PHASE / 3, {
+      detail: () => `${JSON.stringify(pair.proxy.counts)}, ${first.acknowledged.size} acknowledged`,
+      context,
+    });
     const exited = once(pair.a.child, 'exit');
     pair.a.child.kill('SIGKILL');
     await exited;
@@ -582,7 +568,7 @@ describe('webhook delivery from one resapi process to another', () => {
     pair.a = await startServer(pair.aArgs, { RESAPI_WEBHOOK_SECRETS: '' });
     // Still holding answers, so nothing the restarted A sends can be delivered yet: what it lists as
     // not delivered came through the kill.
-    const pending = await firstOf(pair.a.url, "/$outbox?$filter=status ne 'delivered'&$top=1");
+    const pending = await firstOf(pair.a.url, "/$outbox?$filter=status ne 'delivered'&$top=1", context);
     assert.notEqual(pending, undefined, `no delivery was pending after the restart ${context}`);
     pair.proxy.mode = 'forward';
     const second = new Workload(pair.a.url, 'after-kill');

@@ -1,6 +1,6 @@
-// End to end, in-process: the webhook sender (seed, "Sending side"; CONTRACT §8). Subscriptions as
+// End to end, in-process: the webhook sender (CONVENTIONS.md#sending-webhooks). Subscriptions as
 // resources with a write-only secret; every change writes its event and deliveries in the same atomic
-// batch; deliveries carry the body, signature and timestamp the contract names; retries follow the
+// batch; deliveries carry the body, signature and timestamp of CONVENTIONS.md#deliveries; retries follow the
 // schedule on a manual clock (so a day of backoff takes milliseconds) with Retry-After honoured;
 // 4xx is dead at once, 410 disables the subscription, a slow receiver never holds up the others.
 import { after, before, beforeEach, describe, it } from 'node:test';
@@ -9,14 +9,15 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Random } from '../../lib/clock.js';
-import { start, type ResapiServer } from '../../lib/index.js';
+import type { ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
-import { silentLogger } from '../../lib/log.js';
 import { verifySignature } from '../../lib/protocol/signature.js';
 import { OUTBOX_BODY_SPACE, OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { SECRET_SPACE } from '../../lib/webhooks/subscriptions.js';
 import { ManualClock } from '../support/clock.js';
+import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, problemOf, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
 
 interface Received {
@@ -30,7 +31,6 @@ class Receiver {
   /** Answers, in order; when none is left, 200. `hold` keeps the request open until release(). */
   answers: (number | { status: number; headers?: Record<string, string> } | 'hold')[] = [];
   private readonly held: ServerResponse[] = [];
-  private waiters: { count: number; resolve: () => void }[] = [];
   private server: Server | undefined;
   url = '';
 
@@ -47,8 +47,8 @@ class Receiver {
   }
 
   /** Resolves once `count` requests arrived in all. */
-  got(count: number): Promise<void> {
-    return this.received.length >= count ? Promise.resolve() : new Promise((resolve) => this.waiters.push({ count, resolve }));
+  async got(count: number): Promise<void> {
+    await eventually(`${count} requests at the receiver`, () => this.received.length >= count, { detail: () => `${this.received.length} arrived` });
   }
 
   release(): void {
@@ -60,8 +60,6 @@ class Receiver {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       this.received.push({ headers: req.headers, body: Buffer.concat(chunks) });
-      for (const waiter of this.waiters.filter((candidate) => this.received.length >= candidate.count)) waiter.resolve();
-      this.waiters = this.waiters.filter((candidate) => this.received.length < candidate.count);
       const answer = this.answers.shift() ?? 200;
       if (answer === 'hold') {
         this.held.push(res);
@@ -92,14 +90,7 @@ function subscribe(base: string, id: string, url: string, events: string[] = ['*
 }
 
 describe('subscriptions', () => {
-  let server: ResapiServer;
-
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger });
-  });
-  after(async () => {
-    await server.close();
-  });
+  const server = serverForSuite({ memory: true });
 
   it('should be a resource with the PUT rules of any other: 428, 201, 412, If-Match replace, 204', async () => {
     const body = JSON.stringify({ url: 'http://127.0.0.1:9/hook', events: ['products.created'], secret: SECRET });
@@ -144,17 +135,15 @@ describe('subscriptions', () => {
 });
 
 describe('the transactional outbox', () => {
-  let server: ResapiServer;
   const receiver = new Receiver();
-
   before(async () => {
     await receiver.start();
     receiver.answers = ['hold'];
-    server = await start({ port: 0, memory: true, log: silentLogger });
+  });
+  const server = serverForSuite({ memory: true }, async (server) => {
     assert.equal((await subscribe(server.url, 'only-products', receiver.url, ['products.*'])).status, 201);
   });
   after(async () => {
-    await server.close();
     await receiver.stop();
   });
 
@@ -174,27 +163,24 @@ describe('the transactional outbox', () => {
 });
 
 describe('deliveries on the injected clock', () => {
-  let clock: ManualClock;
-  let server: ResapiServer;
+  const clock = new ManualClock(Date.now());
   const receiver = new Receiver();
   const other = new Receiver();
-
   before(async () => {
     await receiver.start();
     await other.start();
-    clock = new ManualClock(Date.now());
-    server = await start({ port: 0, memory: true, clock, random: halfway, log: silentLogger, outbox: { workers: 4, timeoutMs: 5000 } });
   });
+  // Receivers first (after() hooks run in the order they are registered): a delivery they still
+  // hold then fails at once, and the server's drain (on the manual clock, which nobody advances
+  // now) has nothing to wait for.
+  after(async () => {
+    await receiver.stop();
+    await other.stop();
+  });
+  const server = serverForSuite({ memory: true, clock, random: halfway, outbox: { workers: 4, timeoutMs: 5000 } });
   beforeEach(() => {
     receiver.received.length = 0;
     receiver.answers = [];
-  });
-  after(async () => {
-    // Receivers first: a delivery they still hold then fails at once, and the server's drain (on the
-    // manual clock, which nobody advances now) has nothing to wait for.
-    await receiver.stop();
-    await other.stop();
-    await server.close();
   });
 
   it('should POST the event with its signature, timestamp and JSON type; the data carry the item and its ETag', async () => {

@@ -1,11 +1,9 @@
-// Summaries by default (CONTRACT §5: "A collection configured with `summary` lists those fields plus
-// "@id" on its pages unless the request's `$select` asks otherwise"; seed, Collections rule 4:
-// "Summaries plus a select link to the detail are preferred over full records").
-import { after, before, describe, it } from 'node:test';
+// Summaries by default: a collection configured with `summary` lists those fields and "@id", a link
+// to the detail, on its pages unless the request's `$select` asks otherwise (CONVENTIONS.md#summaries).
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
+import { serverForSuite, withServer } from '../support/server.js';
 
 interface Envelope {
   value: Record<string, unknown>[];
@@ -13,14 +11,11 @@ interface Envelope {
 }
 
 describe('collections with a summary', () => {
-  let server: ResapiServer;
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger, collections: { products: { summary: ['name', 'price', 'dims/width'] } } });
+  const server = serverForSuite({ memory: true, collections: { products: { summary: ['name', 'price', 'dims/width'] } } }, async (server) => {
     for (const [id, price] of [['p1', 5], ['p2', 12], ['p3', 30]] as const) {
       assert.equal((await create(server.url, `/products/${id}`, { name: `Product ${id}`, price, stock: 4, dims: { width: 2, depth: 3 } })).status, 201);
     }
   });
-  after(() => server.close());
 
   it('should list the summary fields plus the @id select link on every page', async () => {
     const first = (await request(server.url, '/products', { headers: { Prefer: 'maxpagesize=2' } })).json() as Envelope;
@@ -64,14 +59,11 @@ describe('collections with a summary', () => {
   });
 
   it('should accept a summary field that no item has yet: validity never depends on the items', async () => {
-    const empty = await start({ port: 0, memory: true, log: silentLogger, collections: { things: { summary: ['label'] } } });
-    try {
+    await withServer({ memory: true, collections: { things: { summary: ['label'] } } }, async (empty) => {
       assert.equal((await request(empty.url, '/things')).status, 200);
       assert.equal((await create(empty.url, '/things/t1', { other: 1 })).status, 201);
       const page = (await request(empty.url, '/things')).json() as Envelope;
       assert.deepEqual(page.value, [{ '@id': '/things/t1', label: null }]);
-    } finally {
-      await empty.close();
-    }
+    });
   });
 });

@@ -1,13 +1,13 @@
-// End to end: the webhook receiver of the real binary over a real data dir (CONTRACT §7; seed,
-// Events, "Receiving rules (in order)": cap → signature → timestamp → dedup → durably record → 2xx →
-// process afterward, and Semantics: "A 2xx means durably accepted", "Processing must therefore
-// happen at most once per event id").
+// End to end: the webhook receiver of the real binary over a real data dir. It takes the steps of
+// CONVENTIONS.md#receiving-order (cap → signature → timestamp → dedup → durably record → 2xx →
+// process afterward); a 2xx means durably accepted (CONVENTIONS.md#durable-acceptance), and an event
+// id is processed at most once (CONVENTIONS.md#deduplication).
 //
 // - `kill -9` while acknowledgements are coming back, then a restart of the same data dir: every
 //   acknowledged event is in the inbox and processed, its handler completed at least once, and only
 //   the events whose handler was running at the kill (at most `webhooks.workers`) ran twice.
 // - A 50 MiB chunked body is cut at the cap (413, Connection: close) without the server's memory
-//   growing with it, and nothing is recorded (seed, Limits).
+//   growing with it, and nothing is recorded (CONVENTIONS.md#body-cap).
 // - No secret configured: 503 with Retry-After, the reason logged once at start, not per request.
 // - `--handlers` that cannot be used refuses the start (exit 1) before any data dir is made.
 // - `resapi sign --secret-env NAME` signs the exact bytes of stdin as the receiver checks them.
@@ -16,16 +16,16 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as pause } from 'node:timers/promises';
 import { webhookSignature } from '../../lib/protocol/signature.js';
 import { BIN, REPO, runBinary, startBinary, type RunningServer } from '../support/binary.js';
+import { eventually } from '../support/eventually.js';
 import { request } from '../support/http.js';
-import { mulberry32 } from '../support/random.js';
+import { mulberry32, replayNote, testSeed } from '../support/random.js';
 import { peakRss, streamBody, type StreamResult } from '../support/streams.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 import { deliver, inboxItems, signedDelivery, type Answer, type Delivery, type InboxItem } from '../support/webhooks.js';
 
 const MIB = 1024 * 1024;
@@ -33,21 +33,12 @@ const SECRET = 'durability-test-secret';
 const ENV = { RESAPI_WEBHOOK_SECRETS: SECRET };
 const ACCEPTED = '{"status":"accepted"}';
 const DUPLICATE = '{"status":"duplicate"}';
-/** `webhooks.workers` by default (CONTRACT §1): how many handlers can be running when the process dies. */
+/** `webhooks.workers` by default (CONVENTIONS.md#configuration-file): how many handlers can be running when the process dies. */
 const WORKERS = 4;
 const EVENTS = 1500;
 const ROUNDS = 2;
 const SENDERS = 16;
-/** Polls of /$inbox after the restart; with POLL_MS between them, about 30 s at most. */
-const MAX_POLLS = 1500;
-const POLL_MS = 20;
 
-const folders: string[] = [];
-function tempFolder(): string {
-  const folder = mkdtempSync(join(tmpdir(), 'resapi-webhook-durable-'));
-  folders.push(folder);
-  return folder;
-}
 const servers: RunningServer[] = [];
 /** A server that after() kills if a failed or timed-out test left it running. */
 async function startServer(args: readonly string[], env: Readonly<Record<string, string>> = ENV): Promise<RunningServer> {
@@ -57,8 +48,9 @@ async function startServer(args: readonly string[], env: Readonly<Record<string,
 }
 after(() => {
   for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
-  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
+// Registered after the hook above, so the folders go once no server uses them any more.
+const tempFolder = tempDirsForSuite('webhook-durable');
 
 function delivery(id: string): Delivery {
   return signedDelivery(id, 'order.created', { total: 12.5, currency: 'EUR' }, SECRET);
@@ -86,8 +78,7 @@ export default {
 
 describe('POST /webhooks under kill -9', () => {
   it('should process every acknowledged event after a restart, and run at most `workers` handlers twice', { timeout: 90_000 }, async () => {
-    // WEBHOOK_TEST_SEED replays a failure; otherwise a new seed each run, printed in every message.
-    const seed = Number(process.env['WEBHOOK_TEST_SEED'] ?? Date.now() >>> 0);
+    const seed = testSeed();
     const random = mulberry32(seed);
     const folder = tempFolder();
     const log = join(folder, 'handled.log');
@@ -101,12 +92,12 @@ describe('POST /webhooks under kill -9', () => {
       const events = Array.from({ length: EVENTS }, (_, n) => delivery(n % 100 === 7 ? `${prefix}${n}/ ?%é` : `${prefix}${n}`));
       // The kill comes right after a random acknowledgement among the first half.
       const killAfter = 1 + Math.floor(random() * (EVENTS / 2));
-      const context = `(seed ${seed}, round ${round}, killed after acknowledgement ${killAfter})`;
+      const context = `(${replayNote(seed)}, round ${round}, killed after acknowledgement ${killAfter})`;
       const acknowledged = await sendUntilKilled(await startServer(args), events, killAfter, context);
 
       const restarted = await startServer(args);
       await waitUntilAllProcessed(restarted.url, context);
-      const items = (await inboxItems(restarted.url)).filter((item) => item.id.startsWith(prefix));
+      const items = (await inboxItems(restarted.url, context)).filter((item) => item.id.startsWith(prefix));
       const byId = new Map(items.map((item) => [item.id, item]));
       const sent = new Set(events.map((event) => event.id));
       assert.deepEqual(
@@ -291,20 +282,21 @@ async function signWith(bytes: Buffer, env: Readonly<Record<string, string>>): P
   return { code, stdout, stderr };
 }
 
-/** Waits until no event in the inbox is left to process, polling a bounded number of times. */
+/** Waits until no event in the inbox is left to process. */
 async function waitUntilAllProcessed(base: string, context: string): Promise<void> {
   let left: unknown[] = [];
-  for (let poll = 0; poll < MAX_POLLS; poll++) {
-    const res = await request(base, "/$inbox?$filter=status ne 'processed'", { headers: { Prefer: 'maxpagesize=1000' } });
-    assert.equal(res.status, 200, res.text);
-    const page = res.json() as { value: unknown[]; '@nextLink'?: string };
-    if (page.value.length === 0 && page['@nextLink'] === undefined) return;
-    left = page.value;
-    await pause(POLL_MS);
-  }
-  assert.fail(`after ${MAX_POLLS} polls of /$inbox, ${left.length} events are still not processed, e.g. ${JSON.stringify(left.slice(0, 3))} ${context}`);
+  await eventually(
+    'every event in the inbox to be processed',
+    async () => {
+      const res = await request(base, "/$inbox?$filter=status ne 'processed'", { headers: { Prefer: 'maxpagesize=1000' } });
+      assert.equal(res.status, 200, `${res.text} ${context}`);
+      const page = res.json() as { value: unknown[]; '@nextLink'?: string };
+      left = page.value;
+      return page.value.length === 0 && page['@nextLink'] === undefined;
+    },
+    { detail: () => `${left.length} events are still not processed, e.g. ${JSON.stringify(left.slice(0, 3))}`, context },
+  );
 }
-
 
 /** How many times the handler completed, by event id, from its fsynced log. */
 function handlerRuns(log: string): Map<string, number> {

@@ -1,33 +1,27 @@
-// End to end, in process: deliveries of one webhook event that race each other (CONTRACT §7; seed,
-// Events, "Receiving rules (in order)": "4. Deduplicate by the provider's event id. If the id was
-// already handled, acknowledge with 2xx and do nothing more", and Semantics: "Delivery is
-// at-least-once ... Processing must therefore happen at most once per event id").
+// End to end, in process: deliveries of one webhook event that race each other. Delivery is at least
+// once, so the receiver deduplicates by the provider's event id: an id already handled is
+// acknowledged with a 2xx and nothing more, and an event is processed at most once
+// (CONVENTIONS.md#deduplication, CONVENTIONS.md#receiving-order).
 //
 // A provider that retries on a short timeout sends the same id again while the first delivery is
 // still being recorded, so two copies can pass the dedup check before either is written. Whatever
 // the interleaving, exactly one copy may be answered "accepted", every other copy "duplicate", and
 // the handler may run once. Each case runs on the memory store and on a data dir, where the
 // acceptance waits for a group commit (fsync) and the gap between the check and the write is widest.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { setTimeout as pause } from 'node:timers/promises';
-import { start, type ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
-import { silentLogger } from '../../lib/log.js';
-import { mulberry32 } from '../support/random.js';
+import { eventually } from '../support/eventually.js';
+import { mulberry32, replayNote, testSeed } from '../support/random.js';
+import { serverForSuite } from '../support/server.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 import { deliver, inboxItems, signedDelivery, type Answer, type Delivery, type InboxItem } from '../support/webhooks.js';
 
 const SECRET = 'races-test-secret';
 const PAIRS = 25;
 const IDS = 1000;
 const SENDERS = 100;
-/** Polls of /$inbox while waiting for the handlers; with POLL_MS between them, about 30 s at most. */
-const MAX_POLLS = 1500;
-const POLL_MS = 20;
 
 function delivery(id: string): Delivery {
   return signedDelivery(id, 'race.test', { note: 'the same event, delivered again' }, SECRET);
@@ -35,8 +29,6 @@ function delivery(id: string): Delivery {
 
 for (const storeKind of ['memory', 'data dir'] as const) {
   describe(`POST /webhooks racing itself (${storeKind} store)`, () => {
-    let server: ResapiServer;
-    let dir: string | undefined;
     /** Handler runs by event id. */
     const runs = new Map<string, number>();
     const handler = (event: JsonObject): void => {
@@ -44,20 +36,15 @@ for (const storeKind of ['memory', 'data dir'] as const) {
       runs.set(id, (runs.get(id) ?? 0) + 1);
     };
 
-    before(async () => {
-      if (storeKind === 'memory') {
-        server = await start({ port: 0, memory: true, webhookSecrets: [SECRET], webhookHandlers: { 'race.test': handler }, log: silentLogger });
-      } else {
-        dir = mkdtempSync(join(tmpdir(), 'resapi-webhook-races-'));
-        server = await start({ port: 0, dataDir: dir, webhookSecrets: [SECRET], log: silentLogger });
-        // The library's way, after start: events that arrived meanwhile would be parked, not lost.
-        server.webhooks.on('race.test', handler);
-      }
-    });
-    after(async () => {
-      await server.close();
-      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-    });
+    const server = serverForSuite(
+      () => (storeKind === 'memory' ? { memory: true, webhookSecrets: [SECRET], webhookHandlers: { 'race.test': handler } } : { dataDir: tempDir(), webhookSecrets: [SECRET] }),
+      async (server) => {
+        // On a data dir, the library's way, after start: events that arrived meanwhile would be parked, not lost.
+        if (storeKind === 'data dir') server.webhooks.on('race.test', handler);
+      },
+    );
+    // Made in the server's before(); registered after it, so removed once the server has closed.
+    const tempDir = tempDirsForSuite('webhook-races');
 
     it('should accept exactly one of two simultaneous deliveries of an id and run its handler once', async () => {
       const held: { id: string; release: () => Promise<Answer> }[] = [];
@@ -80,10 +67,9 @@ for (const storeKind of ['memory', 'data dir'] as const) {
     });
 
     it('should accept each of 1,000 ids once when 100 senders repeat them in random order', async () => {
-      // WEBHOOK_TEST_SEED replays a failure; otherwise a new seed each run, printed in every message.
-      const seed = Number(process.env['WEBHOOK_TEST_SEED'] ?? (Date.now() ^ (storeKind === 'memory' ? 0 : 0x5bd1e995)) >>> 0);
+      const seed = testSeed();
       const random = mulberry32(seed);
-      const context = `(seed ${seed}, ${storeKind} store)`;
+      const context = `(${replayNote(seed)}, ${storeKind} store)`;
       // Each id goes to 2-4 different senders; each sender then sends its share in a random order.
       const queues: Delivery[][] = Array.from({ length: SENDERS }, () => []);
       let total = 0;
@@ -116,7 +102,7 @@ for (const storeKind of ['memory', 'data dir'] as const) {
       assert.deepEqual(ids.filter((id) => accepted.get(id) !== 1), [], `ids not accepted exactly once ${context}`);
       assert.equal(answers.filter(({ answer }) => answer.text === '{"status":"duplicate"}').length, total - IDS, context);
 
-      const items = await waitForProcessed(server.url, IDS, (id) => id.startsWith('many-'));
+      const items = await waitForProcessed(server.url, IDS, (id) => id.startsWith('many-'), context);
       assert.deepEqual(items.filter((item) => item.attempts !== 1).map((item) => item.id), [], `events run more than one attempt ${context}`);
       assert.deepEqual(ids.filter((id) => runs.get(id) !== 1).map((id) => `${id}: ${runs.get(id) ?? 0} runs`), [], `handlers not run exactly once ${context}`);
     });
@@ -125,20 +111,25 @@ for (const storeKind of ['memory', 'data dir'] as const) {
 
 /**
  * Waits until the inbox holds `expected` items that `mine` picks and every one of them is processed;
- * returns them. Polls the observable state a bounded number of times, then fails saying what is left.
+ * returns them. Fails at the deadline saying what is left.
  */
-async function waitForProcessed(base: string, expected: number, mine: (id: string) => boolean): Promise<InboxItem[]> {
+async function waitForProcessed(base: string, expected: number, mine: (id: string) => boolean, context = ''): Promise<InboxItem[]> {
   let items: InboxItem[] = [];
-  for (let poll = 0; poll < MAX_POLLS; poll++) {
-    items = (await inboxItems(base)).filter((item) => mine(item.id));
-    if (items.length === expected && items.every((item) => item.status === 'processed')) return items;
-    await pause(POLL_MS);
-  }
-  const waiting = items.filter((item) => item.status !== 'processed');
-  assert.fail(`after ${MAX_POLLS} polls the inbox holds ${items.length} of ${expected} events, ${waiting.length} not processed: ${JSON.stringify(waiting.slice(0, 3))}`);
+  return eventually(
+    `${expected} events in the inbox, all processed`,
+    async () => {
+      items = (await inboxItems(base, context)).filter((item) => mine(item.id));
+      return items.length === expected && items.every((item) => item.status === 'processed') && items;
+    },
+    {
+      detail: () => {
+        const waiting = items.filter((item) => item.status !== 'processed');
+        return `the inbox holds ${items.length} of them, ${waiting.length} not processed: ${JSON.stringify(waiting.slice(0, 3))}`;
+      },
+      context,
+    },
+  );
 }
-
-
 
 /**
  * Starts a delivery whose body arrives in two parts and resolves once the receiver is reading it

@@ -1,23 +1,23 @@
-// End to end, in-process: the webhook receiver (seed, "Receiving rules (in order)", Authentication;
-// CONTRACT §7) and the inbox. Every failure status and that it records nothing; raw-byte signatures
+// End to end, in-process: the webhook receiver (CONVENTIONS.md#receiving-webhooks) and the inbox
+// (CONVENTIONS.md#inbox). Every failure status and that it records nothing; raw-byte signatures
 // and rotation; the timestamp window; dedup; a store failure answered 503; /$inbox as a collection;
 // and, on a manual clock, whole retry schedules, dead letters, $retry, timeouts, parked events and
 // the dedup window, all in milliseconds.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Random } from '../../lib/clock.js';
-import { start, type ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
-import { silentLogger } from '../../lib/log.js';
 import { webhookSignature } from '../../lib/protocol/signature.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import { INBOX_SPACE, type HandlerContext } from '../../lib/webhooks/inbox.js';
 import { ManualClock } from '../support/clock.js';
+import { eventually } from '../support/eventually.js';
 import { problemOf, request, type TestResponse } from '../support/http.js';
+import { serverForSuite, withServer } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 
 const SECRET = 'current-secret';
 const PREVIOUS = 'previous-secret';
@@ -36,19 +36,13 @@ function statusOf(res: TestResponse): string {
 }
 
 describe('the webhook receiver', () => {
-  let server: ResapiServer;
   const handled: { event: JsonObject; context: HandlerContext }[] = [];
   let handledNext: (() => void) | undefined;
-
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger, webhookSecrets: [SECRET, PREVIOUS] });
+  const server = serverForSuite({ memory: true, webhookSecrets: [SECRET, PREVIOUS] }, async (server) => {
     server.webhooks.on('*', (event, context) => {
       handled.push({ event, context });
       handledNext?.();
     });
-  });
-  after(async () => {
-    await server.close();
   });
 
   it('should accept a signed event with 200 {"status":"accepted"}, list it, and hand it to its handler afterwards', async () => {
@@ -160,17 +154,14 @@ describe('the webhook receiver', () => {
 describe('the webhook receiver without a secret, or with a failing store', () => {
   it('should answer 503 with Retry-After and log the reason once, at start', async () => {
     const logged: string[] = [];
-    const server = await start({ port: 0, memory: true, log: (_level, message) => void logged.push(message) });
-    try {
+    await withServer({ memory: true, log: (_level, message) => void logged.push(message) }, async (server) => {
       for (let n = 0; n < 3; n++) {
         const res = await deliver(server.url, eventBody(`no-secret-${n}`));
         assert.equal(res.status, 503);
         assert.ok(res.headers['retry-after'] !== undefined);
       }
       assert.equal(logged.filter((message) => message.includes('no secret is configured')).length, 1);
-    } finally {
-      await server.close();
-    }
+    });
   });
 
   it('should answer 503 with Retry-After when the record cannot be made durable, and accept the retry later', async () => {
@@ -178,37 +169,31 @@ describe('the webhook receiver without a secret, or with a failing store', () =>
     const commit = store.commit.bind(store);
     let failing = true;
     store.commit = (batch) => (failing && batch.mutations.some((mutation) => mutation.collection === INBOX_SPACE) ? Promise.resolve({ ok: false, reason: 'unavailable', detail: 'disk full' }) : commit(batch));
-    const server = await start({ port: 0, store, log: silentLogger, webhookSecrets: [SECRET] });
-    try {
+    await withServer({ store, webhookSecrets: [SECRET] }, async (server) => {
       const refused = await deliver(server.url, eventBody('full-1'));
       assert.equal(refused.status, 503);
       assert.equal(refused.headers['retry-after'], '1');
       assert.equal(store.get(INBOX_SPACE, 'full-1'), undefined);
       failing = false;
       assert.equal(statusOf(await deliver(server.url, eventBody('full-1'))), 'accepted');
-    } finally {
-      await server.close();
-    }
+    });
   });
 });
 
 describe('processing on the injected clock', () => {
   const alwaysLongest: Random = { bytes: (size) => Buffer.alloc(size, 7), fraction: () => 0.999_999 };
   let dir = '';
-  let clock: ManualClock;
-  let server: ResapiServer;
+  const clock = new ManualClock(Date.now());
   let failing = true;
   const attempts: number[] = [];
-
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'resapi-webhooks-'));
-    clock = new ManualClock(Date.now());
-    server = await start({
-      port: 0,
+  /** Attempts of the handler that hangs, as they start. */
+  const slowRuns: number[] = [];
+  const server = serverForSuite(() => {
+    dir = tempDir();
+    return {
       dataDir: dir,
       clock,
       random: alwaysLongest,
-      log: silentLogger,
       webhookSecrets: [SECRET],
       webhooks: { handlerTimeoutMs: 5000 },
       webhookHandlers: {
@@ -216,14 +201,15 @@ describe('processing on the injected clock', () => {
           attempts.push(context.attempt);
           if (failing) throw new Error(`failure ${context.attempt}`);
         },
-        'slow.kind': (_event, context) => new Promise((resolve) => context.signal.addEventListener('abort', () => resolve(undefined))),
+        'slow.kind': (_event, context) => {
+          slowRuns.push(context.attempt);
+          return new Promise((resolve) => context.signal.addEventListener('abort', () => resolve(undefined)));
+        },
       },
-    });
+    };
   });
-  after(async () => {
-    await server.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  // Made in the server's before(); registered after it, so removed once the server has closed.
+  const tempDir = tempDirsForSuite('webhooks');
 
   it('should retry a throwing handler on the backoff schedule (1 s × 2^n, full jitter, 5 min cap), then make it dead with a dead letter', async () => {
     assert.equal((await deliver(server.url, eventBody('flaky-1', 'flaky.kind'))).status, 200);
@@ -263,6 +249,8 @@ describe('processing on the injected clock', () => {
 
   it('should time out a handler that hangs, abort its signal, and retry it', async () => {
     assert.equal((await deliver(server.url, eventBody('slow-1', 'slow.kind'))).status, 200);
+    // Its timeout is set when it starts: time moves only once it runs.
+    await eventually('the handler that hangs to start', () => slowRuns.length === 1);
     clock.advance(5000);
     const failed = await recordWhere(server.store, INBOX_SPACE, 'slow-1', (r) => r.doc['status'] === 'failed');
     assert.equal(failed.doc['lastError'], 'the handler did not finish within 5000 ms');

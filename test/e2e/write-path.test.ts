@@ -1,15 +1,16 @@
 // End to end: one write path (lib/writes/writer.ts). A document the server would refuse from a PUT
 // is refused the same way on every other path that stores documents: a bulk CSV row (400 naming the
 // row, nothing applied) and the --seed data (the start is refused, naming the file and item).
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { start, type ResapiServer } from '../../lib/index.js';
+import { start } from '../../lib/index.js';
 import { silentLogger } from '../../lib/log.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import { create, problemOf, request } from '../support/http.js';
+import { serverForSuite, withServer } from '../support/server.js';
+import { withTempDir } from '../support/temp-dir.js';
 
 const CSV = { 'Content-Type': 'text/csv' } as const;
 
@@ -18,16 +19,10 @@ function nestedArrayText(depth: number): string {
 }
 
 describe('bulk rows go through the write path', () => {
-  let server: ResapiServer;
-
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger, collections: { priced: { schema: { name: 'string', price: 'number', tags: 'array' } } } });
+  const server = serverForSuite({ memory: true, collections: { priced: { schema: { name: 'string', price: 'number', tags: 'array' } } } }, async (server) => {
     assert.equal((await create(server.url, '/priced/p1', { name: 'Cup', price: null, tags: [] })).status, 201);
     assert.equal((await create(server.url, '/priced/p2', { name: 'Mug', price: 5, tags: [] })).status, 201);
     assert.equal((await create(server.url, '/loose/l1', { tags: [] })).status, 201);
-  });
-  after(async () => {
-    await server.close();
   });
 
   it('should refuse a row whose new value breaks the schema, naming the row, as a PUT of that document is refused', async () => {
@@ -61,22 +56,19 @@ describe('bulk rows go through the write path', () => {
 
 describe('bulk files under contention', () => {
   it('should take turns with other files over the same collection, each row applied once, all answered 200', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'resapi-bulk-race-'));
     // Durable: each commit waits for its fsync, so files decided at the same time would race for real.
-    const server = await start({ port: 0, dataDir, log: silentLogger });
-    try {
-      const ids = Array.from({ length: 20 }, (_, n) => `r${n}`);
-      for (const id of ids) assert.equal((await create(server.url, `/rows/${id}`, { price: 1 })).status, 201);
-      const file = `id,currentPrice,newPrice\n${ids.map((id) => `${id},1,2`).join('\n')}\n`;
-      const answers = await Promise.all(Array.from({ length: 20 }, () => request(server.url, '/rows/$bulk', { method: 'PUT', headers: CSV, body: file })));
-      assert.deepEqual(answers.map((res) => res.status), answers.map(() => 200));
-      const reports = answers.map((res) => res.json() as { applied: number; skipped: number });
-      assert.equal(reports.reduce((sum, report) => sum + report.applied, 0), 20, 'each row applied by exactly one file');
-      assert.equal(reports.reduce((sum, report) => sum + report.skipped, 0), 19 * 20);
-    } finally {
-      await server.close();
-      await rm(dataDir, { recursive: true, force: true });
-    }
+    await withTempDir('bulk-race', (dataDir) =>
+      withServer({ dataDir }, async (server) => {
+        const ids = Array.from({ length: 20 }, (_, n) => `r${n}`);
+        for (const id of ids) assert.equal((await create(server.url, `/rows/${id}`, { price: 1 })).status, 201);
+        const file = `id,currentPrice,newPrice\n${ids.map((id) => `${id},1,2`).join('\n')}\n`;
+        const answers = await Promise.all(Array.from({ length: 20 }, () => request(server.url, '/rows/$bulk', { method: 'PUT', headers: CSV, body: file })));
+        assert.deepEqual(answers.map((res) => res.status), answers.map(() => 200));
+        const reports = answers.map((res) => res.json() as { applied: number; skipped: number });
+        assert.equal(reports.reduce((sum, report) => sum + report.applied, 0), 20, 'each row applied by exactly one file');
+        assert.equal(reports.reduce((sum, report) => sum + report.skipped, 0), 19 * 20);
+      }),
+    );
   });
 
   it('should decide the file again, not answer 503 or log a store failure, while single-item writes keep changing its rows', async () => {
@@ -94,35 +86,25 @@ describe('bulk files under contention', () => {
       }
       return commit(batch);
     };
-    const server = await start({ port: 0, store, log: (_level, message) => void logged.push(message) });
-    try {
+    await withServer({ store, log: (_level, message) => void logged.push(message) }, async (server) => {
       assert.equal((await create(server.url, '/rows/r1', { price: 1 })).status, 201);
       const res = await request(server.url, '/rows/$bulk', { method: 'PUT', headers: CSV, body: 'id,currentPrice,newPrice\nr1,1,2\n' });
       assert.equal(res.status, 200, res.text);
       assert.equal((res.json() as { applied: number }).applied, 1);
       assert.equal(interferences, 7);
       assert.deepEqual(logged.filter((message) => message.includes('store write failed')), []);
-    } finally {
-      await server.close();
-    }
+    });
   });
 });
 
 describe('--seed goes through the write path', () => {
-  let dir = '';
-
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'resapi-seed-write-'));
-  });
-  after(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
-
   it('should refuse to start on a seed document a PUT would refuse, naming the file and item', async () => {
-    await writeFile(join(dir, 'priced.json'), JSON.stringify([{ id: 'a', price: 1 }, { id: 'b', price: 'free' }]));
-    await assert.rejects(
-      start({ port: 0, memory: true, log: silentLogger, seed: dir, collections: { priced: { schema: { price: 'number' } } } }),
-      (error: Error) => error.message.includes(`seed ${join(dir, 'priced.json')}: priced[1]`) && /\/price must be number/.test(error.message),
-    );
+    await withTempDir('seed-write', async (dir) => {
+      await writeFile(join(dir, 'priced.json'), JSON.stringify([{ id: 'a', price: 1 }, { id: 'b', price: 'free' }]));
+      await assert.rejects(
+        start({ port: 0, memory: true, log: silentLogger, seed: dir, collections: { priced: { schema: { price: 'number' } } } }),
+        (error: Error) => error.message.includes(`seed ${join(dir, 'priced.json')}: priced[1]`) && /\/price must be number/.test(error.message),
+      );
+    });
   });
 });

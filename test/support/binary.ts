@@ -1,5 +1,5 @@
 // Starts the real `bin/resapi.js` in a child process on 127.0.0.1 port 0 and waits for its first
-// stdout line, `listening on http://HOST:PORT` (CONTRACT §1).
+// stdout line, `listening on http://HOST:PORT` (CONVENTIONS.md#command-line).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before } from 'node:test';

@@ -11,11 +11,14 @@ export interface EventuallyOptions {
   readonly deadlineMs?: number;
   /** Describes the state when the deadline passes (what was seen last). */
   readonly detail?: () => string | Promise<string>;
+  /** Appended to the failure message as it is: the seed of a randomized test, the round, … */
+  readonly context?: string;
 }
 
 /**
  * Calls `check` until it returns something other than `undefined`, `false` or `null`, and returns that.
- * Fails with "timed out after N ms waiting for <what>" (plus `detail()`) once the deadline passes.
+ * Fails with "timed out after N ms waiting for <what>" (plus `detail()` and `context`) once the
+ * deadline passes.
  */
 export async function eventually<T>(
   what: string,
@@ -29,7 +32,8 @@ export async function eventually<T>(
     if (value !== undefined && value !== null && value !== false) return value;
     if (performance.now() > deadline) {
       const detail = options.detail === undefined ? '' : `: ${await options.detail()}`;
-      throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}${detail}`);
+      const context = options.context === undefined ? '' : ` ${options.context}`;
+      throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}${detail}${context}`);
     }
     await pause(POLL_MS);
   }

@@ -42,7 +42,7 @@ export class Placeholders {
   /** What the README shows for the printed output of one command. */
   fromServer(printed: string): string {
     for (const secret of this.secrets.values()) {
-      // A secret is write-only (CONTRACT §8): an answer that holds one is a leak, not a drift.
+      // A secret is write-only (CONVENTIONS.md#subscriptions): an answer that holds one is a leak, not a drift.
       if (printed.includes(secret)) throw new Error('the server printed a signing secret');
     }
     if (!printed.startsWith('HTTP/')) return this.text(printed);

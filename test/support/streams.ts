@@ -1,5 +1,5 @@
-// Large request bodies for the body-cap tests (CONTRACT §3: "Memory use never grows with the size
-// the client sends"): a body written chunk by chunk with backpressure, cut short once the server has
+// Large request bodies for the body-cap tests (memory use does not grow with what the client sends:
+// CONVENTIONS.md#body-cap): a body written chunk by chunk with backpressure, cut short once the server has
 // answered, and the peak memory of the server process that read it.
 import { readFileSync } from 'node:fs';
 import type { ClientRequest } from 'node:http';

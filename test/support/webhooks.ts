@@ -1,9 +1,8 @@
-// Webhook deliveries for end-to-end tests (CONTRACT §7): a signed event, one POST of it over a
+// Webhook deliveries for end-to-end tests (CONVENTIONS.md#receiving-webhooks): a signed event, one POST of it over a
 // keep-alive agent, and every item of /$inbox read page after page.
-import assert from 'node:assert/strict';
 import { type Agent, request as httpRequest } from 'node:http';
 import { webhookSignature } from '../../lib/protocol/signature.js';
-import { request } from './http.js';
+import { walkPages } from './pages.js';
 
 export interface Delivery {
   readonly id: string;
@@ -45,17 +44,7 @@ export function deliver(agent: Agent, base: string, event: Delivery): Promise<An
   });
 }
 
-/** Every item of /$inbox, page after page. */
-export async function inboxItems(base: string): Promise<InboxItem[]> {
-  const items: InboxItem[] = [];
-  let path: string | undefined = '/$inbox';
-  while (path !== undefined) {
-    const res = await request(base, path, { headers: { Prefer: 'maxpagesize=1000' } });
-    assert.equal(res.status, 200, res.text);
-    const page = res.json() as { value: InboxItem[]; '@nextLink'?: string };
-    items.push(...page.value);
-    const next = page['@nextLink'];
-    path = next === undefined ? undefined : ((url) => url.pathname + url.search)(new URL(next, base));
-  }
-  return items;
+/** Every item of /$inbox, page after page; `context` goes into every failure message. */
+export function inboxItems(base: string, context?: string): Promise<InboxItem[]> {
+  return walkPages<InboxItem>(base, '/$inbox', { headers: { Prefer: 'maxpagesize=1000' }, context });
 }
