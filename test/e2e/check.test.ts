@@ -16,7 +16,8 @@ import { checkCatalogue } from '../../lib/check/checks.js';
 import type { CheckReport } from '../../lib/check/run.js';
 import { runChecks } from '../../lib/check/run.js';
 import { isAnchor } from '../../lib/check/rules.js';
-import { start, type ResapiServer } from '../../lib/server.js';
+import type { ResapiServer } from '../../lib/server.js';
+import { withServer } from '../support/server.js';
 import { BIN, startBinary, type RunningServer } from '../support/binary.js';
 
 const run = promisify(execFile);
@@ -184,14 +185,16 @@ async function brokenServer(origin: ResapiServer, breakage: Breakage): Promise<{
 
 /** Runs the checks against a broken server; the report and the ids that failed. */
 async function checkBroken(config: Readonly<Record<string, unknown>>, breakage: Breakage, options: { apiKey?: string } = {}): Promise<CheckReport> {
-  const origin = await start({ port: 0, memory: true, log: () => {}, ...config });
-  const broken = await brokenServer(origin, breakage);
-  try {
-    return await runChecks(broken.url, options.apiKey === undefined ? {} : { apiKey: options.apiKey });
-  } finally {
-    await broken.close();
-    await origin.close();
-  }
+  let report: CheckReport | undefined;
+  await withServer({ memory: true, ...config }, async (origin) => {
+    const broken = await brokenServer(origin, breakage);
+    try {
+      report = await runChecks(broken.url, options.apiKey === undefined ? {} : { apiKey: options.apiKey });
+    } finally {
+      await broken.close();
+    }
+  });
+  return report as CheckReport;
 }
 
 /** The answer's JSON object, or undefined for anything else (HEAD, 304, CSV, a problem). */

@@ -1,20 +1,16 @@
 // Preconditions on POST /{collection} are held against the representation a plain GET of the
 // collection answers (CONVENTIONS.md#post-preconditions): the same paging flow builds both, so the
 // ETag a client read is the one its If-Match is compared with, summaries and page sizes included.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, type ResapiServer } from '../../lib/index.js';
-import { silentLogger } from '../../lib/log.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
+import { serverForSuite } from '../support/server.js';
 
 describe('POST /{collection} with If-Match', () => {
-  let server: ResapiServer;
-  before(async () => {
-    server = await start({ port: 0, memory: true, log: silentLogger, collections: { products: { summary: ['name'] } } });
-    assert.equal((await create(server.url, '/products/p1', { name: 'One', price: 5 })).status, 201);
-    assert.equal((await create(server.url, '/notes/n1', { text: 'plain' })).status, 201);
+  const server = serverForSuite({ memory: true, collections: { products: { summary: ['name'] } } }, async (started) => {
+    assert.equal((await create(started.url, '/products/p1', { name: 'One', price: 5 })).status, 201);
+    assert.equal((await create(started.url, '/notes/n1', { text: 'plain' })).status, 201);
   });
-  after(() => server.close());
 
   // Regression: the POST's validators were built from whole items while GET lists summaries, so the
   // ETag GET /products answered never matched and every such POST was 412.

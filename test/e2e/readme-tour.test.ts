@@ -12,14 +12,15 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, REPO, startBinary, type RunningServer } from '../support/binary.js';
 import { parseCurl, perform } from '../support/curl.js';
+import { eventually } from '../support/eventually.js';
 import { Placeholders } from '../support/placeholders.js';
 import { expandWord, literalWord, tokenize, type Token } from '../support/shell.js';
+import { tempDirsForSuite } from '../support/temp-dir.js';
 import { compareTranscript, readTranscripts, renderTranscript, replaceTranscripts, type TypedCommand } from '../support/transcript.js';
 
 const README = join(REPO, 'README.md');
@@ -58,7 +59,7 @@ describe('the README tour', () => {
   const written = new Map<string, string>();
 
   before(async () => {
-    folder = mkdtempSync(join(tmpdir(), 'resapi-tour-'));
+    folder = tourFolder();
     const secret = randomBytes(24).toString('hex');
     const env = { RESAPI_WEBHOOK_SECRETS: secret };
     // As `npm start` serves (package.json), in a new data dir so the seed loads.
@@ -78,9 +79,10 @@ describe('the README tour', () => {
     agent.destroy();
     await first?.stop();
     await second?.stop();
-    if (folder !== '') rmSync(folder, { recursive: true, force: true });
     if (WRITE && written.size > 0) writeFileSync(README, replaceTranscripts(readFileSync(README, 'utf8'), written));
   });
+  // Registered after the hook that stops the servers, so the folder goes once they are stopped.
+  const tourFolder = tempDirsForSuite('tour');
 
   it('should hold every step of the tour, in order, each running at least one curl', () => {
     assert.deepEqual(
@@ -269,15 +271,15 @@ async function realCurl(args: readonly string[], cwd: string): Promise<string> {
   return split === -1 ? printed : `${printed.slice(0, split).replace(/\r\n/g, '\n')}\n\n${printed.slice(split + 4)}`;
 }
 
-/** Polls the receiver's inbox until it lists `count` events, within a deadline; the waits grow, so a slow machine costs few requests. */
+/** Waits until the receiver's inbox lists `count` events, within the delivery deadline. */
 async function untilInboxHolds(url: string, count: number): Promise<void> {
-  const deadline = Date.now() + DELIVERY_DEADLINE_MS;
-  let wait = 5;
-  for (;;) {
-    const inbox = (await (await fetch(`${url}/$inbox`)).json()) as { value: unknown[] };
-    if (inbox.value.length >= count) return;
-    if (Date.now() > deadline) assert.fail(`no delivery reached ${url}/$inbox within ${DELIVERY_DEADLINE_MS} ms`);
-    await new Promise((resolve) => setTimeout(resolve, wait));
-    wait = Math.min(wait * 2, 200);
-  }
+  let seen = 0;
+  await eventually(
+    `${count} deliveries in ${url}/$inbox`,
+    async () => {
+      seen = ((await (await fetch(`${url}/$inbox`)).json()) as { value: unknown[] }).value.length;
+      return seen >= count;
+    },
+    { deadlineMs: DELIVERY_DEADLINE_MS, detail: () => `it lists ${seen}` },
+  );
 }

@@ -5,13 +5,13 @@
 // on `$retry`, and nothing is left under the former name.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { start } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
 import { silentLogger } from '../../lib/log.js';
 import { openFileStore } from '../../lib/store/file.js';
 import type { Mutation } from '../../lib/store/types.js';
 import { request } from '../support/http.js';
 import { recordWhere } from '../support/store.js';
+import { withServer } from '../support/server.js';
 import { withTempDir } from '../support/temp-dir.js';
 
 const DAY_MS = 86_400_000;
@@ -40,14 +40,12 @@ describe('a data dir written under the former inbox names', () => {
       await opened.store.close();
 
       const seen: string[] = [];
-      const server = await start({
-        port: 0,
+      const options = {
         dataDir: dir,
-        log: silentLogger,
         webhookSecrets: ['secret'],
-        webhookHandlers: { '*': (event) => void seen.push(event['id'] as string) },
-      });
-      try {
+        webhookHandlers: { '*': (event: JsonObject) => void seen.push(event['id'] as string) },
+      };
+      await withServer(options, async (server) => {
         const ran = await recordWhere(server.store, '$inbox', 'waiting-1', (record) => record.doc['attempts'] === 1);
         assert.deepEqual([ran.doc['status'], ran.doc['lastError']], ['processed', undefined]);
         assert.deepEqual(seen, ['waiting-1']);
@@ -58,9 +56,7 @@ describe('a data dir written under the former inbox names', () => {
         assert.equal((await request(server.url, '/$inbox/dead-1/$retry', { method: 'PUT' })).status, 202);
         await recordWhere(server.store, '$inbox', 'dead-1', (record) => record.doc['status'] === 'processed');
         assert.deepEqual(seen, ['waiting-1', 'dead-1']);
-      } finally {
-        await server.close();
-      }
+      });
     });
   });
 });
