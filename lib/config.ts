@@ -28,6 +28,12 @@
 // - cors.origins: 1–64 entries, each "*" or a serialized origin (RFC 6454 §6.2) as browsers send it in
 //   Origin: lower-case `http` or `https`, "://", host, optional port, nothing after. Absent means the
 //   default of CONVENTIONS.md#cors, which depends on whether API keys are on (lib/http/cors.ts).
+// - allowedHosts: 1–64 host names (RFC 1123 labels, or an IPv4 address, or an IPv6 address in brackets),
+//   compared case-insensitively with a request's Host (CONVENTIONS.md#host-check).
+// - limits (CONVENTIONS.md#limits): maxPropertyNames.collection an integer 1–1000000,
+//   maxPropertyNames.document 1–100000, maxSubscriptions 1–100000, maxQueuedResponseBytes 1 MiB–1 TiB,
+//   responseStallMs 1–2147483647, pageBytes 1 KiB–1 GiB, expensiveFilters 1–256.
+// - outbox.refusePrivateAddresses: true or false; outbox.errorDetail: "full" or "class".
 // "__proto__" (like any name not listed) is reported as unknown, never merged: results are fresh
 // objects built from the known keys only, frozen like DEFAULT_CONFIG.
 
@@ -54,6 +60,16 @@ const PLAIN_KEY_SEGMENT = /^[A-Za-z0-9_$-]{1,128}$/;
 const FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'boolean', 'object', 'array'];
 const MAX_SUMMARY_FIELDS = 64;
 const MAX_CORS_ORIGINS = 64;
+const MAX_ALLOWED_HOSTS = 64;
+// A DNS name of RFC 1123 labels, an IPv4 address, or an IPv6 address in brackets, as Host writes it.
+const DNS_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const HOST_NAME = new RegExp(`^(?:${DNS_LABEL}(?:\\.${DNS_LABEL})*|\\[[0-9A-Fa-f:.]{2,45}\\])$`);
+const MAX_HOST_NAME = 253;
+const KIB = 1024;
+const MIB = 1024 * KIB;
+const GIB = 1024 * MIB;
+const TIB = 1024 * GIB;
+const ERROR_DETAILS: readonly ErrorDetail[] = ['full', 'class'];
 
 export type FieldType = 'string' | 'number' | 'boolean' | 'object' | 'array';
 export interface CollectionConfig {
@@ -69,7 +85,25 @@ export interface WebhooksConfig {
   readonly dedupDays: number; readonly workers: number; readonly handlerTimeoutMs: number;
   readonly retry: RetrySchedule;
 }
-export interface OutboxConfig { readonly workers: number; readonly timeoutMs: number; readonly retry: RetrySchedule }
+/** What a delivery's `lastError` says: everything, or only its class (timeout, refused, unreachable, HTTP status). */
+export type ErrorDetail = 'full' | 'class';
+export interface OutboxConfig {
+  readonly workers: number;
+  readonly timeoutMs: number;
+  readonly retry: RetrySchedule;
+  readonly refusePrivateAddresses: boolean;
+  readonly errorDetail: ErrorDetail;
+}
+export interface PropertyNameLimits { readonly collection: number; readonly document: number }
+/** The bounds that keep one client from costing everyone else (CONVENTIONS.md#limits). */
+export interface LimitsConfig {
+  readonly maxPropertyNames: PropertyNameLimits;
+  readonly maxSubscriptions: number;
+  readonly maxQueuedResponseBytes: number;
+  readonly responseStallMs: number;
+  readonly pageBytes: number;
+  readonly expensiveFilters: number;
+}
 export interface Config {
   readonly allowUnconditionalPut: boolean;
   readonly tombstoneDays: number;
@@ -79,6 +113,9 @@ export interface Config {
   readonly webhooks: WebhooksConfig;
   readonly outbox: OutboxConfig;
   readonly cors: CorsConfig;
+  /** Host names a request may name besides loopback, the listening address and the base URL's. */
+  readonly allowedHosts: readonly string[];
+  readonly limits: LimitsConfig;
 }
 export type ConfigResult =
   | { readonly ok: true; readonly config: Config }
@@ -100,8 +137,19 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     path: '/webhooks', toleranceS: 300, requireTimestamp: false, dedupDays: 30, workers: 4, handlerTimeoutMs: 30_000,
     retry: INBOX_BACKOFF.schedule,
   },
-  outbox: { workers: 4, timeoutMs: 5000, retry: OUTBOX_BACKOFF.schedule },
+  outbox: {
+    workers: 4, timeoutMs: 5000, retry: OUTBOX_BACKOFF.schedule, refusePrivateAddresses: false, errorDetail: 'full',
+  },
   cors: {},
+  allowedHosts: [],
+  limits: {
+    maxPropertyNames: { collection: 10_000, document: 1000 },
+    maxSubscriptions: 100,
+    maxQueuedResponseBytes: 256 * MIB,
+    responseStallMs: 30_000,
+    pageBytes: 4 * MIB,
+    expensiveFilters: 2,
+  },
 });
 
 type Problem = { readonly ok: false; readonly key: string; readonly message: string };
@@ -191,8 +239,23 @@ const CONFIG = fields<Config>({
     workers: integer(1, MAX_WORKERS),
     timeoutMs: integer(1, MAX_TIMER_MS),
     retry: RETRY,
+    refusePrivateAddresses: boolean,
+    errorDetail: oneOf(ERROR_DETAILS),
   }),
   cors: fields<CorsConfig>({ origins: optional(list(MAX_CORS_ORIGINS, corsOrigin)) }),
+  allowedHosts: (value, key, fallback) =>
+    value === undefined ? { ok: true, value: fallback } : list(MAX_ALLOWED_HOSTS, hostName)(value, key),
+  limits: fields<LimitsConfig>({
+    maxPropertyNames: fields<PropertyNameLimits>({
+      collection: integer(1, 1_000_000),
+      document: integer(1, 100_000),
+    }),
+    maxSubscriptions: integer(1, 100_000),
+    maxQueuedResponseBytes: integer(MIB, TIB),
+    responseStallMs: integer(1, MAX_TIMER_MS),
+    pageBytes: integer(KIB, GIB),
+    expensiveFilters: integer(1, MAX_WORKERS),
+  }),
 });
 
 /** A collection's own configuration; a name such as "constructor" never reaches Object.prototype. */
@@ -277,6 +340,20 @@ function list(
       if (value.indexOf(entry) !== index) return fail(`${key}[${index}]`, `repeats ${describe(entry)}`);
     }
     return { ok: true, value: Object.freeze([...(value as string[])]) };
+  };
+}
+
+function hostName(host: string): string | undefined {
+  if (host.length <= MAX_HOST_NAME && HOST_NAME.test(host)) return undefined;
+  return `must be a host name such as "myapp.test" (no scheme, port or path), got ${describe(host)}`;
+}
+
+function oneOf<T extends string>(choices: readonly T[]): Reader<T> {
+  return (value, key, fallback) => {
+    if (value === undefined) return { ok: true, value: fallback };
+    const choice = choices.find((candidate) => candidate === value);
+    if (choice !== undefined) return { ok: true, value: choice };
+    return fail(key, `must be one of ${choices.map((c) => JSON.stringify(c)).join(', ')}, got ${describe(value)}`);
   };
 }
 

@@ -46,8 +46,23 @@ describe('DEFAULT_CONFIG', () => {
         handlerTimeoutMs: 30000,
         retry: { baseMs: 1000, factor: 2, capMs: 300000, attempts: 8 },
       },
-      outbox: { workers: 4, timeoutMs: 5000, retry: { baseMs: 1000, factor: 3, capMs: 21600000, attempts: 15 } },
+      outbox: {
+        workers: 4,
+        timeoutMs: 5000,
+        retry: { baseMs: 1000, factor: 3, capMs: 21600000, attempts: 15 },
+        refusePrivateAddresses: false,
+        errorDetail: 'full',
+      },
       cors: {},
+      allowedHosts: [],
+      limits: {
+        maxPropertyNames: { collection: 10000, document: 1000 },
+        maxSubscriptions: 100,
+        maxQueuedResponseBytes: 268435456,
+        responseStallMs: 30000,
+        pageBytes: 4194304,
+        expensiveFilters: 2,
+      },
     });
   });
 
@@ -95,8 +110,17 @@ describe('parseConfig', () => {
           orders: {},
         },
         webhooks: { path: '/hooks/in', toleranceS: 60, requireTimestamp: true, dedupDays: 7, workers: 2, handlerTimeoutMs: 50, retry: { baseMs: 0, factor: 1, capMs: 0, attempts: 1 } },
-        outbox: { workers: 1, timeoutMs: 100, retry: { baseMs: 1, factor: 1.5, capMs: 10, attempts: 2 } },
+        outbox: { workers: 1, timeoutMs: 100, retry: { baseMs: 1, factor: 1.5, capMs: 10, attempts: 2 }, refusePrivateAddresses: true, errorDetail: 'class' },
         cors: { origins: ['http://localhost:5173'] },
+        allowedHosts: ['myapp.test', '192.168.1.20', '[fd00::1]'],
+        limits: {
+          maxPropertyNames: { collection: 50, document: 5 },
+          maxSubscriptions: 3,
+          maxQueuedResponseBytes: 1048576,
+          responseStallMs: 100,
+          pageBytes: 2048,
+          expensiveFilters: 1,
+        },
       };
       assert.deepEqual(accepted(JSON.parse(JSON.stringify(input))), input);
     });
@@ -110,6 +134,25 @@ describe('parseConfig', () => {
       const copy = structuredClone(input);
       accepted(input);
       assert.deepEqual(input, copy);
+    });
+  });
+
+  describe('hardening keys', () => {
+    it('should refuse a host that is not a bare host name, naming its index', () => {
+      for (const host of ['http://myapp.test', 'myapp.test:8080', 'my_app.test', '', 'a/b']) {
+        const result = parseConfig({ allowedHosts: [host] });
+        assert.equal(result.ok, false, host);
+        if (!result.ok) assert.equal(result.key, 'allowedHosts[0]');
+      }
+    });
+
+    it('should refuse an errorDetail other than "full" or "class", and limits out of range', () => {
+      const detail = parseConfig({ outbox: { errorDetail: 'none' } });
+      assert.ok(!detail.ok && detail.key === 'outbox.errorDetail');
+      const limit = parseConfig({ limits: { maxPropertyNames: { document: 0 } } });
+      assert.ok(!limit.ok && limit.key === 'limits.maxPropertyNames.document');
+      const unknown = parseConfig({ limits: { maxPages: 3 } });
+      assert.ok(!unknown.ok && unknown.key === 'limits.maxPages');
     });
   });
 
