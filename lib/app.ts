@@ -103,7 +103,7 @@ export function createHandler(
         varyOrigin: cors.variesByOrigin,
         allowOrigin,
         exposeHeaders: EXPOSED,
-      });
+      }, app.sendQueue);
       const method = req.method ?? 'GET';
       const counted = routes.methods.includes(method) ? method : 'other';
       app.metrics.request(trace.route, counted, reply.status, app.clock.monotonic() - started);

@@ -110,7 +110,11 @@ const NO_STORE: readonly ResponseField[] = ['Cache-Control'];
  * If-Unmodified-Since.
  */
 const CONDITIONAL_READ = { 200: READ, 304: READ, 412: [] };
-const PAGE_READ = { 200: PAGE, 304: PAGE, 412: [] };
+/**
+ * A page: a read, or 503 with Retry-After while slow readers hold the queued-bytes cap or every slot for
+ * expensive filters is taken (CONVENTIONS.md#limits).
+ */
+const PAGE_READ = { 200: PAGE, 304: PAGE, 412: [], 503: [] };
 const READ_CONDITIONS: readonly RequestInput[] = [
   'If-None-Match', 'If-Modified-Since', 'If-Match', 'If-Unmodified-Since',
 ];

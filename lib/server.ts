@@ -32,6 +32,8 @@ import { Outbox } from './webhooks/outbox.js';
 import { PageCache } from './resources/page-cache.js';
 import { ServerMetrics } from './server-metrics.js';
 import { EqualityIndexes } from './query/equality-index.js';
+import { FilterSlots } from './query/expensive.js';
+import { SendQueue } from './http/send-queue.js';
 
 /** Options of start() that are not part of the config file. */
 export interface RuntimeOptions {
@@ -68,6 +70,8 @@ export interface RuntimeOptions {
   /** Time allowed for a request's header section (default 10 s) and for the whole request (60 s). */
   readonly headersTimeoutMs?: number;
   readonly requestTimeoutMs?: number;
+  /** The slots expensive filters share, instead of `limits.expensiveFilters` new ones (a test holds them). */
+  readonly filterSlots?: FilterSlots;
 }
 
 export type StartOptions = RuntimeOptions & Readonly<Record<string, unknown>>;
@@ -83,7 +87,7 @@ export interface ResapiServer {
 
 const RUNTIME_KEYS = new Set([
   'host', 'port', 'dataDir', 'memory', 'store', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'webhookSecrets',
-  'webhookHandlers', 'clock', 'random', 'log', 'drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs',
+  'webhookHandlers', 'clock', 'random', 'log', 'drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs', 'filterSlots',
 ]);
 const KEY_SPACE = '$keys';
 const PAGING_KEY = 'paging';
@@ -175,6 +179,8 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       metrics,
       pages: new PageCache(store),
       indexes: new EqualityIndexes(store),
+      sendQueue: new SendQueue(clock, config.limits),
+      filterSlots: options.filterSlots ?? new FilterSlots(config.limits.expensiveFilters),
       log,
       clock,
       random,

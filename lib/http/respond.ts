@@ -1,11 +1,14 @@
 // The one place that writes responses (README, Architecture): HEAD gets the
 // GET headers without content (RFC 9110 §9.3.2), 204 and 304 never carry content (RFC 9110 §15.3.5,
 // §15.4.5), Content-Length is always exact, and a connection we must close is closed the way
-// RFC 9112 §9.6 asks (a staged close, so the client can read our last response).
+// RFC 9112 §9.6 asks (a staged close, so the client can read our last response). Every body goes out
+// through the server's SendQueue, which counts it until the kernel has it and abandons a response that
+// makes no progress (CONVENTIONS.md#connections).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Clock } from '../clock.js';
 import { problemBody, type Problem } from '../protocol/problem.js';
+import type { SendQueue } from './send-queue.js';
 
 export const JSON_TYPE = 'application/json';
 const PROBLEM_TYPE = 'application/problem+json';
@@ -60,6 +63,7 @@ export function send(
   reply: Reply,
   clock: Clock,
   common: CommonFields,
+  queue: SendQueue,
 ): void {
   if (res.headersSent) return;
   const bodiless = reply.status === 204 || reply.status === 304 || (reply.status >= 100 && reply.status < 200);
@@ -102,7 +106,8 @@ export function send(
   const body = reply.body ?? EMPTY;
   fields.push('Content-Length', String(body.length));
   res.writeHead(reply.status, fields);
-  res.end(req.method === 'HEAD' ? undefined : body);
+  if (req.method === 'HEAD') res.end();
+  else queue.end(res, body);
 }
 
 /**

@@ -31,6 +31,8 @@ export const PROBLEM_TYPES = {
   internal: { status: 500, title: 'Internal Server Error' },
   'not-implemented': { status: 501, title: 'Not Implemented' },
   unavailable: { status: 503, title: 'Service Unavailable' },
+  'send-queue-full': { status: 503, title: 'Too many response bytes wait for slow readers' },
+  'filters-busy': { status: 503, title: 'Too many expensive filters are running' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemType = keyof typeof PROBLEM_TYPES;
@@ -59,6 +61,15 @@ const FIXED_DETAIL_5XX: Readonly<Record<number, string>> = {
   501: 'This server does not implement the request method for any resource; OPTIONS * lists the methods it does.',
   503: 'The service cannot complete the request right now. Retry after the delay in Retry-After.',
 };
+/** A 5xx whose type names the limit it met (CONVENTIONS.md#limits) has fixed text of its own. */
+const FIXED_DETAIL_BY_TYPE: Readonly<Partial<Record<ProblemType, string>>> = {
+  'send-queue-full':
+    'Responses still waiting for clients that read slowly have reached the limit on queued bytes ' +
+    '(limits.maxQueuedResponseBytes), so no page is built now. Retry after the delay in Retry-After.',
+  'filters-busy':
+    'As many expensive filters as the server runs at once (limits.expensiveFilters) are running. ' +
+    'Retry after the delay in Retry-After, or ask for a filter that needs less work.',
+};
 
 export function problem(
   type: ProblemType,
@@ -68,7 +79,7 @@ export function problem(
   const { status, title } = PROBLEM_TYPES[type];
   // A 5xx never carries a caller-visible internal message (CONVENTIONS.md#problem-details).
   if (status >= 500) {
-    const fixed = FIXED_DETAIL_5XX[status] ?? (FIXED_DETAIL_5XX[500] as string);
+    const fixed = FIXED_DETAIL_BY_TYPE[type] ?? FIXED_DETAIL_5XX[status] ?? (FIXED_DETAIL_5XX[500] as string);
     return extras.headers === undefined
       ? { type, status, title, detail: fixed }
       : { type, status, title, detail: fixed, headers: extras.headers };

@@ -4,10 +4,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Clock, Random } from '../clock.js';
 import type { Config } from '../config.js';
 import type { CachePolicy } from '../http/cache-policy.js';
+import type { SendQueue } from '../http/send-queue.js';
 import type { Reply } from '../http/respond.js';
 import type { RouteParams } from '../http/route.js';
 import type { Logger } from '../log.js';
 import type { EqualityIndexes } from '../query/equality-index.js';
+import type { FilterSlots } from '../query/expensive.js';
 import type { KnownProperties } from '../query/known-properties.js';
 import type { SerialQueues } from '../serial.js';
 import type { ServerMetrics } from '../server-metrics.js';
@@ -34,6 +36,10 @@ export interface App {
   readonly pages: PageCache;
   /** Value-to-ids indexes for the equality terms of filters. */
   readonly indexes: EqualityIndexes;
+  /** Response bytes queued to sockets, and the room a page asks for before it is built (CONVENTIONS.md#connections). */
+  readonly sendQueue: SendQueue;
+  /** The slots expensive filters share (CONVENTIONS.md#filter-errors-and-budget). */
+  readonly filterSlots: FilterSlots;
   readonly log: Logger;
   readonly clock: Clock;
   readonly random: Random;

@@ -2,10 +2,11 @@
 // holds, in the text exposition format 0.0.4 (lib/prometheus.ts). What it counted as it worked
 // (lib/server-metrics.ts: requests, latency, group commits), then what is read at the scrape:
 // received events and deliveries by status (`dead` is what the dead-letter files hold); live
-// records; bytes on disk; resident memory.
+// records; bytes on disk; resident memory; response bytes queued to sockets and responses abandoned
+// (lib/http/send-queue.ts); expensive filters running (lib/query/expensive.ts).
 import { nextTurn } from '../clock.js';
 import type { Reply } from '../http/respond.js';
-import { EXPOSITION_TYPE, Gauge, exposition, type Labels } from '../prometheus.js';
+import { Counter, EXPOSITION_TYPE, Gauge, exposition, type Labels } from '../prometheus.js';
 import { noStoreCacheControl } from '../http/cache-policy.js';
 import type { Store } from '../store/types.js';
 import { INBOX_SPACE } from '../webhooks/inbox.js';
@@ -17,13 +18,21 @@ const OUTBOX_STATUSES = ['pending', 'delivered', 'failed', 'dead'];
 /** Records read per turn while counting statuses, so a scrape of a large inbox never holds up requests. */
 const COUNT_CHUNK = 4096;
 
-export async function getMetrics(app: Pick<App, 'store' | 'metrics' | 'policy'>, _rq: RequestContext): Promise<Reply> {
+export async function getMetrics(
+  app: Pick<App, 'store' | 'metrics' | 'policy' | 'sendQueue' | 'filterSlots'>,
+  _rq: RequestContext,
+): Promise<Reply> {
   const store = app.store;
   const inbox = await countByStatus(store, INBOX_SPACE, INBOX_STATUSES);
   const outbox = await countByStatus(store, OUTBOX_SPACE, OUTBOX_STATUSES);
   const diskBytes = await store.diskBytes();
   const records = store.collections().reduce((total, collection) => total + store.count(collection), 0);
   const m = app.metrics;
+  const abandoned = new Counter(
+    'resapi_http_responses_abandoned_total',
+    'Responses abandoned (their connection reset) after no progress for limits.responseStallMs.',
+  );
+  abandoned.add({}, app.sendQueue.abandoned);
   const text = exposition([
     m.requests,
     m.latency,
@@ -54,6 +63,17 @@ export async function getMetrics(app: Pick<App, 'store' | 'metrics' | 'policy'>,
       'resapi_process_resident_memory_bytes',
       'Resident memory of the process.',
       () => [{ labels: {}, value: process.memoryUsage.rss() }],
+    ),
+    new Gauge(
+      'resapi_http_queued_response_bytes',
+      'Bytes of response bodies handed to sockets and not yet taken by the kernel (limits.maxQueuedResponseBytes).',
+      () => [{ labels: {}, value: app.sendQueue.queuedBytes }],
+    ),
+    abandoned,
+    new Gauge(
+      'resapi_filters_expensive_running',
+      'Requests whose filter passed the expensive line and holds a slot (limits.expensiveFilters).',
+      () => [{ labels: {}, value: app.filterSlots.taken }],
     ),
   ]);
   return {

@@ -9,12 +9,19 @@
 // What differs between resources is a `Walk`: how the options are read, how a first page's query
 // and a continuation's plan are made. POST's preconditions (CONVENTIONS.md#post-preconditions) ask
 // the same flow for the page a plain GET answers, so the ETag a client read is the one compared.
+//
+// Two limits keep one client's pages from costing everyone else (CONVENTIONS.md#limits), both
+// consulted before the work they bound: a GET asks the send queue for room before anything is built
+// (503 while slow readers hold `maxQueuedResponseBytes`, CONVENTIONS.md#connections), and a build
+// whose filter turns expensive needs one of the `expensiveFilters` slots to go on
+// (CONVENTIONS.md#filter-errors-and-budget).
 import { fieldLines } from '../http/field-lines.js';
 import { JSON_TYPE, problemReply, type Reply } from '../http/respond.js';
 import { readCacheControl } from '../http/cache-policy.js';
 import type { Validators } from '../protocol/conditional.js';
 import { parsePrefer } from '../protocol/prefer.js';
 import { problem, type Problem } from '../protocol/problem.js';
+import { FiltersBusy, limitExpensive } from '../query/expensive.js';
 import { parseQueryString, type CollectionQuery } from '../query/options.js';
 import type { QueryPlan } from '../query/plan.js';
 import { longestToken, verifyToken, type PagePosition } from '../query/token.js';
@@ -26,6 +33,8 @@ import { readReply } from './replies.js';
 
 /** The longest `@nextLink` the server emits: it must be able to follow its own links. */
 const MAX_LINK_BYTES = 8192;
+/** Seconds a client refused for a momentary limit is asked to wait (RFC 9110 §10.2.3). */
+const RETRY_AFTER_S = '1';
 
 /** What a token carries besides its position: a collection walk's query, or a query resource's version. */
 export type WalkCarry = Pick<PagePosition, 'query' | 'definition'>;
@@ -75,7 +84,7 @@ export function queryOptions(queryString: string): WalkOptions<CollectionQuery> 
 }
 
 /** What the paging flow needs: a page's building, the page cache, the page-size settings, the clock. */
-export type Paging = PageBuilding & Pick<App, 'config' | 'pages' | 'clock'>;
+export type Paging = PageBuilding & Pick<App, 'config' | 'pages' | 'clock' | 'sendQueue' | 'filterSlots'>;
 
 /** The request as far as paging reads it. */
 export interface PageRequest {
@@ -92,9 +101,17 @@ type Resolved =
 
 /** GET of a paged resource: one page, or its 304, or a problem. */
 export async function pagedReply<T>(app: Paging, rq: RequestContext, walk: Walk<T>): Promise<Reply> {
-  const resolved = await resolvePage(app, { ...pageSizeOf(app, rq), query: rq.query, media: rq.media }, walk);
-  if (!resolved.ok) return problemReply(resolved.problem);
-  return pageAnswer(app, rq, walk, resolved.page, resolved.preferenceApplied);
+  // Room for a page as large as the byte budget allows, asked before anything is built; given back
+  // once the reply is made, when the send queue starts counting its real bytes.
+  const room = app.sendQueue.reserve(app.config.limits.pageBytes);
+  if (room === undefined) return problemReply(momentary('send-queue-full'));
+  try {
+    const resolved = await resolvePage(app, { ...pageSizeOf(app, rq), query: rq.query, media: rq.media }, walk);
+    if (!resolved.ok) return problemReply(resolved.problem);
+    return pageAnswer(app, rq, walk, resolved.page, resolved.preferenceApplied);
+  } finally {
+    room();
+  }
 }
 
 /** The validators of what a plain GET of the resource answers: its first page as JSON, in its default size. */
@@ -188,7 +205,16 @@ async function cachedBuild(
   const cached = cacheKey === undefined ? undefined : app.pages.get(collection, cacheKey);
   if (cached !== undefined) return { ok: true, page: cached };
   const generation = app.pages.generation(collection);
-  const built = await buildPage(app, source, media);
+  const limited = limitExpensive(source.plan, app.filterSlots);
+  let built: Awaited<ReturnType<typeof buildPage>>;
+  try {
+    built = await buildPage(app, { ...source, plan: limited.plan }, media);
+  } catch (error) {
+    if (!(error instanceof FiltersBusy)) throw error;
+    return { ok: false, problem: momentary('filters-busy') };
+  } finally {
+    limited.release();
+  }
   if (built.ok && cacheKey !== undefined) app.pages.keep(collection, cacheKey, generation, built.page);
   return built;
 }
@@ -237,6 +263,11 @@ function linkProblem(
     `${MAX_LINK_BYTES} a link may have. Use a shorter $filter or fewer $orderby keys, or store it as a ` +
     'query resource (PUT /{collection}/$queries/{name}).';
   return problem('bad-request', detail);
+}
+
+/** A 503 for a limit that frees itself soon; its fixed detail names the limit (lib/protocol/problem.ts). */
+function momentary(type: 'send-queue-full' | 'filters-busy'): Problem {
+  return problem(type, '', { headers: { 'Retry-After': RETRY_AFTER_S } });
 }
 
 function invalidTokenProblem(): Problem {
