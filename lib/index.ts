@@ -3,6 +3,7 @@
 export { start } from './server.js';
 export type { ResapiServer, RuntimeOptions, StartOptions } from './server.js';
 export type { Config, CollectionConfig } from './config.js';
+export { FilterSlots } from './query/expensive.js';
 export type { RetrySchedule } from './retry.js';
 export type { Store, StoredRecord, Batch, Mutation, CommitResult } from './store/types.js';
 export type { HandlerContext, WebhookHandler, WebhookHandlers } from './webhooks/inbox.js';
