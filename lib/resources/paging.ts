@@ -83,7 +83,7 @@ export function queryOptions(queryString: string): WalkOptions<CollectionQuery> 
   return parsed.skiptoken === undefined ? { ok: true, first: parsed.query } : { ok: true, skiptoken: parsed.skiptoken };
 }
 
-/** What the paging flow needs: a page's building, the page cache, the page-size settings, the clock. */
+/** What the paging flow needs: a page's building, the page cache, the page-size settings, the clock, the limits. */
 export type Paging = PageBuilding & Pick<App, 'config' | 'pages' | 'clock' | 'sendQueue' | 'filterSlots'>;
 
 /** The request as far as paging reads it. */
