@@ -130,7 +130,7 @@ const CONDITIONAL_DELETE = { 204: [], 412: [], 503: [] };
 const LISTING: readonly RequestInput[] = [
   '$filter', '$select', '$orderby', '$top', '$count', '$skiptoken', 'field=value', 'Prefer', ...READ_CONDITIONS,
 ];
-/** A $retry action: 202 with the item queued again, 404, 409 once it succeeded, 503 when the store fails. */
+/** A $retry action: 202 with the item queued again, 404, 409 unless it is failed or dead, 503 when the store fails. */
 const RETRY = { 202: ['Cache-Control', 'Content-Location'] as const, 404: [], 409: [], 503: [] };
 
 export function routeTable(config: Config): readonly RouteEntry[] {

@@ -66,7 +66,17 @@ export interface JobPolicy {
   close?(): void;
 }
 
-/** What `$retry` came to: `done` when the job ran to its end already (409), `unavailable` a 503. */
+/**
+ * What a job is called while it runs. Not a stored status (the item keeps the one it had until the
+ * run's outcome is written): the runner knows which jobs run, and a refused `$retry` says so.
+ */
+export const RUNNING = 'running';
+
+/**
+ * What `$retry` came to: `refused` (a 409) names what the job is instead of failed or dead: its
+ * status, or RUNNING; `unavailable` is a 503.
+ */
 export type Requeue =
   | { readonly result: 'queued'; readonly record: StoredRecord }
-  | { readonly result: 'done' | 'missing' | 'unavailable' };
+  | { readonly result: 'refused'; readonly status: string }
+  | { readonly result: 'missing' | 'unavailable' };

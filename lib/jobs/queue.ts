@@ -13,9 +13,10 @@
 //   park    not due until the policy can run it (`resume`: a handler registered for its kind);
 //   stopped a drain stopped it: it stays due and the next start runs it again.
 // A policy (policy.ts; lib/webhooks/inbox.ts, outbox.ts) says what one run is, how its outcome is
-// classified, and which words a user sees. `$retry` (`requeue`) is one bounded compare-and-swap
-// (lib/compare-and-swap.ts): a job that keeps changing under it answers `unavailable` (a 503 with
-// Retry-After) instead of trying for ever.
+// classified, and which words a user sees. `$retry` (`requeue`) takes only a `failed` or `dead` job,
+// never one that runs (CONVENTIONS.md#inbox-retries-and-dead-letters), and is one bounded
+// compare-and-swap (lib/compare-and-swap.ts): a job that keeps changing under it answers
+// `unavailable` (a 503 with Retry-After) instead of trying for ever.
 //
 // The queue is a lifecycle component, and nothing it owns writes outside start() … drain(): bodies
 // kept under a former name move at start, parked jobs are resumed from start on, and a drain waits
@@ -29,6 +30,7 @@ import { mayRetry, retryDelay } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 import { OutcomeWriter } from './outcomes.js';
+import { RUNNING } from './policy.js';
 import type { DeadOutcome, JobPolicy, JobSpaces, Requeue, RetryOutcome } from './policy.js';
 import { JobRunner } from './runner.js';
 
@@ -41,6 +43,9 @@ export interface JobQueueOptions {
   readonly drainTimeoutMs: number;
 }
 
+/** The statuses a `$retry` queues again; the rest are the policy's words (policy.ts JobWords). */
+const FAILED = 'failed';
+const DEAD = 'dead';
 /** Bodies moved from a former space per batch, at most (and a budget of their characters). */
 const MOVE_RECORDS = 1000;
 const MOVE_CHARACTERS = 8 * 1024 * 1024;
@@ -111,28 +116,42 @@ export class JobQueue implements Component {
     if (this.running) void this.resumeParked();
   }
 
-  /** Queues a job again now (`$retry`): a dead one from its first attempt, a waiting one at once. */
+  /**
+   * `$retry`: queues again a job that waits for its next attempt (`failed`: it runs now) or is `dead`
+   * (from its first attempt). Anything else is refused with what it is: waiting for its first run,
+   * done, or running now, so a job in flight never starts twice. The runner holds the job while its
+   * new state is written: no start slips in between the check and the write.
+   */
   requeue(id: string): Promise<Requeue> {
     const { store, clock, writer } = this.options;
     const { space } = this.policy.spaces;
     const decide = async (): Promise<CasStep<Requeue>> => {
       const record = store.get(space, id);
       if (record === undefined) return { done: { result: 'missing' } };
-      if (record.doc['status'] === this.policy.words.done) return { done: { result: 'done' } };
-      const restart = record.doc['status'] === 'dead';
-      const written = await writer.write([
-        {
-          kind: 'patch',
-          collection: space,
-          id,
-          set: restart ? { status: this.policy.words.waiting, attempts: 0 } : {},
-          unset: restart ? [...this.policy.forgetOnRestart, 'nextAttemptAt'] : ['nextAttemptAt'],
-          dueAt: clock.now(),
-          expect: { version: record.version },
-        },
-      ]);
-      if (written.ok) return { done: { result: 'queued', record: written.records[0] as StoredRecord } };
-      return written.reason === 'conflict' ? { conflict: true } : { done: { result: 'unavailable' } };
+      if (this.runner.isRunning(id)) return { done: { result: 'refused', status: RUNNING } };
+      const status = record.doc['status'];
+      if (status !== FAILED && status !== DEAD) return { done: { result: 'refused', status: String(status) } };
+      const unhold = this.runner.hold(id);
+      // Another `$retry` of it is being written: decide again once it is.
+      if (unhold === undefined) return { conflict: true };
+      try {
+        const restart = status === DEAD;
+        const written = await writer.write([
+          {
+            kind: 'patch',
+            collection: space,
+            id,
+            set: restart ? { status: this.policy.words.waiting, attempts: 0 } : {},
+            unset: restart ? [...this.policy.forgetOnRestart, 'nextAttemptAt'] : ['nextAttemptAt'],
+            dueAt: clock.now(),
+            expect: { version: record.version },
+          },
+        ]);
+        if (written.ok) return { done: { result: 'queued', record: written.records[0] as StoredRecord } };
+        return written.reason === 'conflict' ? { conflict: true } : { done: { result: 'unavailable' } };
+      } finally {
+        unhold();
+      }
     };
     return compareAndSwap(this.options, decide, () => ({ result: 'unavailable' }));
   }
@@ -181,7 +200,7 @@ export class JobQueue implements Component {
         : Math.min(retryAfterMs, backoff.schedule.capMs);
     const next = now + wait;
     const nextAttemptAt = new Date(next).toISOString();
-    const set: JsonObject = { status: 'failed', attempts: attempt, ...outcome.set, nextAttemptAt };
+    const set: JsonObject = { status: FAILED, attempts: attempt, ...outcome.set, nextAttemptAt };
     if (outcome.error !== undefined) set['lastError'] = outcome.error;
     const unset = outcome.error === undefined ? { unset: ['lastError'] } : {};
     await this.outcomes.write([{ ...this.patchOf(record), set, ...unset, dueAt: next }]);
@@ -203,7 +222,7 @@ export class JobQueue implements Component {
       const message = `cannot write the ${deadLetterLog} line; the ${words.job} is dead in ${words.path} all the same`;
       this.options.log('error', message, { id: record.id, detail: logged.detail });
     }
-    const set: JsonObject = { status: 'dead', attempts: attempt, ...outcome.set, lastError: outcome.error };
+    const set: JsonObject = { status: DEAD, attempts: attempt, ...outcome.set, lastError: outcome.error };
     const dead: Mutation = { ...this.patchOf(record), set, unset: ['nextAttemptAt'], dueAt: null };
     await this.outcomes.write([dead, ...(outcome.also ?? [])]);
   }

@@ -1,31 +1,42 @@
-// A worker pool over the store's due-time index (lib/store/types.ts `due`, `nextDue`): the engine of
+// A worker pool over the due jobs of one store space (lib/store/types.ts `dueAt`): the engine of
 // the job queue (lib/jobs/queue.ts) behind the webhook receiver's handlers (CONVENTIONS.md#webhook-handlers)
 // and the sender's deliveries (CONVENTIONS.md#deliveries). A record is a job while its `dueAt` is set;
 // `work` runs it and writes its next state (done: no dueAt; retry later: a later dueAt; dead), so every
 // state a job passes through is in the store, and a restart resumes exactly the jobs that were due.
 //
-// At most `workers` jobs work at once, and at most `perGroup` of one group (a subscription), so one
-// slow group cannot take every worker. A job whose work is done (a delivery answered) may release its
-// worker while its next state is being written (lib/jobs/outcomes.ts): the worker takes the next job
-// meanwhile, so the outcomes of many jobs share one commit; the job is not taken again until it ends.
+// At most `workers` jobs work at once, and at most `perGroup` of one group (an event kind, a
+// subscription), whether or not other groups wait: a running job cannot be taken back (it runs at
+// most once), so a group that took every free worker while it was alone would keep them, hung, when
+// another group's job arrived. With the share a group is owed held back for it, no group waits
+// behind another (no head-of-line blocking).
+//
+// To find the next job of a group with room behind thousands of another's, the runner keeps its own
+// index: the due jobs of each group in a time heap (lib/store/time-heap.ts), filled from the store's
+// due index at start and from every commit after. A look takes the earliest due head of each group
+// with room, earliest first, so its cost is the number of groups, not of jobs. Entries are never
+// updated: a job that changes is pushed again, and a look drops entries that no longer describe their
+// record, and those of jobs running (re-entered when a job ends still due) or held by a `$retry`.
+//
+// A job whose work is done (a delivery answered) may release its worker while its next state is
+// being written (lib/jobs/outcomes.ts): the worker takes the next job meanwhile, so the outcomes of
+// many jobs share one commit; the job is not taken again until it ends.
 //
 // The runner is in one of four states:
 //   stopped  not started, or draining: no job starts. A drain waits for the running jobs up to its
 //            timeout, then tells the rest to stop (their AbortSignal) and leaves them due for the next
 //            start.
-//   open     the next look is a full one: the due index is read and free workers take what they may.
-//            Every worker is busy, or no look has been taken yet; a worker set free asks for a look.
-//   blocked  the last full look left workers free and no job they could take (every due job within
-//            reach was running, or its group full). Until a worker is set free or the timer for the
-//            earliest later job fires, only a job that a commit brings can change that, so a commit
-//            asks for a look at its own arrivals only, not at the whole index.
+//   open     the last look found a job for every free worker, or none has been taken yet.
+//   blocked  the last look left workers free: nothing is due, or what is due belongs to groups that
+//            hold their share. A worker set free, a commit that brings a due job, or the timer for
+//            the earliest later job of a group with room asks for the next look.
 //   capped   released jobs still writing their outcomes reached RELEASED_PER_WORKER per worker (a slow
-//            store): no job starts until one of them ends, which asks for a full look.
+//            store): no job starts until one of them ends, which asks for a look.
 // A look is asked for by `wake` and taken once the turn's commits are all in (one microtask): a group
 // commit applies many batches at once, and one look serves them all.
 import type { Clock, Timer } from '../clock.js';
 import type { Component } from '../lifecycle.js';
 import type { Logger } from '../log.js';
+import { TimeHeap } from '../store/time-heap.js';
 import type { Store, StoredRecord } from '../store/types.js';
 
 export interface JobRunnerOptions {
@@ -41,7 +52,7 @@ export interface JobRunnerOptions {
    * once only the writing of its next state is left.
    */
   readonly work: (record: StoredRecord, signal: AbortSignal, release: () => void) => Promise<void>;
-  /** The group a job belongs to, and how many of one group may run at once. */
+  /** The group a job belongs to (one group without it), and how many of one group may work at once. */
   readonly groupOf?: (record: StoredRecord) => string;
   readonly perGroup?: number;
   /** How long a drain waits for running jobs. */
@@ -50,17 +61,26 @@ export interface JobRunnerOptions {
 }
 
 export type RunnerState = 'stopped' | 'open' | 'blocked' | 'capped';
-type Look = 'none' | 'arrivals' | 'full';
 
 interface Running {
-  readonly group: string;
   /** Holds a worker: not yet released. */
   working: boolean;
   done: Promise<void>;
 }
 
-/** Extra due records read beyond the free workers, so jobs of a busy group cannot hide the others. */
-const LOOKAHEAD = 64;
+/** A due job in the runner's index: its time, and its record's version (which orders equal times). */
+interface DueEntry {
+  readonly at: number;
+  readonly order: number;
+  readonly id: string;
+}
+
+/** The earliest job of a group that may start, found by a look. */
+interface Head extends DueEntry {
+  readonly group: string;
+  readonly record: StoredRecord;
+}
+
 /**
  * Released jobs whose next state is still being written, per worker, beyond which no new job starts:
  * enough for a commit's worth of outcomes at loopback speed, and a bound when the store is slow.
@@ -70,18 +90,21 @@ export const RELEASED_PER_WORKER = 8;
 export class JobRunner implements Component {
   readonly name: string;
   private readonly running = new Map<string, Running>();
-  /** Running jobs that hold a worker. */
+  /** Running jobs that hold a worker, in all and per group. */
   private working = 0;
+  private readonly workingIn = new Map<string, number>();
+  /** The due jobs of each group (see the header); a group without any has no entry. */
+  private readonly queues = new Map<string, TimeHeap<DueEntry>>();
+  /** Jobs a `$retry` is rewriting: none of them starts until its new state is written. */
+  private readonly held = new Set<string>();
   private state: RunnerState = 'stopped';
-  /** The look asked for and not yet taken. */
-  private look: Look = 'none';
-  /** Jobs the turn's commits brought while `blocked`: all an arrivals look considers. */
-  private arrivals: StoredRecord[] = [];
+  /** A look is asked for and not yet taken. */
+  private looking = false;
   private timer: Timer | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
   private unwatch: (() => void) | undefined;
-  /** Extra due records to read when groups may make some wait (see LOOKAHEAD). */
-  private readonly lookahead: number;
+  private readonly groupOf: (record: StoredRecord) => string;
+  private readonly perGroup: number;
   /** One signal for every job: it aborts when a drain gives up waiting (cheaper than one per job). */
   private readonly stopping = new AbortController();
 
@@ -89,8 +112,13 @@ export class JobRunner implements Component {
     if (!Number.isInteger(options.workers) || options.workers < 1) {
       throw new TypeError(`${options.name}: workers must be a positive integer`);
     }
+    const perGroup = options.perGroup ?? options.workers;
+    if (!Number.isInteger(perGroup) || perGroup < 1) {
+      throw new TypeError(`${options.name}: perGroup must be a positive integer`);
+    }
     this.name = options.name;
-    this.lookahead = options.groupOf === undefined ? 0 : LOOKAHEAD;
+    this.groupOf = options.groupOf ?? (() => '');
+    this.perGroup = perGroup;
   }
 
   /** Jobs running now. */
@@ -103,77 +131,55 @@ export class JobRunner implements Component {
     return this.state;
   }
 
-  async start(): Promise<void> {
-    this.state = 'open';
-    this.unwatch = this.options.store.watch((commit) => {
-      let touched = false;
-      for (const applied of commit.applied) {
-        if (applied.mutation.collection !== this.options.space) continue;
-        touched = true;
-        if (this.state === 'blocked' && applied.record?.dueAt !== undefined) this.arrivals.push(applied.record);
+  /** Is the job running now (its worker may be released already, its outcome not yet written)? */
+  isRunning(id: string): boolean {
+    return this.running.has(id);
+  }
+
+  /**
+   * Keeps a job that is not running from starting until the returned function is called: a `$retry`
+   * rewrites it meanwhile, and no start can slip in between its check and its write. Undefined when
+   * the job is running, or held already.
+   */
+  hold(id: string): (() => void) | undefined {
+    if (this.running.has(id) || this.held.has(id)) return undefined;
+    this.held.add(id);
+    return () => {
+      if (!this.held.delete(id)) return;
+      // A look meanwhile dropped its entry: it goes back in, as it is now.
+      const record = this.options.store.get(this.options.space, id);
+      if (record?.dueAt !== undefined) {
+        this.index(record);
+        this.wake();
       }
-      if (touched) this.wake(this.state === 'blocked' ? 'arrivals' : 'full');
+    };
+  }
+
+  async start(): Promise<void> {
+    const { store, space } = this.options;
+    this.queues.clear();
+    for (const record of store.due(space, Number.MAX_SAFE_INTEGER, Number.POSITIVE_INFINITY)) this.index(record);
+    this.state = 'open';
+    this.unwatch = store.watch((commit) => {
+      let due = false;
+      for (const { mutation, record } of commit.applied) {
+        if (mutation.collection !== space || record?.dueAt === undefined) continue;
+        this.index(record);
+        due = true;
+      }
+      if (due) this.wake();
     });
     this.wake();
   }
 
-  /** Asks for a look at the end of this turn: a full one, or (while `blocked`) one at arrivals only. */
-  wake(look: 'full' | 'arrivals' = 'full'): void {
-    if (this.state === 'stopped') return;
-    if (this.look !== 'none') {
-      if (look === 'full') this.look = 'full';
-      return;
-    }
-    this.look = look;
+  /** Asks for a look at the end of this turn. */
+  wake(): void {
+    if (this.state === 'stopped' || this.looking) return;
+    this.looking = true;
     queueMicrotask(() => {
-      const asked = this.look;
-      const arrivals = this.arrivals;
-      this.look = 'none';
-      this.arrivals = [];
-      if (asked === 'full' || this.state !== 'blocked') this.fill();
-      else this.admit(arrivals);
+      this.looking = false;
+      this.look();
     });
-  }
-
-  /** A full look: free workers take the earliest due jobs they may. */
-  private fill(): void {
-    if (this.state === 'stopped') return;
-    const { store, space, clock, workers } = this.options;
-    if (this.running.size - this.working >= workers * RELEASED_PER_WORKER) {
-      this.state = 'capped';
-      return;
-    }
-    const free = workers - this.working;
-    this.state = 'open';
-    if (free <= 0) return;
-    const now = clock.now();
-    let started = 0;
-    for (const record of store.due(space, now, this.running.size + free + this.lookahead)) {
-      if (started === free) break;
-      if (this.running.has(record.id) || !this.groupHasRoom(record)) continue;
-      this.begin(record);
-      started++;
-    }
-    if (started < free) {
-      this.state = 'blocked';
-      // Workers left idle: make sure the next job to come due wakes the runner.
-      this.schedule();
-    }
-  }
-
-  /** An arrivals look (`blocked`): the jobs just committed start if due and free to, while workers are free. */
-  private admit(arrivals: readonly StoredRecord[]): void {
-    const { store, space, clock, workers } = this.options;
-    const now = clock.now();
-    for (const record of arrivals) {
-      if (this.working >= workers) break;
-      // A later commit of the same turn may have changed it again: only its latest state counts.
-      if (store.get(space, record.id) !== record || record.dueAt === undefined) continue;
-      if (record.dueAt > now) this.timerFor(record.dueAt, now);
-      else if (!this.running.has(record.id) && this.groupHasRoom(record)) this.begin(record);
-    }
-    // No worker left: the next look is a full one.
-    if (this.working >= workers) this.state = 'open';
   }
 
   async drain(): Promise<void> {
@@ -203,15 +209,88 @@ export class JobRunner implements Component {
     this.cancelTimer();
     this.unwatch?.();
     this.unwatch = undefined;
+    this.queues.clear();
   }
 
-  private begin(record: StoredRecord): void {
-    const job: Running = { group: this.options.groupOf?.(record) ?? '', working: true, done: Promise.resolve() };
+  /** Free workers take the earliest due head of each group with room, earliest first, while they last. */
+  private look(): void {
+    if (this.state === 'stopped') return;
+    const { clock, workers } = this.options;
+    if (this.running.size - this.working >= workers * RELEASED_PER_WORKER) {
+      this.state = 'capped';
+      return;
+    }
+    this.state = 'open';
+    let free = workers - this.working;
+    if (free <= 0) return;
+    const now = clock.now();
+    const heads = new TimeHeap<Head>();
+    let later = Number.POSITIVE_INFINITY;
+    const consider = (group: string, queue: TimeHeap<DueEntry>): void => {
+      const head = this.headOf(group, queue);
+      if (head === undefined) return;
+      if (head.at <= now) heads.push(head);
+      else later = Math.min(later, head.at);
+    };
+    for (const [group, queue] of this.queues) if (this.hasRoom(group)) consider(group, queue);
+    for (let head = heads.pop(); head !== undefined; head = heads.pop()) {
+      this.begin(head.record, head.group);
+      free--;
+      // Its entry stays on top of its queue until the next head is looked for (a running job's is dropped).
+      const queue = this.queues.get(head.group);
+      if (free === 0) break;
+      if (queue !== undefined && this.hasRoom(head.group)) consider(head.group, queue);
+    }
+    if (free > 0) {
+      this.state = 'blocked';
+      // Workers left idle: the earliest later job of a group with room wakes the runner. A group
+      // without room is woken by its own job's end.
+      if (later !== Number.POSITIVE_INFINITY) this.timerFor(later, now);
+    }
+  }
+
+  /**
+   * The earliest entry of a group's queue that describes its record and may start, left on top;
+   * entries before it are dropped (stale, running or held), and so is the queue once empty.
+   */
+  private headOf(group: string, queue: TimeHeap<DueEntry>): Head | undefined {
+    const { store, space } = this.options;
+    for (let entry = queue.peek(); entry !== undefined; entry = queue.peek()) {
+      const record = store.get(space, entry.id);
+      const current = record !== undefined && record.version === entry.order && record.dueAt === entry.at;
+      if (current && !this.running.has(entry.id) && !this.held.has(entry.id)) return { ...entry, group, record };
+      queue.pop();
+    }
+    this.queues.delete(group);
+    return undefined;
+  }
+
+  private index(record: StoredRecord): void {
+    if (record.dueAt === undefined) return;
+    const group = this.groupOf(record);
+    let queue = this.queues.get(group);
+    if (queue === undefined) {
+      queue = new TimeHeap();
+      this.queues.set(group, queue);
+    }
+    queue.push({ at: record.dueAt, order: record.version, id: record.id });
+  }
+
+  private hasRoom(group: string): boolean {
+    return (this.workingIn.get(group) ?? 0) < this.perGroup;
+  }
+
+  private begin(record: StoredRecord, group: string): void {
+    const job: Running = { working: true, done: Promise.resolve() };
     this.working++;
+    this.workingIn.set(group, (this.workingIn.get(group) ?? 0) + 1);
     const release = (): void => {
       if (!job.working) return;
       job.working = false;
       this.working--;
+      const left = (this.workingIn.get(group) ?? 1) - 1;
+      if (left === 0) this.workingIn.delete(group);
+      else this.workingIn.set(group, left);
       this.wake();
     };
     this.running.set(record.id, job);
@@ -223,44 +302,17 @@ export class JobRunner implements Component {
         this.options.log('error', `${this.name}: a job failed unexpectedly`, { id: record.id, error: message });
       })
       .finally(() => {
-        const held = job.working;
+        const heldWorker = job.working;
         release();
         this.running.delete(record.id);
-        // Releasing woke the runner already; a job released earlier needs a look only if its record
-        // is still due (stopped, or its outcome lost) or if the bound on released jobs was reached.
-        if (!held && (this.state === 'capped' || this.stillDue(record.id))) this.wake();
+        // A look dropped its entry while it ran: still due (stopped, its outcome lost), it goes back in.
+        const current = this.options.store.get(this.options.space, record.id);
+        const due = current?.dueAt !== undefined;
+        if (due) this.index(current);
+        // Releasing woke the runner already; a job released earlier needs a look only if it is due
+        // again or if the bound on released jobs was reached.
+        if (!heldWorker && (due || this.state === 'capped')) this.wake();
       });
-  }
-
-  private groupHasRoom(record: StoredRecord): boolean {
-    const { groupOf, perGroup } = this.options;
-    if (groupOf === undefined || perGroup === undefined) return true;
-    const group = groupOf(record);
-    let count = 0;
-    for (const job of this.running.values()) if (job.working && job.group === group) count++;
-    return count < perGroup;
-  }
-
-  /**
-   * A timer for the earliest dueAt still to come. Jobs already due are running, or waiting for a
-   * worker or for room in their group; a finishing job wakes the runner for those.
-   */
-  private schedule(): void {
-    if (this.state === 'stopped') return;
-    const { store, space, clock } = this.options;
-    const now = clock.now();
-    let next: number | undefined;
-    for (const record of store.due(space, Number.MAX_SAFE_INTEGER, this.running.size + 1 + this.lookahead)) {
-      if (this.running.has(record.id) || record.dueAt === undefined || record.dueAt <= now) continue;
-      next = record.dueAt;
-      break;
-    }
-    if (next !== undefined) this.timerFor(next, now);
-  }
-
-  private stillDue(id: string): boolean {
-    const dueAt = this.options.store.get(this.options.space, id)?.dueAt;
-    return dueAt !== undefined && dueAt <= this.options.clock.now();
   }
 
   /** A timer for `at`, unless one is set for that time or earlier. */

@@ -23,9 +23,18 @@ export function getInboxEvent(app: ItemReading & Pick<App, 'store'>, rq: Request
   return listedItemReply(app, rq, INBOX, app.store.get(INBOX_SPACE, id), missing);
 }
 
+/** Why an event that is neither failed nor dead is not queued again, by what it is. */
+const NOT_RETRIED: Readonly<Record<string, string>> = {
+  running: 'its handler is in progress, and an event never runs twice at once',
+  accepted: 'it waits for its first run',
+  processed: 'it is not run again',
+};
+
 /**
- * PUT /$inbox/{eventId}/$retry: 202, the event queued again; 409 once it was processed; 404; 503 with
- * Retry-After when the event kept changing under the re-queue (CONVENTIONS.md#inbox-retries-and-dead-letters).
+ * PUT /$inbox/{eventId}/$retry: 202, the event queued again (a failed one runs now, a dead one starts
+ * from its first attempt); 409 naming what it is otherwise (accepted, running, processed), so an event
+ * in flight never runs twice; 404; 503 with Retry-After when the event kept changing under the
+ * re-queue (CONVENTIONS.md#inbox-retries-and-dead-letters).
  */
 export async function retryInboxEvent(
   app: Pick<App, 'inbox' | 'representations' | 'policy' | 'baseUrl'>,
@@ -36,8 +45,11 @@ export async function retryInboxEvent(
   switch (outcome.result) {
     case 'missing':
       return problemReply(problem('not-found', `No received event has the id ${shown(id)}.`));
-    case 'done':
-      return problemReply(problem('conflict', `The event ${shown(id)} was processed already; it is not run again.`));
+    case 'refused': {
+      const why = NOT_RETRIED[outcome.status];
+      const detail = `The event ${shown(id)} is ${outcome.status}${why === undefined ? '' : `: ${why}`}. `;
+      return problemReply(problem('conflict', `${detail}Only a failed or dead event is queued again.`));
+    }
     case 'unavailable':
       return problemReply(problem('unavailable', ''), { 'Retry-After': '1' });
     case 'queued':

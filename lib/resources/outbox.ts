@@ -24,9 +24,18 @@ export function getDelivery(app: ItemReading & Pick<App, 'store'>, rq: RequestCo
   return listedItemReply(app, rq, OUTBOX, app.store.get(OUTBOX_SPACE, id), `No delivery has the id ${shown(id)}.`);
 }
 
+/** Why a delivery that is neither failed nor dead is not queued again, by what it is. */
+const NOT_RETRIED: Readonly<Record<string, string>> = {
+  running: 'the receiver has not answered it yet, and a delivery is never sent twice at once',
+  pending: 'it waits for its first attempt',
+  delivered: 'it is not sent again',
+};
+
 /**
- * PUT /$outbox/{deliveryId}/$retry: 202, queued again (a dead one from its first attempt); 409 once
- * delivered; 503 with Retry-After when the delivery kept changing under the re-queue.
+ * PUT /$outbox/{deliveryId}/$retry: 202, queued again (a failed one goes now, a dead one from its
+ * first attempt); 409 naming what it is otherwise (pending, running, delivered), so a delivery in
+ * flight is never sent twice; 503 with Retry-After when the delivery kept changing under the
+ * re-queue (CONVENTIONS.md#delivery-retries).
  */
 export async function retryDelivery(
   app: Pick<App, 'outbox' | 'representations' | 'policy' | 'baseUrl'>,
@@ -37,9 +46,11 @@ export async function retryDelivery(
   switch (outcome.result) {
     case 'missing':
       return problemReply(problem('not-found', `No delivery has the id ${shown(id)}.`));
-    case 'done':
-      const detail = `The delivery ${shown(id)} was delivered already; it is not sent again.`;
-      return problemReply(problem('conflict', detail));
+    case 'refused': {
+      const why = NOT_RETRIED[outcome.status];
+      const detail = `The delivery ${shown(id)} is ${outcome.status}${why === undefined ? '' : `: ${why}`}. `;
+      return problemReply(problem('conflict', `${detail}Only a failed or dead delivery is queued again.`));
+    }
     case 'unavailable':
       return problemReply(problem('unavailable', ''), { 'Retry-After': '1' });
     case 'queued':

@@ -9,7 +9,11 @@
 // handler that throws, rejects or passes `webhooks.handlerTimeoutMs` is retried on the inbox's
 // backoff (1 s × 2^n, 5 min cap, 8 attempts, full jitter; lib/retry.ts INBOX_BACKOFF); after the last
 // attempt the event is `dead`, keeps its body, and has a line in `dead-letter.jsonl`
-// (CONVENTIONS.md#inbox-retries-and-dead-letters). PUT /$inbox/{id}/$retry queues it again.
+// (CONVENTIONS.md#inbox-retries-and-dead-letters). PUT /$inbox/{id}/$retry queues a failed or dead
+// event again, never one whose handler is running.
+//
+// One kind holds at most a quarter of the workers (at least one), so handlers of one kind that hang
+// until their timeout leave the other kinds served.
 //
 // Processed at most once: the outcome of a run is written after the handler returns, and the worker
 // is held until it is, so a handler completes at most once per event id, except one that was running
@@ -56,6 +60,8 @@ export interface WebhookHandlers {
 }
 
 const DAY_MS = 86_400_000;
+/** One kind holds at most 1/KIND_SHARE of the handler workers (at least one). */
+const KIND_SHARE = 4;
 const MAX_ERROR_TEXT = 500;
 
 export interface InboxOptions {
@@ -91,7 +97,7 @@ export class Inbox implements WebhookHandlers {
     this.queue.resume();
   }
 
-  /** PUT /$inbox/{id}/$retry: `done` means processed already. */
+  /** PUT /$inbox/{id}/$retry: `refused` names what the event is when it is neither failed nor dead. */
   requeue(id: string): Promise<Requeue> {
     return this.queue.requeue(id);
   }
@@ -111,6 +117,8 @@ class InboxPolicy implements JobPolicy {
   readonly deadLetterLog = INBOX_DEAD_LETTER;
   readonly backoff: Backoff;
   readonly workers: number;
+  /** Workers one kind may hold: a quarter (at least one), CONVENTIONS.md#webhook-handlers. */
+  readonly perGroup: number;
   readonly releaseBeforeRecording = false;
   readonly forgetOnRestart = ['lastError'];
   /** One promise for the whole queue, settled when a drain gives up waiting (one listener, not one per event). */
@@ -122,6 +130,12 @@ class InboxPolicy implements JobPolicy {
   ) {
     this.backoff = withSchedule(INBOX_BACKOFF, options.config.retry);
     this.workers = options.config.workers;
+    this.perGroup = Math.max(1, Math.floor(options.config.workers / KIND_SHARE));
+  }
+
+  /** Events are grouped by kind for the workers' shares. */
+  groupOf(record: StoredRecord): string {
+    return typeof record.doc['event'] === 'string' ? record.doc['event'] : '';
   }
 
   runnable(record: StoredRecord): boolean {

@@ -13,9 +13,9 @@
 // body, says so in /$outbox, and gets a line in `outbox-dead-letter.jsonl`. Redirects are not followed
 // (a receiver moves by a PUT of its subscription), so a 3xx is dead too.
 //
-// A worker takes the next delivery while an outcome is written (deliveries are at least once), and at
-// most half the workers (rounded up) serve one subscription at a time, so a slow or dead receiver
-// cannot hold every worker while other receivers wait.
+// A worker takes the next delivery while an outcome is written (deliveries are at least once), and
+// one worker at most serves a subscription, so slow or dead receivers hold one worker each while
+// other receivers are served.
 import type { Clock, Random } from '../clock.js';
 import type { OutboxConfig } from '../config.js';
 import type { DeadOutcome, JobPolicy, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
@@ -63,7 +63,7 @@ export class Outbox {
     this.queue = new JobQueue(new OutboxPolicy(options), options);
   }
 
-  /** PUT /$outbox/{id}/$retry: `done` means delivered already. */
+  /** PUT /$outbox/{id}/$retry: `refused` names what the delivery is when it is neither failed nor dead. */
   requeue(id: string): Promise<Requeue> {
     return this.queue.requeue(id);
   }
@@ -91,7 +91,7 @@ class OutboxPolicy implements JobPolicy {
   constructor(private readonly options: OutboxOptions) {
     this.backoff = withSchedule(OUTBOX_BACKOFF, options.config.retry);
     this.workers = options.config.workers;
-    this.perGroup = Math.ceil(options.config.workers / 2);
+    this.perGroup = 1;
     this.poster = new WebhookPoster(options.clock);
   }
 

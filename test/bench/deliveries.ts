@@ -2,7 +2,7 @@
 // CONVENTIONS.md#outbox) empties its outbox. ITEMS PUT-creates from CLIENTS keep-alive clients on a
 // server with one subscription to a receiver that reads each delivery and answers 200 at once,
 // timed from the first write until /$outbox lists nothing left to deliver, at the default
-// `outbox.workers` (4: at most 2 at once to one subscription) and at 16. The receiver counts what
+// `outbox.workers` (4) and at 16 (one subscription gets one delivery at a time either way). The receiver counts what
 // it got, so the table also shows that nothing was lost or sent twice. Figures are printed, never
 // asserted.
 import { writeFileSync } from 'node:fs';

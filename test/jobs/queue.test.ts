@@ -2,7 +2,8 @@
 // the outbox share. A done job drops its body; a retry waits the backoff (or a Retry-After, clamped to
 // the cap) and runs out into a dead job whose dead-letter line is written before its status; a dead
 // job's further changes share its batch; a parked job resumes between start and drain only, so the
-// queue writes nothing outside its lifecycle; a `$retry` is one bounded compare-and-swap that answers
+// queue writes nothing outside its lifecycle; a `$retry` takes only a failed or dead job (never one
+// that runs or waits for its first run) and is one bounded compare-and-swap that answers
 // `unavailable` when the job keeps changing under it. Driven by a manual clock: no real time passes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -105,6 +106,11 @@ function setup(options: { clock?: Clock; random?: Random } = {}): Setup {
     assert.ok(written.ok);
   };
   return { clock, store, policy, queue, another, add };
+}
+
+/** Lets the runs whose outcomes were just written end. */
+async function settle(): Promise<void> {
+  for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
 }
 
 async function stop(queue: JobQueue): Promise<void> {
@@ -221,6 +227,8 @@ describe('JobQueue', () => {
     await queue.start();
     await add('x');
     await recordWhere(store, SPACES.space, 'x', (record) => record.doc['status'] === 'dead');
+    // The run ends once its outcome is written: until then it is running.
+    await settle();
     assert.deepEqual(await queue.requeue('none'), { result: 'missing' });
     policy.canRun = false;
     policy.script.push({ kind: 'park' });
@@ -233,8 +241,42 @@ describe('JobQueue', () => {
     policy.canRun = true;
     queue.resume();
     await recordWhere(store, SPACES.space, 'x', (found) => found.doc['status'] === 'finished');
+    await settle();
     assert.deepEqual(policy.runs.map((run) => run.attempt), [1, 1, 1]);
-    assert.deepEqual(await queue.requeue('x'), { result: 'done' });
+    assert.deepEqual(await queue.requeue('x'), { result: 'refused', status: 'finished' });
+    await stop(queue);
+  });
+
+  it('should refuse to re-queue a job that runs, or waits for its first run, and run a failed one now, once', async () => {
+    const { clock, store, queue, policy, add } = setup();
+    // The first run of `f` fails; the first run of `r` hangs until the test lets it finish.
+    let finishRun: (() => void) | undefined;
+    const run = policy.run.bind(policy);
+    policy.run = async (record, body, attempt) => {
+      if (record.id === 'r') await new Promise<void>((resolve) => (finishRun = resolve));
+      return run(record, body, attempt);
+    };
+    policy.script.push({ kind: 'retry', set: {}, error: 'not yet' });
+    await queue.start();
+    await add('f');
+    const failed = await recordWhere(store, SPACES.space, 'f', (record) => record.doc['status'] === 'failed');
+    await settle();
+    assert.equal(failed.dueAt, clock.now() + 2000, 'its next attempt is due later');
+    const requeued = await queue.requeue('f');
+    assert.equal(requeued.result, 'queued');
+    assert.equal(requeued.result === 'queued' ? requeued.record.dueAt : undefined, clock.now(), 'due now');
+    await recordWhere(store, SPACES.space, 'f', (record) => record.doc['status'] === 'finished');
+    assert.deepEqual(policy.runs.map((entry) => [entry.id, entry.attempt]), [['f', 1], ['f', 2]]);
+
+    await add('r');
+    await add('w');
+    while (finishRun === undefined) await settle();
+    assert.deepEqual(await queue.requeue('r'), { result: 'refused', status: 'running' });
+    assert.deepEqual(await queue.requeue('w'), { result: 'refused', status: 'waiting' }, 'one worker: w waits behind r');
+    finishRun();
+    await recordWhere(store, SPACES.space, 'w', (record) => record.doc['status'] === 'finished');
+    assert.equal(store.get(SPACES.space, 'r')?.doc['status'], 'finished');
+    assert.deepEqual(policy.runs.slice(2).map((entry) => entry.id), ['r', 'w'], 'each ran once');
     await stop(queue);
   });
 
@@ -247,6 +289,7 @@ describe('JobQueue', () => {
     await queue.start();
     await add('hot');
     await recordWhere(store, SPACES.space, 'hot', (record) => record.doc['status'] === 'dead');
+    await settle();
     let tries = 0;
     store.before = async (batch) => {
       if (!batch.mutations.some((mutation) => mutation.id === 'hot' && mutation.kind === 'patch')) return;

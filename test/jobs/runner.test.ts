@@ -1,9 +1,10 @@
-// Tests for lib/jobs/runner.ts: a worker pool over the store's due-time index. Jobs run when due, no
-// more than `workers` at once and `perGroup` per group, a job due later runs when the clock gets there
-// even while others run, a drain waits and then stops what still runs, leaving it due. The `capped`
-// state holds new jobs while too many released ones are still writing, and lets go when one ends; the
-// `blocked` state answers a commit by looking at its arrivals alone. Driven by a manual clock and jobs
-// the test finishes itself: no real time passes.
+// Tests for lib/jobs/runner.ts: a worker pool over the due jobs of a store space. Jobs run when due,
+// no more than `workers` at once and `perGroup` per group, a job due later runs when the clock gets
+// there even while others run, a drain waits and then stops what still runs, leaving it due. A group
+// with room finds its job behind any backlog of another's, and the store's due index is read at
+// start only; a job held for a `$retry` does not start until it is let go. The `capped` state holds
+// new jobs while too many released ones are still writing, and lets go when one ends. Driven by a
+// manual clock and jobs the test finishes itself: no real time passes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { JobRunner, RELEASED_PER_WORKER } from '../../lib/jobs/runner.js';
@@ -22,7 +23,7 @@ interface Started {
   finish(): Promise<void>;
 }
 
-/** A memory store that counts reads of its due index: a full look reads it, an arrivals look never does. */
+/** A memory store that counts reads of its due index: the runner reads it at start only. */
 class CountingStore extends MemoryStore {
   dueReads = 0;
 
@@ -215,7 +216,7 @@ describe('JobRunner', () => {
     await h.runner.close();
   });
 
-  it('should answer a commit while blocked by looking at its arrivals alone, never at the whole due index', async () => {
+  it('should start a due arrival of a group with room at once, and one due later when the clock gets there', async () => {
     const h = harness({ workers: 2, perGroup: 1 });
     const now = h.clock.now();
     await h.add('a1', now, 'a');
@@ -224,23 +225,18 @@ describe('JobRunner', () => {
     await settle();
     assert.deepEqual(ids(h.started), ['a1'], 'a2 waits for room in its group');
     assert.equal(h.runner.status, 'blocked');
-    const reads = h.store.dueReads;
     await h.add('b1', now, 'b');
     await settle();
     assert.deepEqual(ids(h.started), ['a1', 'b1'], 'the arrival is due and its group has room');
-    assert.equal(h.store.dueReads, reads, 'an arrivals look reads no index');
-    assert.equal(h.runner.status, 'open', 'no worker left: the next look is a full one');
+    assert.equal(h.runner.status, 'open');
     await (h.started[1] as Started).finish();
     await settle();
     assert.equal(h.runner.status, 'blocked');
-    // An arrival due later sets the timer itself (the last full look knew of no later job).
-    const later = h.store.dueReads;
     await h.add('c1', now + 5000, 'c');
     // An arrival changed again within the same turn counts by its latest state: not due, not run.
     void h.store.commit({ mutations: [{ kind: 'put', collection: SPACE, id: 'd1', doc: { group: 'd' }, dueAt: now }] });
     await h.store.commit({ mutations: [{ kind: 'patch', collection: SPACE, id: 'd1', set: {}, dueAt: null }] });
     await settle();
-    assert.equal(h.store.dueReads, later);
     assert.deepEqual(ids(h.started), ['a1', 'b1']);
     h.clock.advance(4999);
     await settle();
@@ -252,6 +248,51 @@ describe('JobRunner', () => {
     await settle();
     assert.deepEqual(ids(h.started), ['a1', 'b1', 'c1', 'a2']);
     await (h.started[3] as Started).finish();
+    await h.runner.close();
+  });
+
+  it("should find a group's job behind any backlog of another group's, and read the store's due index at start only", async () => {
+    const h = harness({ workers: 3, perGroup: 1 });
+    const now = h.clock.now();
+    const backlog = 500;
+    for (let n = 0; n < backlog; n++) await h.add(`a${String(n).padStart(3, '0')}`, now, 'a');
+    await h.runner.start();
+    await settle();
+    const reads = h.store.dueReads;
+    // Due after every job of `a`: a look that read the earliest due jobs alone would never see them.
+    await h.add('b1', now + 1, 'b');
+    await h.add('c1', now + 2, 'c');
+    h.clock.advance(2);
+    await settle();
+    assert.deepEqual(ids(h.started), ['a000', 'b1', 'c1']);
+    assert.equal(h.runner.status, 'open');
+    // Each group keeps its place: `a` runs one at a time, in order, whatever else comes.
+    await (h.started[1] as Started).finish();
+    await (h.started[0] as Started).finish();
+    await settle();
+    assert.deepEqual(ids(h.started), ['a000', 'b1', 'c1', 'a001']);
+    assert.equal(h.store.dueReads, reads, 'looks keep their own index');
+    for (const job of h.started.slice(2)) await job.finish();
+    await h.runner.close();
+  });
+
+  it('should not start a job held for a $retry until it is let go, and hold no job that runs', async () => {
+    const h = harness({ workers: 2 });
+    await h.add('held', h.clock.now());
+    const letGo = h.runner.hold('held');
+    assert.ok(letGo !== undefined);
+    assert.equal(h.runner.hold('held'), undefined, 'held once at a time');
+    await h.runner.start();
+    await h.add('other', h.clock.now());
+    await settle();
+    assert.deepEqual(ids(h.started), ['other'], 'the held job waits');
+    letGo();
+    await settle();
+    assert.deepEqual(ids(h.started), ['other', 'held']);
+    assert.equal(h.runner.isRunning('held'), true);
+    assert.equal(h.runner.hold('held'), undefined, 'a running job is not held');
+    for (const job of h.started) await job.finish();
+    assert.equal(h.runner.isRunning('held'), false);
     await h.runner.close();
   });
 });
