@@ -1,14 +1,17 @@
 // `npm run bench [-- section ...]`: the benchmarks, never part of `npm test` (README, Performance).
 // Sections: performance (the HTTP scenarios at 10k and 1M items against a bare node:http server),
 // recovery (1M records: time and memory), filter (the compiled $filter against an interpreter),
-// deliveries (the webhook sender's rate). Figures are printed as they come, then as Markdown tables
-// for the README, and saved to data/bench/results.json (ignored by git).
+// deliveries (the webhook sender's rate), page-budget (a page of wide items as JSON, CSV and HTML).
+// Figures are printed as they come, then as Markdown tables for the README, and saved to
+// data/bench/results.json (ignored by git).
 //   BENCH_SIZES=10000,1000000  BENCH_SECONDS=3  BENCH_ROUNDS=3  BENCH_WARMUP=1  BENCH_CONNECTIONS=32  BENCH_ONLY=get-item,put
+//   BENCH_WIDE_ITEMS=1000 (page-budget)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { benchDeliveries } from './deliveries.js';
 import { benchFilter } from './filter.js';
+import { benchPageBudget } from './page-budget.js';
 import { hasWrk } from './load.js';
 import { Report } from './measure.js';
 import { benchRecovery } from './recovery.js';
@@ -36,6 +39,7 @@ if (wanted('performance')) {
 if (wanted('recovery')) await benchRecovery(report, [100_000, 1_000_000]);
 if (wanted('filter')) await benchFilter(report, [100_000, 1_000_000]);
 if (wanted('deliveries')) await benchDeliveries(report);
+if (wanted('page-budget')) await benchPageBudget(report, numbers(process.env['BENCH_WIDE_ITEMS'], [1000])[0] as number);
 mkdirSync(RESULTS, { recursive: true });
 writeFileSync(`${RESULTS}results.json`, `${JSON.stringify({ at: new Date().toISOString(), machine, performance, tables: report.markdown() }, null, 2)}\n`);
 process.stdout.write(`\n${report.markdown()}\n`);
