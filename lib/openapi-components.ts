@@ -99,19 +99,24 @@ export function schemas(config: Config): JsonObject {
         select: { type: 'array', minItems: 1, items: STRING },
       },
     },
+    // A page of the collections: the envelope of any listing (CONVENTIONS.md#service-document).
     ServiceDocument: {
-      type: 'object',
-      required: ['value'],
+      allOf: [ref('schemas', 'Envelope')],
       properties: {
         value: {
           type: 'array',
           items: {
-            type: 'object',
-            required: ['name', 'url'],
-            properties: {
-              name: { type: 'string', pattern: COLLECTION_NAME.source },
-              url: { type: 'string', format: 'uri-reference' },
-            },
+            anyOf: [
+              {
+                type: 'object',
+                required: ['name', 'url'],
+                properties: {
+                  name: { type: 'string', pattern: COLLECTION_NAME.source },
+                  url: { type: 'string', format: 'uri-reference' },
+                },
+              },
+              ref('schemas', 'Summary'),
+            ],
           },
         },
       },

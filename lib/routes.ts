@@ -143,9 +143,9 @@ export function routeTable(config: Config): readonly RouteEntry[] {
           produces: JSON_OR_HTML,
           handle: getServiceDocument,
           doc: {
-            summary: 'The service document: every collection and its URL',
-            responses: CONDITIONAL_READ,
-            reads: READ_CONDITIONS,
+            summary: 'The service document: every collection and its URL, a page at a time',
+            responses: PAGE_READ,
+            reads: LISTING,
             returns: 'ServiceDocument',
           },
         },

@@ -21,6 +21,9 @@ import type { EqualityTerm } from './equality.js';
 import type { QueryPlan } from './plan.js';
 import { compareKeys, keyOf, type SortValue } from './order.js';
 
+/** Where a page's records are read: a store, or the service document's list of collections. */
+export type RecordSource = Pick<Store, 'scan' | 'get'>;
+
 export interface PageRequest {
   readonly pageSize: number;
   /** Sort key of the last item already returned, or undefined for the first page. */
@@ -53,7 +56,7 @@ export type CandidateSource = (collection: string, terms: readonly EqualityTerm[
 const SCAN_CHUNK = 512;
 
 export async function runPage(
-  store: Store,
+  store: RecordSource,
   collection: string,
   plan: QueryPlan,
   request: PageRequest,
@@ -81,7 +84,7 @@ export async function runPage(
 }
 
 /** The collection's records in id order after `after`, read a chunk at a time. */
-function* walk(store: Store, collection: string, after: string | undefined): Generator<StoredRecord> {
+function* walk(store: RecordSource, collection: string, after: string | undefined): Generator<StoredRecord> {
   let cursor = after;
   for (;;) {
     const range = cursor === undefined ? { limit: SCAN_CHUNK } : { after: cursor, limit: SCAN_CHUNK };
@@ -98,7 +101,7 @@ function* walk(store: Store, collection: string, after: string | undefined): Gen
  * that changes the index while the scan yields can neither repeat an item nor skip one that stayed.
  */
 function* fetched(
-  store: Store,
+  store: RecordSource,
   collection: string,
   candidates: Candidates,
   after: string | undefined,

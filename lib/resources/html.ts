@@ -2,7 +2,7 @@
 // HTML page is a representation of its own: its ETag is derived from its bytes, so it differs from
 // the JSON one (CONVENTIONS.md#etags), and the page shows the JSON representation's ETag, which is the one a
 // client sends back in If-Match, together with the Cache-Control the resource is served with.
-import { itemPage, listPage, type Fact, type ListRow, type Navigation } from '../html/views.js';
+import { itemPage, ListPage, type Fact, type NavLink } from '../html/views.js';
 import type { StoredRecord } from '../store/types.js';
 import { represent, type Representation } from '../protocol/representation.js';
 import type { App } from './context.js';
@@ -28,24 +28,24 @@ export function itemHtml(
 
 export interface ListHtml {
   readonly title: string;
-  readonly rows: readonly ListRow[];
   readonly count?: number;
-  readonly next?: string;
   /** Where List leads (a query resource's collection), when it is not this page's own path. */
   readonly list?: string;
   readonly cacheControl: string;
-  /** False on the service document, which is Home itself. */
-  readonly home?: false;
+  /** On the service document, which is Home itself: no Home link, and links to the server's own listings. */
+  readonly home?: { readonly related: readonly NavLink[] };
 }
 
-/** A page of items (or of collections, for the service document) with Select links. */
-export function listHtml(app: Pick<App, 'baseUrl'>, view: ListHtml): Representation {
-  const nav: Navigation = {
-    ...(view.home === false ? {} : { home: link(app, '/') }),
+/**
+ * A page of items (or of collections, for the service document) with Select links, built a row at a
+ * time within the page's byte budget; its Next link is given when it is written.
+ */
+export function listHtml(app: Pick<App, 'baseUrl'>, view: ListHtml): ListPage {
+  const nav = {
+    ...(view.home === undefined ? { home: link(app, '/') } : { related: view.home.related }),
     ...(view.list === undefined ? {} : { list: view.list }),
-    ...(view.next === undefined ? {} : { next: view.next }),
   };
   const facts: Fact[] = [{ name: 'Cache-Control', value: view.cacheControl }];
   const count = view.count === undefined ? {} : { count: view.count };
-  return represent(listPage({ title: view.title, nav, rows: view.rows, ...count, facts }));
+  return new ListPage({ title: view.title, nav, ...count, facts });
 }

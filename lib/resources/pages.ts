@@ -1,41 +1,52 @@
 // One page as bytes (CONVENTIONS.md#collection-envelope): `{ "@count"?, "value": [...], "@nextLink"? }`
-// in JSON, or the same items as CSV or as an HTML table whose rows select their detail
+// in JSON, or the same walk as CSV or as an HTML table whose rows select their detail
 // (lib/resources/html.ts); `@nextLink` only when a next page exists (the key is absent, never null).
 // Which page, and the reply around it, are the paging flow's (lib/resources/paging.ts).
 //
-// A page is bounded in bytes as well as in items (CONVENTIONS.md#page-byte-budget): once its items
-// pass PAGE_BYTES of JSON it ends, with `@nextLink` after the last item it holds, so no page is too
-// large to build or to send whatever the items weigh.
+// A page is bounded in bytes as well as in items (CONVENTIONS.md#page-byte-budget): whatever its media
+// type, it ends before the item that would carry its body, as sent, past `limits.pageBytes`, with its
+// next link after the last item it holds. The body is measured while it is built (a CSV's columns and
+// every row's fields for them, HTML's escaping, the next link itself), never built first and measured
+// after, so no page is too large to build or to send whatever the items weigh. A JSON page's first
+// item always goes out (it is the stored item, at most the body cap); a CSV or HTML page that cannot
+// hold even its first item is refused with a 400 that names the limit.
 import { nextTurn } from '../clock.js';
 import { readCacheControl } from '../http/cache-policy.js';
 import { problem, type Problem } from '../protocol/problem.js';
 import { JSON_TYPE } from '../http/respond.js';
 import { BudgetExceeded } from '../filter/index.js';
-import { flattenRows, writeCsv } from '../csv/write.js';
-import type { JsonObject } from '../json.js';
-import { runPage, type Page } from '../query/execute.js';
+import { CsvTable } from '../csv/write.js';
+import { runPage, type Page, type RecordSource } from '../query/execute.js';
 import { keyOf, type SortValue } from '../query/order.js';
 import type { QueryPlan } from '../query/plan.js';
 import { signToken, type PagePosition } from '../query/token.js';
 import type { StoredRecord } from '../store/types.js';
-import { represent, type Representation } from '../protocol/representation.js';
+import { represent } from '../protocol/representation.js';
 import type { App } from './context.js';
 import { link } from './common.js';
 import type { BuiltPage } from './page-cache.js';
-import { HTML_CONTENT_TYPE, HTML_TYPE } from '../html/views.js';
+import { HTML_CONTENT_TYPE, HTML_TYPE, type NavLink } from '../html/views.js';
 import { listHtml } from './html.js';
 
 /** RFC 4180 §3 registers text/csv with `charset` and `header` parameters. */
 export const CSV_TYPE = 'text/csv';
 const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8; header=present';
-/** A page ends once its items pass this many bytes of JSON (the last item may carry it past). */
-const PAGE_BYTES = 4 * 1024 * 1024;
+const COMMA = Buffer.from(',');
+const END = ']}';
 /** How often a scan gives the event loop a turn: every so many rows, or so many filter steps. */
 const YIELD_ROWS = 2048;
 const YIELD_STEPS = 200_000;
 
 /** What building a page needs: the items, their representations, the links and the cache policy it shows. */
-export type PageBuilding = Pick<App, 'store' | 'indexes' | 'pagingKey' | 'policy' | 'representations' | 'baseUrl'>;
+export type PageBuilding = Pick<
+  App, 'store' | 'indexes' | 'pagingKey' | 'policy' | 'representations' | 'baseUrl' | 'config'
+>;
+
+/** What an HTML page of the service document shows instead of a collection's: Home's title and links. */
+export interface HomeView {
+  readonly title: string;
+  readonly related: readonly NavLink[];
+}
 
 /** Where a walk is and what it pages through. */
 export interface PageSource {
@@ -53,6 +64,10 @@ export interface PageSource {
   readonly returned: number;
   /** What names this page among the collection's pages in the page cache, when it may be kept there. */
   readonly cacheKey?: string;
+  /** Where the items come from when they are not the store space `collection` (the service document). */
+  readonly records?: RecordSource;
+  /** Set when the walk is Home itself (the service document). */
+  readonly home?: HomeView;
 }
 
 export async function buildPage(
@@ -69,7 +84,7 @@ export async function buildPage(
   };
   let page: Page;
   try {
-    page = await runPage(app.store, collection, plan, request, pace, (name, terms) =>
+    page = await runPage(source.records ?? app.store, collection, plan, request, pace, (name, terms) =>
       app.indexes.candidates(name, terms),
     );
   } catch (error) {
@@ -78,73 +93,155 @@ export async function buildPage(
     const errors = [{ parameter: '$filter', detail: error.message }];
     return { ok: false, problem: problem('bad-request', `$filter: ${error.message}`, { errors }) };
   }
-  const kept = keepWithinBytes(app, plan, page.items);
-  const last = kept.records[kept.records.length - 1];
-  const next =
-    kept.records.length < page.items.length && last !== undefined
-      ? keyOf(last.doc, last.id, plan.query.orderby)
-      : page.next;
-  const returned = source.returned + kept.records.length;
-  const nextLink =
-    next === undefined
-      ? undefined
-      : link(app, `${source.path}?$skiptoken=${signToken(app.pagingKey, { ...source.start, after: next, returned })}`);
+  const budget = app.config.limits.pageBytes;
+  const body = pageBody(app, source, media, page.count);
+  for (const record of page.items) {
+    // A JSON page's first item is the item as stored, at most the body cap: it goes out even alone over
+    // the budget, so a JSON walk always moves on.
+    if (!body.add(record, body.items === 0 && body.json ? Number.POSITIVE_INFINITY : budget)) break;
+  }
+  if (body.items === 0 && page.items.length > 0) return { ok: false, problem: overBudgetProblem(media, budget) };
+  const nextLinkAt = (count: number): string | undefined => {
+    const last = page.items[count - 1];
+    const cut = count < page.items.length && last !== undefined;
+    const next = cut ? keyOf(last.doc, last.id, plan.query.orderby) : page.next;
+    if (next === undefined) return undefined;
+    const token = signToken(app.pagingKey, { ...source.start, after: next, returned: source.returned + count });
+    return link(app, `${source.path}?$skiptoken=${token}`);
+  };
+  let nextLink = nextLinkAt(body.items);
+  // The next link is part of a JSON or HTML page's bytes: make room for it.
+  while (body.items > 0 && body.bytes(nextLink) > budget && !(body.json && body.items === 1)) {
+    body.pop();
+    if (body.items === 0) return { ok: false, problem: overBudgetProblem(media, budget) };
+    nextLink = nextLinkAt(body.items);
+  }
+  const representation = represent(body.text(nextLink));
   const linked = nextLink === undefined ? {} : { nextLink };
-  if (media === CSV_TYPE) {
-    const representation = represent(csvOf(kept.records.map(plan.project)));
-    return { ok: true, page: { representation, contentType: CSV_CONTENT_TYPE, ...linked } };
-  }
-  if (media === HTML_TYPE) {
-    const rows = kept.records.map((record) => ({ doc: plan.project(record), select: source.itemLink(record.id) }));
-    const representation = listHtml(app, {
-      title: source.path,
-      rows,
-      cacheControl: readCacheControl(app.policy, collection),
-      ...(page.count === undefined ? {} : { count: page.count }),
-      ...(nextLink === undefined ? {} : { next: nextLink }),
-      ...(source.listPath === undefined ? {} : { list: link(app, source.listPath) }),
-    });
-    return { ok: true, page: { representation, contentType: HTML_CONTENT_TYPE, ...linked } };
-  }
-  const representation = envelope(kept.json, page.count, nextLink);
-  return { ok: true, page: { representation, contentType: JSON_TYPE, ...linked } };
+  return { ok: true, page: { representation, contentType: body.contentType, ...linked } };
 }
 
-/** The items whose JSON fits the page's byte budget; at least one, so a walk always moves on. */
-function keepWithinBytes(
-  app: Pick<App, 'representations'>,
-  plan: QueryPlan,
-  items: readonly StoredRecord[],
-): { records: StoredRecord[]; json: Buffer[] } {
-  const records: StoredRecord[] = [];
-  const json: Buffer[] = [];
-  let bytes = 0;
-  for (const record of items) {
-    if (records.length > 0 && bytes >= PAGE_BYTES) break;
-    // A whole item is the representation the write path already serialized; a summary is made now.
-    const projected =
-      plan.query.select === undefined
-        ? app.representations.itemJson(record).bytes
-        : Buffer.from(JSON.stringify(plan.project(record)), 'utf8');
-    records.push(record);
-    json.push(projected);
-    bytes += projected.length;
+/**
+ * A page's body as it is built, an item at a time, knowing its bytes before it is written
+ * (CONVENTIONS.md#page-byte-budget).
+ */
+interface PageBody {
+  readonly contentType: string;
+  /** Whether this is the JSON envelope, whose first item is never refused. */
+  readonly json: boolean;
+  readonly items: number;
+  /** Adds the next item unless the body, without a next link, would then pass `limit` bytes. */
+  add(record: StoredRecord, limit: number): boolean;
+  /** Takes the last item back out. */
+  pop(): void;
+  /** The body's UTF-8 bytes with `nextLink` (CSV carries it in Link only). */
+  bytes(nextLink: string | undefined): number;
+  text(nextLink: string | undefined): string | Buffer;
+}
+
+function pageBody(app: PageBuilding, source: PageSource, media: string, count: number | undefined): PageBody {
+  const { plan } = source;
+  if (media === CSV_TYPE) {
+    const table = new CsvTable();
+    return {
+      contentType: CSV_CONTENT_TYPE,
+      json: false,
+      get items() {
+        return table.rows;
+      },
+      add: (record, limit) => table.add(plan.project(record), limit),
+      pop: () => table.pop(),
+      bytes: () => table.bytes,
+      text: () => table.text(),
+    };
   }
-  return { records, json };
+  if (media === HTML_TYPE) {
+    const html = listHtml(app, {
+      title: source.home?.title ?? source.path,
+      cacheControl: readCacheControl(app.policy, source.collection),
+      ...(count === undefined ? {} : { count }),
+      ...(source.listPath === undefined ? {} : { list: link(app, source.listPath) }),
+      ...(source.home === undefined ? {} : { home: source.home }),
+    });
+    return {
+      contentType: HTML_CONTENT_TYPE,
+      json: false,
+      get items() {
+        return html.rowCount;
+      },
+      add: (record, limit) => html.add({ doc: plan.project(record), select: source.itemLink(record.id) }, limit),
+      pop: () => html.pop(),
+      bytes: (nextLink) => html.bytes(nextLink),
+      text: (nextLink) => html.text(nextLink),
+    };
+  }
+  return new JsonEnvelope(app, plan, count);
 }
 
 /** `{ "@count"?, "value": [...], "@nextLink"? }`: the count first, as OData puts annotations. */
-function envelope(items: readonly Buffer[], count: number | undefined, nextLink: string | undefined): Representation {
-  const parts: Buffer[] = [Buffer.from(count === undefined ? '{"value":[' : `{"@count":${count},"value":[`)];
-  items.forEach((item, index) => {
-    if (index > 0) parts.push(Buffer.from(','));
-    parts.push(item);
-  });
-  parts.push(Buffer.from(nextLink === undefined ? ']}' : `],"@nextLink":${JSON.stringify(nextLink)}}`));
-  return represent(Buffer.concat(parts));
+class JsonEnvelope implements PageBody {
+  readonly contentType = JSON_TYPE;
+  readonly json = true;
+  private readonly values: Buffer[] = [];
+  private valueBytes = 0;
+  private readonly start: Buffer;
+
+  constructor(
+    private readonly app: Pick<App, 'representations'>,
+    private readonly plan: QueryPlan,
+    count: number | undefined,
+  ) {
+    this.start = Buffer.from(count === undefined ? '{"value":[' : `{"@count":${count},"value":[`);
+  }
+
+  get items(): number {
+    return this.values.length;
+  }
+
+  add(record: StoredRecord, limit: number): boolean {
+    // A whole item is the representation the write path already serialized; a summary is made now.
+    const value =
+      this.plan.query.select === undefined
+        ? this.app.representations.itemJson(record).bytes
+        : Buffer.from(JSON.stringify(this.plan.project(record)), 'utf8');
+    const bytes = this.start.length + this.valueBytes + value.length + this.values.length + END.length;
+    if (bytes > limit) return false;
+    this.values.push(value);
+    this.valueBytes += value.length;
+    return true;
+  }
+
+  pop(): void {
+    const value = this.values.pop();
+    if (value === undefined) throw new TypeError('JsonEnvelope.pop: the page has no items');
+    this.valueBytes -= value.length;
+  }
+
+  bytes(nextLink: string | undefined): number {
+    const commas = Math.max(this.values.length - 1, 0);
+    return this.start.length + this.valueBytes + commas + Buffer.byteLength(this.end(nextLink));
+  }
+
+  text(nextLink: string | undefined): Buffer {
+    const parts: Buffer[] = [this.start];
+    this.values.forEach((value, index) => {
+      if (index > 0) parts.push(COMMA);
+      parts.push(value);
+    });
+    parts.push(Buffer.from(this.end(nextLink)));
+    return Buffer.concat(parts);
+  }
+
+  private end(nextLink: string | undefined): string {
+    return nextLink === undefined ? END : `],"@nextLink":${JSON.stringify(nextLink)}}`;
+  }
 }
 
-function csvOf(items: readonly JsonObject[]): string {
-  const { columns, rows } = flattenRows(items);
-  return writeCsv(columns, rows);
+/** A 400 for a page that cannot hold even its first item in the media type asked for. */
+function overBudgetProblem(media: string, budget: number): Problem {
+  const detail =
+    `The next item does not fit on a ${media} page: alone, with its columns, it passes the page byte ` +
+    `budget (limits.pageBytes, ${budget} bytes). Ask for fewer properties with $select, or for ` +
+    'application/json, whose pages always hold at least one item.';
+  return problem('bad-request', detail);
 }

@@ -23,12 +23,13 @@ import { parsePrefer } from '../protocol/prefer.js';
 import { problem, type Problem } from '../protocol/problem.js';
 import { FiltersBusy, limitExpensive } from '../query/expensive.js';
 import { parseQueryString, type CollectionQuery } from '../query/options.js';
+import type { RecordSource } from '../query/execute.js';
 import type { QueryPlan } from '../query/plan.js';
 import { longestToken, verifyToken, type PagePosition } from '../query/token.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import type { BuiltPage } from './page-cache.js';
-import { buildPage, type PageBuilding, type PageSource } from './pages.js';
+import { buildPage, type HomeView, type PageBuilding, type PageSource } from './pages.js';
 import { readReply } from './replies.js';
 
 /** The longest `@nextLink` the server emits: it must be able to follow its own links. */
@@ -74,6 +75,10 @@ export interface Walk<T> {
   readonly begin: (first: T) => Begun;
   /** A continuation's plan from a token this server signed for `scope`; undefined when it is not usable. */
   readonly resume: (position: PagePosition) => Planned | undefined;
+  /** Where the items come from when they are not the store space `collection` (the service document). */
+  readonly records?: RecordSource;
+  /** Set when the walk is Home itself (the service document): its HTML title and links. */
+  readonly home?: HomeView;
 }
 
 /** The system query options of a collection or listing (CONVENTIONS.md#refused-parameters names the rest). */
@@ -187,6 +192,8 @@ function sourceOf<T>(
     start,
     ...(walk.listPath === undefined ? {} : { listPath: walk.listPath }),
     ...(cacheKey === undefined ? {} : { cacheKey }),
+    ...(walk.records === undefined ? {} : { records: walk.records }),
+    ...(walk.home === undefined ? {} : { home: walk.home }),
   };
 }
 

@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { flattenRows, writeCsv } from '../../lib/csv/write.js';
+import { CsvTable, flattenRows, writeCsv } from '../../lib/csv/write.js';
 import { parseCsv } from '../../lib/csv/parse.js';
-import type { JsonObject } from '../../lib/json.js';
+import type { JsonObject, JsonValue } from '../../lib/json.js';
+import { mulberry32 } from '../support/random.js';
 
 describe('writeCsv', () => {
   it('should write the header first and end every record with CRLF', () => {
@@ -98,5 +99,95 @@ describe('flattenRows', () => {
     ]);
     const parsed = parseCsv(writeCsv(columns, rows));
     assert.deepEqual(parsed, { ok: true, rows: [columns, ...rows] });
+  });
+});
+
+/** Documents with the shapes that change a CSV's size: new columns, quoting, BOMs, empty fields, nesting. */
+function randomDoc(random: () => number): JsonObject {
+  const names = ['id', 'a', 'b,c', 'q"', '\uFEFFbom', 'é', 'x/y', 'n', '', '😀'];
+  const values: (() => JsonValue)[] = [
+    () => '',
+    () => null,
+    () => 'plain',
+    () => 'say "hi", then\r\nleave',
+    () => '\uFEFFlead',
+    () => -1.5,
+    () => ['a', 'b'],
+    () => ({}),
+    () => ({ [names[Math.floor(random() * names.length)] as string]: 'nested' }),
+    () => '\ud800 lone',
+  ];
+  const doc: JsonObject = {};
+  const members = Math.floor(random() * 4);
+  for (let index = 0; index < members; index++) {
+    doc[names[Math.floor(random() * names.length)] as string] = (values[Math.floor(random() * values.length)] as () => JsonValue)();
+  }
+  return doc;
+}
+
+describe('CsvTable', () => {
+  it('should know the UTF-8 bytes of its text after every add and pop (property)', () => {
+    const random = mulberry32(0xb17e5);
+    for (let run = 0; run < 500; run++) {
+      const table = new CsvTable();
+      const docs = Array.from({ length: 1 + Math.floor(random() * 5) }, () => randomDoc(random));
+      // A table of no columns has no CSV form; every page's items have at least `id` or `@id`.
+      docs[0] = { ...docs[0], id: 'x' };
+      for (const doc of docs) {
+        assert.equal(table.add(doc), true);
+        assert.equal(table.bytes, Buffer.byteLength(table.text()), `run ${run}: ${JSON.stringify(docs)}`);
+      }
+      assert.equal(table.text(), writeCsv(flattenRows(docs).columns, flattenRows(docs).rows), `run ${run}`);
+      while (table.rows > 1) {
+        table.pop();
+        assert.equal(table.bytes, Buffer.byteLength(table.text()), `run ${run} after pop: ${JSON.stringify(docs)}`);
+        assert.equal(table.text(), writeCsv(flattenRows(docs.slice(0, table.rows)).columns, flattenRows(docs.slice(0, table.rows)).rows));
+      }
+    }
+  });
+
+  it('should count the one-column shapes exactly: a lone empty name or field is written ""', () => {
+    for (const docs of [[{ '': 'x' }], [{ v: '' }, { v: 'a' }], [{ '': '' }], [{ v: null }, { w: 1 }]] as JsonObject[][]) {
+      const table = new CsvTable();
+      for (const doc of docs) table.add(doc);
+      assert.equal(table.bytes, Buffer.byteLength(table.text()), JSON.stringify(docs));
+    }
+  });
+
+  it('should refuse a row that would pass the limit, and leave the table as it was', () => {
+    const table = new CsvTable();
+    assert.equal(table.add({ id: 'a', v: 1 }, 100), true);
+    const before = table.text();
+    assert.equal(table.add({ id: 'b', wide: 'x'.repeat(200) }, 100), false);
+    assert.equal(table.rows, 1);
+    assert.equal(table.text(), before);
+    assert.equal(table.bytes, Buffer.byteLength(before));
+    assert.equal(table.add({ id: 'c', v: 2 }, 100), true, 'the table goes on after a refused row');
+    assert.equal(table.text(), 'id,v\r\na,1\r\nc,2\r\n');
+  });
+
+  it('should count the new columns every earlier row gains', () => {
+    const table = new CsvTable();
+    for (let n = 0; n < 10; n++) assert.equal(table.add({ id: `r${n}` }), true);
+    // One more column: `,z` in the header, a comma in each of the ten rows, and the row `r10,1` CRLF.
+    const grows = 2 + 10 + 7;
+    const before = table.bytes;
+    assert.equal(table.add({ id: 'r10', z: '1' }, before + grows - 1), false);
+    assert.equal(table.add({ id: 'r10', z: '1' }, before + grows), true);
+    assert.equal(table.bytes, Buffer.byteLength(table.text()));
+  });
+
+  it('should stop flattening a document whose column paths alone pass the limit, without building them', () => {
+    // 20,000 columns under a 100,000-character name: two gigabytes of header text were it written.
+    const long = 'k'.repeat(100_000);
+    const doc: JsonObject = { [long]: Object.fromEntries(Array.from({ length: 20_000 }, (_, n) => [`c${n}`, n])) };
+    const table = new CsvTable();
+    assert.equal(table.add(doc, 1024 * 1024), false);
+    assert.equal(table.rows, 0);
+    assert.deepEqual(table.columns(), []);
+  });
+
+  it('should refuse pop on an empty table as a programmer error', () => {
+    assert.throws(() => new CsvTable().pop(), { name: 'TypeError', message: /no rows/ });
   });
 });

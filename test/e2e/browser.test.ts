@@ -66,7 +66,8 @@ describe('resapi pages in headless Chromium', () => {
   it('should render the service document with a Select link per collection and no Home link', BROWSER_TEST, async (t) => {
     const dom = await dumpDom(`${server.url}/`, t.signal);
     const shown = links(dom);
-    assert.deepEqual(shown.filter((link) => link.rel === 'item').map((link) => [link.label, link.href]), [['Select', '/notes'], ['Select', '/$inbox'], ['Select', '/$outbox'], ['Select', '/$subscriptions']]);
+    assert.deepEqual(shown.filter((link) => link.rel === 'item').map((link) => [link.label, link.href]), [['Select', '/notes']]);
+    assert.deepEqual(shown.filter((link) => link.rel === 'related').map((link) => [link.label, link.href]), [['$inbox', '/$inbox'], ['$outbox', '/$outbox'], ['$subscriptions', '/$subscriptions']]);
     assert.equal(shown.find((link) => link.rel === 'home'), undefined, 'Home does not apply on Home');
     assertInert(dom);
   });

@@ -105,7 +105,8 @@ describe('HTML pages for browsers', () => {
   it('should render the service document with the collections and the server listings', async () => {
     const page = await browse(server, '/');
     assert.equal(page.status, 200);
-    assert.deepEqual(links(page.text).filter((link) => link.rel === 'item').map((link) => link.href), ['/notes', '/$inbox', '/$outbox', '/$subscriptions']);
+    assert.deepEqual(links(page.text).filter((link) => link.rel === 'item').map((link) => link.href), ['/notes']);
+    assert.deepEqual(links(page.text).filter((link) => link.rel === 'related').map((link) => link.href), ['/$inbox', '/$outbox', '/$subscriptions']);
     assert.equal(links(page.text).find((link) => link.rel === 'home'), undefined, 'Home does not apply on Home');
   });
 

@@ -4,7 +4,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { anchor, escapeHtml } from '../../lib/html/markup.js';
-import { itemPage, listPage } from '../../lib/html/views.js';
+import { itemPage, ListPage, listPage, type ListRow } from '../../lib/html/views.js';
+import type { JsonObject, JsonValue } from '../../lib/json.js';
+import { mulberry32 } from '../support/random.js';
 
 const HOSTILE = `<script>alert(1)</script>"><img src=x onerror=alert(2)>'&`;
 
@@ -81,5 +83,87 @@ describe('listPage', () => {
 
   it('should say so when a page is empty', () => {
     assert.ok(listPage({ title: '/t', nav: {}, rows: [], facts: [] }).includes('<p id="empty">'));
+  });
+});
+
+/** Rows with what changes an HTML page's size: new columns, escaping (up to six bytes a character), long values. */
+function randomRow(random: () => number, index: number): ListRow {
+  const names = ['id', HOSTILE, 'é', '😀', '@id', 'x'.repeat(130), `${'y'.repeat(119)}😀z`, '&'];
+  const values: (() => JsonValue)[] = [
+    () => '',
+    () => null,
+    () => HOSTILE,
+    () => '<'.repeat(200),
+    () => `${'a'.repeat(119)}😀 cut inside the pair`,
+    () => 42,
+    () => ({ nested: [HOSTILE] }),
+    () => '\ud800 lone',
+  ];
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
+  const doc: JsonObject = {};
+  for (let member = Math.floor(random() * 4); member > 0; member--) doc[pick(names)] = pick(values)();
+  return { doc, select: `/t/${index}?a=1&b="2"` };
+}
+
+describe('ListPage', () => {
+  const frame = { title: `/t ${HOSTILE}`, nav: { home: '/', list: '/l' }, count: 7, facts: [{ name: 'Cache-Control', value: 'no-cache' }] };
+
+  it('should know the UTF-8 bytes of its text, with and without Next, after every add and pop (property)', () => {
+    const random = mulberry32(0x47a1);
+    for (let run = 0; run < 300; run++) {
+      const page = new ListPage(run % 2 === 0 ? frame : { title: 'resapi', nav: { related: [{ href: '/$inbox', label: '$inbox' }] }, facts: [] });
+      const rows = Array.from({ length: Math.floor(random() * 6) }, (_, index) => randomRow(random, index));
+      const check = (label: string): void => {
+        for (const next of [undefined, '/t?$skiptoken=a&b']) {
+          assert.equal(page.bytes(next), Buffer.byteLength(page.text(next)), `run ${run} ${label}: ${JSON.stringify(rows)}`);
+        }
+      };
+      check('empty');
+      for (const row of rows) {
+        assert.equal(page.add(row), true);
+        check(`after ${page.rowCount} rows`);
+      }
+      while (page.rowCount > 0) {
+        page.pop();
+        check(`popped to ${page.rowCount} rows`);
+      }
+    }
+  });
+
+  it('should write what listPage writes for the same rows', () => {
+    const rows = [randomRow(mulberry32(1), 0), randomRow(mulberry32(2), 1), { doc: { id: 'z', more: 1 }, select: '/t/z' }];
+    const page = new ListPage(frame);
+    for (const row of rows) page.add(row);
+    assert.equal(page.text('/next'), listPage({ ...frame, nav: { ...frame.nav, next: '/next' }, rows }));
+  });
+
+  it('should refuse a row that would pass the limit, counting the empty cells it adds to every row', () => {
+    const page = new ListPage(frame);
+    for (let index = 0; index < 10; index++) assert.equal(page.add({ doc: { id: `r${index}` }, select: `/t/r${index}` }), true);
+    const before = page.bytes();
+    const wide: ListRow = { doc: { id: 'w', fresh: 'v' }, select: '/t/w' };
+    // `<th>fresh</th>`, an empty `<td></td>` in each of the ten rows, and the row itself with its LF.
+    const row = Buffer.byteLength(`\n<tr><td>${anchor('item', '/t/w', 'Select')}</td><td>w</td><td>v</td></tr>`);
+    const grows = '<th>fresh</th>'.length + 10 * '<td></td>'.length + row;
+    assert.equal(page.add(wide, before + grows - 1), false);
+    assert.equal(page.bytes(), before, 'a refused row leaves the page as it was');
+    assert.ok(!page.text().includes('fresh'));
+    assert.equal(page.add(wide, before + grows), true);
+    assert.equal(page.bytes(), before + grows);
+  });
+
+  it('should clip a long column heading as it clips a cell, without splitting a surrogate pair', () => {
+    const page = new ListPage(frame);
+    page.add({ doc: { [`${'h'.repeat(119)}😀tail`]: `${'v'.repeat(119)}😀tail` }, select: '/t/1' });
+    const text = page.text();
+    assert.ok(text.includes(`<th>${'h'.repeat(119)}…</th>`));
+    assert.ok(text.includes(`<td>${'v'.repeat(119)}…</td>`));
+    assert.ok(!text.includes('\ufffd'));
+  });
+
+  it("should offer Home's links to the server's own listings as related links", () => {
+    const page = new ListPage({ title: 'resapi', nav: { related: [{ href: '/$inbox', label: '$inbox' }] }, facts: [] });
+    assert.ok(page.text().includes('<a rel="related" href="/$inbox">$inbox</a>'));
+    assert.ok(!page.text().includes('rel="home"'));
   });
 });
