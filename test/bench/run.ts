@@ -1,13 +1,15 @@
 // `npm run bench [-- section ...]`: the benchmarks, never part of `npm test` (README, Performance).
 // Sections: performance (the HTTP scenarios at 10k and 1M items against a bare node:http server),
 // recovery (1M records: time and memory), filter (the compiled $filter against an interpreter),
-// deliveries (the webhook sender's rate). Figures are printed as they come, then as Markdown tables
+// deliveries (the webhook sender's rate), field-names (a PUT adding a property name to a collection
+// that knows 60,000, against one adding none). Figures are printed as they come, then as Markdown tables
 // for the README, and saved to data/bench/results.json (ignored by git).
 //   BENCH_SIZES=10000,1000000  BENCH_SECONDS=3  BENCH_ROUNDS=3  BENCH_WARMUP=1  BENCH_CONNECTIONS=32  BENCH_ONLY=get-item,put
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { benchDeliveries } from './deliveries.js';
+import { benchFieldNames } from './field-names.js';
 import { benchFilter } from './filter.js';
 import { hasWrk } from './load.js';
 import { Report } from './measure.js';
@@ -36,6 +38,7 @@ if (wanted('performance')) {
 if (wanted('recovery')) await benchRecovery(report, [100_000, 1_000_000]);
 if (wanted('filter')) await benchFilter(report, [100_000, 1_000_000]);
 if (wanted('deliveries')) await benchDeliveries(report);
+if (wanted('field-names')) await benchFieldNames(report, 60_000, 200);
 mkdirSync(RESULTS, { recursive: true });
 writeFileSync(`${RESULTS}results.json`, `${JSON.stringify({ at: new Date().toISOString(), machine, performance, tables: report.markdown() }, null, 2)}\n`);
 process.stdout.write(`\n${report.markdown()}\n`);
