@@ -12,10 +12,12 @@
 //   its offset and JSON Pointer (RFC 6901).
 //
 // Exact means: the decimal value the literal writes equals the decimal value of the double it parses
-// to, written in JavaScript's shortest round-trip form (`String(number)`). So `1.0`, `1e2`, `-0` and
+// to, written in JavaScript's shortest round-trip form (`String(number)`). So `1.0`, `1e2` and
 // `5e-324` are exact (the stored value is the number the client wrote, spelled its shortest way) and
 // `0.10000000000000000555` is not (it would come back as `0.1`). The comparison is of decimal digit
-// strings and exponents, never of floating-point values.
+// strings and exponents, never of floating-point values. A negative zero (`-0`, `-0.0e5`) is refused
+// on its own: its decimal value is 0's, but JSON.stringify writes the double -0 as `0`, so the stored
+// value would come back as another number than the one sent (CONVENTIONS.md#json-bodies).
 //
 // Both scans are iterative and linear: bodies nest up to 100,000 levels in the tests.
 
@@ -40,6 +42,7 @@ export type JsonParse =
 
 export const NUMBER_OUT_OF_RANGE = 'number out of range';
 const NUMBER_INEXACT = 'number cannot be stored exactly';
+export const NEGATIVE_ZERO = 'negative zero cannot be stored';
 
 const TAB = 0x09;
 const LF = 0x0a;
@@ -151,8 +154,12 @@ function firstUnstorableNumber(text: string): { offset: number; reason: string }
     if (c !== MINUS && !isDigit(c)) continue;
     let end = i + 1;
     let digits = c === MINUS ? 0 : 1;
+    // Whether the mantissa holds a digit other than 0: a negative literal without one is -0.
+    let nonZero = c !== MINUS && c !== DIGIT_0;
     for (let d = text.charCodeAt(end); isDigit(d) || d === DOT; d = text.charCodeAt(++end)) {
-      if (d !== DOT) digits++;
+      if (d === DOT) continue;
+      digits++;
+      if (d !== DIGIT_0) nonZero = true;
     }
     // The exponent's magnitude; only compared with MAX_UNCHECKED_EXPONENT, so it stops growing past it.
     let exponent = 0;
@@ -164,6 +171,7 @@ function firstUnstorableNumber(text: string): { offset: number; reason: string }
         if (exponent <= MAX_UNCHECKED_EXPONENT) exponent = exponent * 10 + (d - DIGIT_0);
       }
     }
+    if (c === MINUS && !nonZero) return { offset: i, reason: NEGATIVE_ZERO };
     if (digits > MAX_UNCHECKED_DIGITS || exponent > MAX_UNCHECKED_EXPONENT) {
       const reason = numberProblem(text.slice(i, end));
       if (reason !== undefined) return { offset: i, reason };
@@ -195,6 +203,8 @@ function numberProblem(literal: string): string | undefined {
   // Most checked literals were written by JSON.stringify of a double (0.30000000000000004): already shortest.
   if (shortest === literal) return undefined;
   const written = decimalOf(literal);
+  // `-0` writes the value 0 exactly, but the double -0 is serialized as `0`: refused, never changed.
+  if (written.digits === '' && literal.charCodeAt(0) === MINUS) return NEGATIVE_ZERO;
   if (written.digits.length > MAX_DOUBLE_DIGITS) return NUMBER_INEXACT;
   const stored = decimalOf(shortest);
   return written.digits === stored.digits && written.exponent === stored.exponent ? undefined : NUMBER_INEXACT;

@@ -25,7 +25,6 @@ import { represent } from './protocol/representation.js';
 import { RepresentationCache } from './resources/representation-cache.js';
 import { KeysInFlight } from './resources/idempotency.js';
 import { changeProblem, Writer } from './writes/writer.js';
-import { FIELDS_SPACE, missingRegistrations } from './writes/field-registry.js';
 import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inbox.js';
 import { eventMutations } from './webhooks/events.js';
 import { Outbox } from './webhooks/outbox.js';
@@ -135,6 +134,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       clock,
       representations,
       collectionConfig: collectionConfigOf,
+      propertyNames: config.limits.maxPropertyNames,
       events: (changes, represented) =>
         eventMutations({ store, clock, random, representations }, changes, represented),
     });
@@ -147,7 +147,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       if (seeded.loaded > 0) log('info', 'seed loaded', { path: options.seed, items: seeded.loaded });
     }
     const pagingKey = await pagingKeyOf(store, writer, random);
-    const caughtUp = missingRegistrations(store);
+    const caughtUp = writer.fields.missingRegistrations();
     if (caughtUp.length > 0) {
       const registered = await writer.write(caughtUp);
       if (!registered.ok) {
@@ -156,7 +156,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     }
     const knownProperties = new KnownProperties(
       (name) => collectionConfigOf(name)?.schema,
-      (name) => store.get(FIELDS_SPACE, name)?.doc,
+      (name) => writer.fields.paths(name),
     );
     const table = routeTable(config);
     const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '');

@@ -32,10 +32,13 @@ function rational(literal: string): { numerator: bigint; denominator: bigint } {
   return { numerator, denominator };
 }
 
-/** An oracle written apart from lib/json.ts: exact when the literal and String(Number(literal)) are the same rational. */
+/**
+ * An oracle written apart from lib/json.ts: exact when the literal and String(Number(literal)) are the
+ * same rational, and the double is not -0 (which JSON writes as 0).
+ */
 function exactByRationals(literal: string): boolean {
   const parsed = Number(literal);
-  if (!Number.isFinite(parsed)) return false;
+  if (!Number.isFinite(parsed) || Object.is(parsed, -0)) return false;
   const written = rational(literal);
   const stored = rational(String(parsed));
   return written.numerator * stored.denominator === stored.numerator * written.denominator;
@@ -55,8 +58,8 @@ describe('parseJson', () => {
       ['1E+2', 100],
       ['100', 100],
       ['0.1', 0.1],
-      ['-0', -0],
       ['0e999999999999999999999', 0],
+      ['-0.5', -0.5],
       ['1.7976931348623157e308', Number.MAX_VALUE],
       ['5e-324', Number.MIN_VALUE],
       ['0.30000000000000004', 0.1 + 0.2],
@@ -77,6 +80,20 @@ describe('parseJson', () => {
         message: 'number cannot be stored exactly at offset 9',
       }, literal);
     }
+  });
+
+  it('should refuse a negative zero however it is spelled, since JSON writes it back as 0', () => {
+    for (const literal of ['-0', '-0.0', '-0e5', '-0.000E-400', '-0e999999999999999999999']) {
+      assert.deepEqual(error(`{"t":[1,${literal}]}`), {
+        kind: 'number',
+        offset: 8,
+        pointer: '/t/1',
+        reason: 'negative zero cannot be stored',
+        message: 'negative zero cannot be stored at offset 8',
+      }, literal);
+    }
+    assert.equal(error('{"t":-1e-400}').reason, 'number cannot be stored exactly', 'a non-zero literal that rounds to -0 is inexact');
+    assert.deepEqual(value('{"a":0,"b":-0.01,"c":"-0","d":0.0}'), { a: 0, b: -0.01, c: '-0', d: 0 });
   });
 
   it('should refuse a number that overflows to Infinity as out of range', () => {
@@ -190,13 +207,13 @@ describe('parseJson', () => {
 
 describe('isExactNumber', () => {
   it('should accept RFC 8259 number literals a double holds exactly', () => {
-    for (const text of ['0', '-0', '1', '1.0', '1e2', '1.5E-3', '0.1', '9007199254740992', '5e-324', '1.7976931348623157e308']) {
+    for (const text of ['0', '-0.5', '1', '1.0', '1e2', '1.5E-3', '0.1', '9007199254740992', '5e-324', '1.7976931348623157e308']) {
       assert.equal(isExactNumber(text), true, text);
     }
   });
 
   it('should refuse inexact and out-of-range literals', () => {
-    for (const text of ['9007199254740993', '1e-400', '1e400', '-1e999', '123456789012345678901234567890', '0.10000000000000000555']) {
+    for (const text of ['-0', '-0.0e3', '9007199254740993', '1e-400', '1e400', '-1e999', '123456789012345678901234567890', '0.10000000000000000555']) {
       assert.equal(isExactNumber(text), false, text);
     }
   });

@@ -1,19 +1,19 @@
 // The properties a collection knows, for validating queries (CONVENTIONS.md#filter-errors-and-budget:
 // a property that does not exist in a filter is a 400). With a declared schema, its fields (plus `id`).
 // Otherwise every path any item of the collection has ever had, from the field registry that the
-// write path keeps (lib/writes/field-registry.ts): paths are never forgotten, so a query valid a moment ago
-// stays valid while items come and go. A collection that has never held an item has no registry
-// record; every well-formed query on it is valid and matches nothing (CONVENTIONS.md#filter-errors-and-budget:
-// 200 with "value": []).
+// write path keeps (lib/writes/field-registry.ts): paths are never forgotten, so a query valid a moment
+// ago stays valid while items come and go. A collection that has never held an item has no paths in
+// the registry; every well-formed query on it is valid and matches nothing
+// (CONVENTIONS.md#filter-errors-and-budget: 200 with "value": []). A lookup is one set membership,
+// whatever the number of paths known.
 import type { CollectionConfig } from '../config.js';
-import type { JsonObject } from '../json.js';
 import { pathKey } from '../writes/field-registry.js';
 
 export class KnownProperties {
   constructor(
     private readonly schemaOf: (collection: string) => CollectionConfig['schema'] | undefined,
-    /** The registry record of a collection (its keys are the paths), or undefined. */
-    private readonly registry: (collection: string) => JsonObject | undefined,
+    /** The paths the registry holds for a collection (as pathKey writes them), or undefined for none. */
+    private readonly registry: (collection: string) => ReadonlySet<string> | undefined,
   ) {}
 
   /** Is `path` a property of `collection`? */
@@ -35,6 +35,6 @@ export class KnownProperties {
 
   private seen(collection: string, path: readonly string[]): boolean {
     const known = this.registry(collection);
-    return known !== undefined && path.length > 0 && Object.hasOwn(known, pathKey(path));
+    return known !== undefined && path.length > 0 && known.has(pathKey(path));
   }
 }

@@ -1,9 +1,11 @@
 // What a stored document must be (CONVENTIONS.md#items, #json-bodies): a JSON object, nested at most
 // MAX_JSON_DEPTH levels, whose numbers JSON can carry (JSON.parse turns 1e400 into Infinity, which
-// JSON.stringify would silently store as null), that carries "id" equal to its path id, and that matches the
-// collection's declared schema (CONVENTIONS.md#configuration-file: collections.<name>.schema). Pure: every
-// write path (PUT, POST, bulk rows, --seed) and the JSON body parser ask these same questions.
+// JSON.stringify would silently store as null, and JSON.stringify writes -0 as 0), that carries "id"
+// equal to its path id, and that matches the collection's declared schema
+// (CONVENTIONS.md#configuration-file: collections.<name>.schema). Pure: every write path (PUT, POST,
+// bulk rows, --seed) and the JSON body parser ask these same questions.
 import { escapePointerToken } from '../json-pointer.js';
+import { NEGATIVE_ZERO, NUMBER_OUT_OF_RANGE } from '../json-text.js';
 import type { CollectionConfig, FieldType } from '../config.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
 import { problem, type Problem, type ProblemItem } from '../protocol/problem.js';
@@ -23,7 +25,9 @@ export function shapeProblem(value: unknown): ProblemItem | undefined {
   const stack: { value: JsonValue; pointer: string; depth: number }[] = [{ value, pointer: '', depth: 1 }];
   while (stack.length > 0) {
     const { value: current, pointer, depth } = stack.pop() as { value: JsonValue; pointer: string; depth: number };
-    if (typeof current === 'number' && !Number.isFinite(current)) return { pointer, detail: 'number out of range' };
+    if (typeof current === 'number' && !Number.isFinite(current)) return { pointer, detail: NUMBER_OUT_OF_RANGE };
+    // JSON writes -0 as 0: stored, it would come back as another number (CONVENTIONS.md#json-bodies).
+    if (Object.is(current, -0)) return { pointer, detail: NEGATIVE_ZERO };
     if (typeof current !== 'object' || current === null) continue;
     if (depth > MAX_JSON_DEPTH) return { pointer, detail: `nested deeper than ${MAX_JSON_DEPTH} levels` };
     const entries: [string, JsonValue][] = Array.isArray(current)

@@ -7,6 +7,7 @@
 //      ETag, CONVENTIONS.md#etags), so serving it costs no second serialization,
 //   3. records the property paths the documents bring that their collection has not had before
 //      (field-registry.ts: the field registry behind query validation, CONVENTIONS.md#filter-errors-and-budget),
+//      refusing a document or a collection past its limit of distinct paths (CONVENTIONS.md#limits),
 //   4. adds the event and outbox deliveries each change calls for (the transactional outbox of
 //      CONVENTIONS.md#transactional-outbox: in the same atomic write as the change),
 //   5. adds the idempotency record of the request when there is one (CONVENTIONS.md#idempotency-keys: in the same
@@ -15,13 +16,13 @@
 // Nothing else calls Store.commit. The HTTP layer maps the outcome to a status; this module knows
 // problems (they are values of lib/protocol) but not requests or responses.
 import type { Clock } from '../clock.js';
-import type { CollectionConfig } from '../config.js';
+import { DEFAULT_CONFIG, type CollectionConfig, type PropertyNameLimits } from '../config.js';
 import type { JsonObject } from '../json.js';
 import { isCollectionName } from '../names.js';
 import type { Problem } from '../protocol/problem.js';
-import type { Commit, Mutation, Store, StoredRecord } from '../store/types.js';
+import type { Commit, CommitResult, Mutation, Store, StoredRecord } from '../store/types.js';
 import { checkId, checkSchema, documentShapeProblem } from './document.js';
-import { fieldRegistrations } from './field-registry.js';
+import { FieldRegistry } from './field-registry.js';
 import { represent, type Representation } from '../protocol/representation.js';
 
 /** The store space of idempotency records (CONVENTIONS.md#idempotency-keys). */
@@ -76,6 +77,8 @@ export interface WriterOptions {
   readonly representations: RepresentationPrimer;
   /** The configuration of a user collection, for its schema. */
   readonly collectionConfig: (collection: string) => CollectionConfig | undefined;
+  /** limits.maxPropertyNames (CONVENTIONS.md#limits); the defaults when left out. */
+  readonly propertyNames?: PropertyNameLimits;
   /**
    * The outbox rows the changes call for (lib/webhooks/events.ts), given the representation of each
    * stored item; committed in the same batch, so an announced change and its announcement are one.
@@ -111,7 +114,14 @@ export interface WriteOptions {
 }
 
 export class Writer {
-  constructor(private readonly options: WriterOptions) {}
+  /** The property paths of every collection, kept by this writer: the store's only writer. */
+  readonly fields: FieldRegistry;
+  private readonly propertyNames: PropertyNameLimits;
+
+  constructor(private readonly options: WriterOptions) {
+    this.fields = new FieldRegistry(options.store);
+    this.propertyNames = options.propertyNames ?? DEFAULT_CONFIG.limits.maxPropertyNames;
+  }
 
   /** Validates, represents and commits `changes` (with the remembered outcome) as one atomic batch. */
   async write(changes: readonly Mutation[], options: WriteOptions = {}): Promise<WriteResult> {
@@ -122,11 +132,22 @@ export class Writer {
       if (checked.problem !== undefined) return { ok: false, reason: 'invalid', index, problem: checked.problem };
       representations.push(checked.representation);
     }
-    // Field registrations and the remembered outcome follow the changes, so a conflict's index is a change's.
-    const events = this.options.events?.(changes, representations) ?? [];
-    const mutations = [...changes, ...fieldRegistrations(this.options.store, changes), ...events];
-    if (options.remember !== undefined) mutations.push(this.rememberMutation(options.remember));
-    const result = await this.options.store.commit({ mutations });
+    // From here to the commit call nothing awaits, so the registry's count includes every write before it.
+    const registration = this.fields.register(changes, this.propertyNames);
+    if (!registration.ok) {
+      return { ok: false, reason: 'invalid', index: registration.index, problem: registration.problem };
+    }
+    let result: CommitResult;
+    try {
+      const events = this.options.events?.(changes, representations) ?? [];
+      // Field registrations and the remembered outcome follow the changes, so a conflict's index is a change's.
+      const mutations = [...changes, ...registration.mutations, ...events];
+      if (options.remember !== undefined) mutations.push(this.rememberMutation(options.remember));
+      result = await this.options.store.commit({ mutations });
+    } finally {
+      // Committed paths are in the registry by now; those of a refused batch are free again.
+      registration.release();
+    }
     if (!result.ok) {
       if (result.reason === 'unavailable') return result;
       // The remembered outcome never carries an expectation, so a conflict is always one of the changes.

@@ -3,14 +3,16 @@
 // recovery (1M records: time and memory), filter (the compiled $filter against an interpreter),
 // deliveries (the webhook sender's rate), slow-readers (memory and /$health under 1,000 non-reading
 // sockets), head-of-line (how soon a third kind of work is served while two others hang), page-budget
-// (a page of wide items as JSON, CSV and HTML). Figures are printed as they come, then as Markdown
-// tables for the README, and saved to data/bench/results.json (ignored by git).
+// (a page of wide items as JSON, CSV and HTML), field-names (a PUT adding a property name to a
+// collection that knows 60,000, against one adding none). Figures are printed as they come, then as
+// Markdown tables for the README, and saved to data/bench/results.json (ignored by git).
 //   BENCH_SIZES=10000,1000000  BENCH_SECONDS=3  BENCH_ROUNDS=3  BENCH_WARMUP=1  BENCH_CONNECTIONS=32  BENCH_ONLY=get-item,put
 //   BENCH_SLOW_READERS=1000  BENCH_WIDE_ITEMS=1000 (page-budget)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { benchDeliveries } from './deliveries.js';
+import { benchFieldNames } from './field-names.js';
 import { benchFilter } from './filter.js';
 import { benchHeadOfLine } from './head-of-line.js';
 import { benchPageBudget } from './page-budget.js';
@@ -45,6 +47,7 @@ if (wanted('deliveries')) await benchDeliveries(report);
 if (wanted('slow-readers')) await benchSlowReaders(report, numbers(process.env['BENCH_SLOW_READERS'], [1000])[0] as number);
 if (wanted('head-of-line')) await benchHeadOfLine(report);
 if (wanted('page-budget')) await benchPageBudget(report, numbers(process.env['BENCH_WIDE_ITEMS'], [1000])[0] as number);
+if (wanted('field-names')) await benchFieldNames(report, 60_000, 200);
 mkdirSync(RESULTS, { recursive: true });
 writeFileSync(`${RESULTS}results.json`, `${JSON.stringify({ at: new Date().toISOString(), machine, performance, tables: report.markdown() }, null, 2)}\n`);
 process.stdout.write(`\n${report.markdown()}\n`);

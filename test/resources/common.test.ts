@@ -102,9 +102,13 @@ describe('parseJsonObject', () => {
   });
 
   it('should accept exact spellings of a number and keep the number they write', () => {
-    const doc = parsed('{"a":1.0,"b":1e2,"c":100,"d":0.1,"e":-0,"f":5e-324,"g":9007199254740992}');
-    assert.deepEqual(doc, { a: 1, b: 100, c: 100, d: 0.1, e: -0, f: 5e-324, g: 9007199254740992 });
+    const doc = parsed('{"a":1.0,"b":1e2,"c":100,"d":0.1,"e":0.0,"f":5e-324,"g":9007199254740992}');
+    assert.deepEqual(doc, { a: 1, b: 100, c: 100, d: 0.1, e: 0, f: 5e-324, g: 9007199254740992 });
     assert.equal(JSON.stringify(doc), '{"a":1,"b":100,"c":100,"d":0.1,"e":0,"f":5e-324,"g":9007199254740992}');
+  });
+
+  it('should refuse -0, which JSON would write back as 0, pointing at it', () => {
+    assert.deepEqual(refused('{"e":-0}').errors, [{ pointer: '/e', detail: 'negative zero cannot be stored' }]);
   });
 
   it("should describe malformed JSON in resapi's words with the offset, never the body's characters or V8's", () => {

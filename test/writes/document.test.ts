@@ -18,6 +18,8 @@ describe('shapeProblem', () => {
     for (const value of [[], 'x', 1, null, true]) assert.deepEqual(shapeProblem(value), { pointer: '', detail: 'expected an object' });
     assert.deepEqual(shapeProblem({ a: [1, Number.POSITIVE_INFINITY] }), { pointer: '/a/1', detail: 'number out of range' });
     assert.deepEqual(shapeProblem({ 'x/y': Number.NaN }), { pointer: '/x~1y', detail: 'number out of range' });
+    assert.deepEqual(shapeProblem({ t: { v: -0 } }), { pointer: '/t/v', detail: 'negative zero cannot be stored' });
+    assert.equal(shapeProblem({ t: 0, u: -0.5 }), undefined);
   });
 });
 

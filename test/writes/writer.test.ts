@@ -46,6 +46,23 @@ describe('Writer', () => {
     }
   });
 
+  it('should refuse a batch passing a property-name limit, naming the change, and store or record nothing of it', async () => {
+    const clock = new ManualClock();
+    const store = new MemoryStore({ clock });
+    const writer = new Writer({ store, clock, representations: new RepresentationCache(), collectionConfig: () => undefined, propertyNames: { collection: 3, document: 3 } });
+    assert.ok((await writer.write([{ kind: 'put', collection: 'c', id: 'a', doc: { id: 'a', x: 1 } }])).ok);
+    const result = await writer.write([
+      { kind: 'put', collection: 'c', id: 'b', doc: { id: 'b', x: 2 } },
+      { kind: 'put', collection: 'c', id: 'd', doc: { id: 'd', y: 1, z: 1 } },
+    ]);
+    assert.ok(!result.ok && result.reason === 'invalid');
+    assert.equal(result.index, 1);
+    assert.match(result.problem.detail, /limits\.maxPropertyNames\.collection allows 3/);
+    assert.equal(store.get('c', 'b'), undefined, 'nothing of the batch is applied');
+    assert.deepEqual([...(writer.fields.paths('c') ?? [])].sort(), ['id', 'x']);
+    assert.ok((await writer.write([{ kind: 'put', collection: 'c', id: 'd', doc: { id: 'd', y: 1 } }])).ok, 'the refused paths hold no room');
+  });
+
   it("should leave the server's own records to their owners: no id or schema rule outside user collections", async () => {
     const { writer } = setup();
     assert.equal((await writer.write([{ kind: 'put', collection: '$queries', id: 'typed/q', doc: { filter: 'n gt 1' } }])).ok, true);
