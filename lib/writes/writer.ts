@@ -19,7 +19,7 @@ import type { CollectionConfig } from '../config.js';
 import type { JsonObject } from '../json.js';
 import { isCollectionName } from '../names.js';
 import type { Problem } from '../protocol/problem.js';
-import type { Commit, Mutation, Store, StoredRecord } from '../store/types.js';
+import type { CollectionUnchanged, Commit, Mutation, Store, StoredRecord } from '../store/types.js';
 import { checkId, checkSchema, documentShapeProblem } from './document.js';
 import { fieldRegistrations } from './field-registry.js';
 import { represent, type Representation } from '../protocol/representation.js';
@@ -108,6 +108,8 @@ export function changeProblem(
 
 export interface WriteOptions {
   readonly remember?: RememberedOutcome;
+  /** Commit only if the collection is as it was (a conflict at index -1 otherwise; Batch.unchanged). */
+  readonly unchanged?: CollectionUnchanged;
 }
 
 export class Writer {
@@ -126,10 +128,11 @@ export class Writer {
     const events = this.options.events?.(changes, representations) ?? [];
     const mutations = [...changes, ...fieldRegistrations(this.options.store, changes), ...events];
     if (options.remember !== undefined) mutations.push(this.rememberMutation(options.remember));
-    const result = await this.options.store.commit({ mutations });
+    const { unchanged } = options;
+    const result = await this.options.store.commit(unchanged === undefined ? { mutations } : { mutations, unchanged });
     if (!result.ok) {
       if (result.reason === 'unavailable') return result;
-      // The remembered outcome never carries an expectation, so a conflict is always one of the changes.
+      // The remembered outcome never carries an expectation, so a conflict is one of the changes (or -1).
       return result.current === undefined
         ? { ok: false, reason: 'conflict', index: result.index }
         : { ok: false, reason: 'conflict', index: result.index, current: result.current };
