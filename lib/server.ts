@@ -189,6 +189,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       pagingKey,
       knownProperties,
       bulkTurns: new SerialQueues(),
+      postTurns: new SerialQueues(),
       webhookSecrets,
       inbox: new Inbox({ store, writer, clock, random, config: config.webhooks, log, drainTimeoutMs }),
       outbox: new Outbox({

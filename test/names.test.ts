@@ -2,7 +2,7 @@
 // unreserved characters; §5.2.4 dot-segments).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { isCollectionName, isResourceId, isSystemSegment } from '../lib/names.js';
+import { eventIdProblem, isCollectionName, isEventId, isResourceId, isSystemSegment, pathSegment } from '../lib/names.js';
 
 describe('isCollectionName', () => {
   it('should accept a letter followed by letters, digits, "_" and "-"', () => {
@@ -63,5 +63,37 @@ describe('isSystemSegment', () => {
 
   it('should be false otherwise', () => {
     for (const segment of ['', 'health', 'a$', ' $x', '%24x']) assert.equal(isSystemSegment(segment), false, segment);
+  });
+});
+
+describe('eventIdProblem', () => {
+  it('should accept 1-255 code points of well-formed text, astral characters counting one each', () => {
+    for (const id of ['a', 'evt_1', 'caf\u00e9 / 1', '\u{1F600}'.repeat(255), 'x'.repeat(255)]) {
+      assert.equal(eventIdProblem(id), undefined, id);
+      assert.equal(isEventId(id), true);
+    }
+  });
+
+  it('should refuse an empty id and one of 256 code points, naming the limit', () => {
+    for (const id of ['', 'x'.repeat(256), `x${'\u{1F600}'.repeat(255)}`, 'x'.repeat(1 << 20)]) {
+      assert.match(eventIdProblem(id) ?? '', /1-255 code points/, `${id.length} units`);
+    }
+  });
+
+  it('should refuse a lone surrogate wherever it stands, naming its offset', () => {
+    assert.match(eventIdProblem('\ud800') ?? '', /lone surrogate \(\\ud800\) at UTF-16 offset 0/);
+    assert.match(eventIdProblem('evt-\udc00') ?? '', /\\udc00\) at UTF-16 offset 4/);
+    assert.match(eventIdProblem('\u{1F600}\udc00\ud800') ?? '', /\\udc00\) at UTF-16 offset 2/);
+  });
+});
+
+describe('pathSegment', () => {
+  it('should percent-encode a name as UTF-8', () => {
+    assert.equal(pathSegment('a/b c'), 'a%2Fb%20c');
+    assert.equal(pathSegment('\u{1F600}'), '%F0%9F%98%80');
+  });
+
+  it('should not throw on a lone surrogate, writing U+FFFD in its place', () => {
+    assert.equal(pathSegment('\ud800-old'), '%EF%BF%BD-old');
   });
 });

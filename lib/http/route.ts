@@ -8,7 +8,7 @@
 // with "$" is a system segment and never fills a parameter (CONVENTIONS.md#names); dot-segments are refused
 // rather than resolved (RFC 3986 §5.2.4 would let "/a/../b" reach another resource). When several
 // patterns fit a path, the one with the most literal segments wins, whatever the declaration order.
-import { isCollectionName, isResourceId } from '../names.js';
+import { eventIdProblem, isCollectionName, isEventId, isResourceId, MAX_EVENT_ID } from '../names.js';
 
 export interface RoutePattern<N extends string> {
   readonly name: N;
@@ -40,14 +40,13 @@ export class RouteParams {
 
 interface ParamRule {
   readonly valid: (value: string) => boolean;
-  readonly detail: (shown: string) => string;
+  readonly detail: (shown: string, value: string) => string;
 }
 
-const MAX_EVENT_ID = 255;
-
 /**
- * How each parameter name is validated (CONVENTIONS.md#names; event ids are any 1-255 characters,
- * CONVENTIONS.md#inbox).
+ * How each parameter name is validated (CONVENTIONS.md#names; an event id is any well-formed text of
+ * 1-255 code points, CONVENTIONS.md#inbox). Percent-decoding already refuses what is not UTF-8, so a
+ * decoded segment never holds a lone surrogate; the event id rule says so again, as the receiver does.
  */
 const PARAM_RULES: Readonly<Record<string, ParamRule>> = {
   collection: {
@@ -60,9 +59,10 @@ const PARAM_RULES: Readonly<Record<string, ParamRule>> = {
   name: { valid: isResourceId, detail: invalidIdDetail },
   deliveryId: { valid: isResourceId, detail: invalidIdDetail },
   eventId: {
-    valid: (value) => value.length >= 1 && value.length <= MAX_EVENT_ID,
-    detail: (shown) =>
-      `'${shown}' is not a valid event id: an event id is 1-${MAX_EVENT_ID} characters, percent-encoded in the path.`,
+    valid: isEventId,
+    detail: (shown, value) =>
+      `'${shown}' is not a valid event id: it ${eventIdProblem(value) ?? `must be 1-${MAX_EVENT_ID} code points`} ` +
+      '(an event id is text, percent-encoded as UTF-8 in the path).',
   },
 };
 
@@ -110,7 +110,7 @@ export class Router<N extends string> {
     for (const [index, segment] of best.segments.entries()) {
       if ('literal' in segment) continue;
       const value = decoded[index] as string;
-      if (!segment.rule.valid(value)) return { kind: 'invalid', detail: segment.rule.detail(printable(value)) };
+      if (!segment.rule.valid(value)) return { kind: 'invalid', detail: segment.rule.detail(printable(value), value) };
       params.set(segment.param, value);
     }
     return { kind: 'route', name: best.name, params: new RouteParams(params) };
@@ -177,8 +177,10 @@ function invalidIdDetail(shown: string): string {
   return `'${shown}' is not a valid resource id: use 1-128 characters of A-Z a-z 0-9 . _ ~ - (not '.' or '..').`;
 }
 
-/** At most 80 characters of a name, with control characters escaped, so a problem stays readable. */
+/** At most 80 code points of a name, with control characters escaped, so a problem stays readable. */
 function printable(text: string): string {
-  const clipped = text.length > 80 ? `${text.slice(0, 80)}…` : text;
+  // Clipping by code point keeps a surrogate pair whole: half of one would be a lone surrogate.
+  const points = Array.from(text.length > 160 ? text.slice(0, 162) : text);
+  const clipped = points.length > 80 ? `${points.slice(0, 80).join('')}…` : text;
   return JSON.stringify(clipped).slice(1, -1);
 }

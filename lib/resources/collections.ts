@@ -1,24 +1,26 @@
 // A collection: GET answers one page of the envelope, never a bare array (CONVENTIONS.md#collection-envelope),
 // through the one paging flow, and POST creates an item with a server-chosen id, deduplicated by
-// Idempotency-Key (CONVENTIONS.md#post-creates, #idempotency-keys).
+// Idempotency-Key (CONVENTIONS.md#post-creates, #idempotency-keys), its preconditions holding at
+// commit time (CONVENTIONS.md#post-preconditions).
 import { fieldLines } from '../http/field-lines.js';
-import { evaluatePreconditions, readPreconditionFields } from '../protocol/conditional.js';
+import { compareAndSwap, type CasStep } from '../compare-and-swap.js';
+import { evaluatePreconditions, readPreconditionFields, type PreconditionFields } from '../protocol/conditional.js';
 import { parseIdempotencyKey } from '../protocol/idempotency-key.js';
 import { problem } from '../protocol/problem.js';
 import { problemReply, type Reply } from '../http/respond.js';
 import { newId } from '../ids.js';
 import type { JsonObject } from '../json.js';
-import type { StoredRecord } from '../store/types.js';
+import type { CollectionUnchanged, StoredRecord } from '../store/types.js';
 import { IDEMPOTENCY_SPACE, type RememberedOutcome } from '../writes/writer.js';
 import type { App, RequestContext } from './context.js';
-import { readJsonObject, unavailableReply, verdictProblem } from './common.js';
+import { readJsonObject, unavailableReply, verdictProblem, type JsonBody } from './common.js';
 import { collectionWalk, type CollectionQuerying } from './collection-walk.js';
 import { fingerprintOf, fingerprintOfRecord, isStorable, outcomeOf, recordId, replayOf } from './idempotency.js';
 import { itemWriteReply } from './replies.js';
 import { pagedReply, pageValidators, type Paging } from './paging.js';
 
-/** What a POST needs: the collection's page for its preconditions, the write path, the keys in flight. */
-type Posting = Paging & CollectionQuerying & Pick<App, 'writer' | 'random' | 'log' | 'keysInFlight'>;
+/** What a POST needs: the page its preconditions compare, their turns, the write path, the keys in flight. */
+type Posting = Paging & CollectionQuerying & Pick<App, 'writer' | 'random' | 'log' | 'keysInFlight' | 'postTurns'>;
 
 export function getCollection(app: Paging & CollectionQuerying, rq: RequestContext): Promise<Reply> {
   return pagedReply(app, rq, collectionWalk(app, rq.params.get('collection')));
@@ -65,8 +67,54 @@ async function create(
       return problemReply(problem('idempotency-key-reused', detail));
     }
   }
-  const failed = await postPreconditionProblem(app, rq, collection);
-  if (failed !== undefined) return failed;
+  const creation: Creation = { collection, body, remember };
+  const fields = readPreconditionFields(rq.req.rawHeaders);
+  if (fields.ifMatch === undefined && fields.ifNoneMatch === undefined && fields.ifUnmodifiedSince === undefined) {
+    const created = await insert(app, rq, creation, undefined);
+    // Without `unchanged` the store has no collection expectation to find broken.
+    if (created === CHANGED) throw new TypeError('insert: CHANGED without a collection expectation');
+    return created;
+  }
+  // CONVENTIONS.md#post-preconditions: the preconditions hold at commit time. Conditional POSTs to one
+  // collection take turns (an unconditional one never waits), and each write carries the collection's
+  // version as its check read it; a write that landed in between (a PUT, a DELETE, a POST without
+  // preconditions) makes the commit fail, and the check is made again against what the store now
+  // holds, under the one bounded retry rule (CONVENTIONS.md#precondition-order).
+  return app.postTurns.run(collection, () =>
+    compareAndSwap(
+      app,
+      async (): Promise<CasStep<Reply>> => {
+        const unchanged = { collection, version: app.store.collectionVersion(collection) };
+        const failed = await postPreconditionProblem(app, fields, collection);
+        if (failed !== undefined) return { done: failed };
+        const created = await insert(app, rq, creation, unchanged);
+        return created === CHANGED ? { conflict: true } : { done: created };
+      },
+      () => unavailableReply(app, rq, `POST ${collection}: the collection kept changing under its preconditions`),
+    ));
+}
+
+/** What an insert needs from the request: its collection, its parsed body, how to keep a refusal. */
+interface Creation {
+  readonly collection: string;
+  readonly body: JsonBody;
+  readonly remember: (reply: Reply) => RememberedOutcome | undefined;
+}
+
+/** The answer of a conditional insert whose collection changed after its preconditions were checked. */
+const CHANGED = Symbol('collection changed');
+
+/**
+ * Refuses the body's problems, or writes the new item under a fresh id, committed only while the
+ * collection is `unchanged` (when given): CHANGED when it was not.
+ */
+async function insert(
+  app: Posting,
+  rq: RequestContext,
+  creation: Creation,
+  unchanged: CollectionUnchanged | undefined,
+): Promise<Reply | typeof CHANGED> {
+  const { collection, body, remember } = creation;
   if (!body.ok) return refuse(app, body.reply, remember(body.reply));
   const refused = newItemProblem(body.doc);
   if (refused !== undefined) return refuse(app, refused, remember(refused));
@@ -75,15 +123,16 @@ async function create(
   // Every header of the reply is known before the commit but Last-Modified, which a replay takes from
   // the record's own commit time (the same batch).
   const outcome = remember(itemWriteReply(app, 201, { collection, id, version: 0, modifiedAt: 0, doc }));
-  const result = await app.writer.write(
-    [{ kind: 'put', collection, id, doc, expect: { absent: true } }],
-    outcome === undefined ? {} : { remember: outcome },
-  );
+  const result = await app.writer.write([{ kind: 'put', collection, id, doc, expect: { absent: true } }], {
+    ...(outcome === undefined ? {} : { remember: outcome }),
+    ...(unchanged === undefined ? {} : { unchanged }),
+  });
   if (result.ok) return itemWriteReply(app, 201, result.records[0] as StoredRecord);
   if (result.reason === 'invalid') {
     const reply = problemReply(result.problem);
     return refuse(app, reply, remember(reply));
   }
+  if (result.reason === 'conflict' && result.index === -1) return CHANGED;
   // A conflict here means the fresh id already exists: 80 random bits make that a broken random source.
   return unavailableReply(app, rq, result.reason === 'unavailable' ? result.detail : `POST id ${id} collided`);
 }
@@ -95,16 +144,11 @@ async function create(
  */
 async function postPreconditionProblem(
   app: Paging & CollectionQuerying,
-  rq: RequestContext,
+  fields: PreconditionFields,
   collection: string,
 ): Promise<Reply | undefined> {
-  const fields = readPreconditionFields(rq.req.rawHeaders);
-  if (fields.ifMatch === undefined && fields.ifNoneMatch === undefined && fields.ifUnmodifiedSince === undefined) {
-    return undefined;
-  }
-  const verdict = evaluatePreconditions('POST', fields, await pageValidators(app, collectionWalk(app, collection)), {
-    now: app.clock.now(),
-  });
+  const validators = await pageValidators(app, collectionWalk(app, collection));
+  const verdict = evaluatePreconditions('POST', fields, validators, { now: app.clock.now() });
   if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
   return undefined;
 }

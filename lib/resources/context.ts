@@ -59,6 +59,8 @@ export interface App {
   readonly knownProperties: KnownProperties;
   /** Bulk files take turns per collection, so two never fail each other's conditional writes. */
   readonly bulkTurns: SerialQueues;
+  /** Conditional POSTs take turns per collection, so their preconditions hold at commit time. */
+  readonly postTurns: SerialQueues;
   /**
    * The secrets a webhook's X-Signature may be made with: the current, then the previous
    * (CONVENTIONS.md#secret-rotation).

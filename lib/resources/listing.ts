@@ -4,6 +4,7 @@
 // of their items (a fixed set, unlike a collection's).
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { noStoreCacheControl, readCacheControl } from '../http/cache-policy.js';
+import { pathSegment } from '../names.js';
 import { problem } from '../protocol/problem.js';
 import type { StoredRecord } from '../store/types.js';
 import type { CollectionQuery } from '../query/options.js';
@@ -84,5 +85,5 @@ export function actionReply(
 
 /** Where an item of a listing lives: its id percent-encoded, since an event id may hold any character. */
 function listedPath(listing: Listing, id: string): string {
-  return `${listing.path}/${encodeURIComponent(id)}`;
+  return `${listing.path}/${pathSegment(id)}`;
 }

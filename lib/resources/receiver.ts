@@ -16,6 +16,7 @@ import { readBody, unreadBodyReply } from '../http/body.js';
 import { noStoreCacheControl } from '../http/cache-policy.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { isJsonObject } from '../json.js';
+import { eventIdProblem, MAX_EVENT_ID } from '../names.js';
 import { parseJson } from '../json-text.js';
 import { problem, type Problem } from '../protocol/problem.js';
 import { verifySignature } from '../protocol/signature.js';
@@ -26,7 +27,6 @@ import { unavailableReply } from './common.js';
 /** What receiving an event needs: the secrets, the settings, the inbox and the write path. */
 type Receiving = Pick<App, 'webhookSecrets' | 'config' | 'clock' | 'store' | 'writer' | 'inbox' | 'policy' | 'log'>;
 
-const MAX_EVENT_ID = 255;
 const UNIX_SECONDS = /^\d{1,15}$/;
 const CHALLENGE = 'HMAC-SHA256 realm="webhooks"';
 
@@ -93,7 +93,11 @@ function timestampRefused(detail: string): Problem {
 
 type ReadEvent = { ok: true; id: string; kind: string; text: string } | { ok: false; problem: Problem };
 
-/** The verified body as an event: a JSON object with a string `id` (1-255 characters) and a string `event`. */
+/**
+ * The verified body as an event: a JSON object with a string `id` and a string `event`. The id is text
+ * of 1-255 code points (CONVENTIONS.md#webhook-event-body): a lone surrogate, which JSON can spell as
+ * "\ud800" but no URL or UTF-8 can carry, would make an event that cannot be addressed or listed.
+ */
 function eventOf(bytes: Buffer): ReadEvent {
   let text: string;
   try {
@@ -111,9 +115,8 @@ function eventOf(bytes: Buffer): ReadEvent {
   if (!isJsonObject(value)) errors.push({ pointer: '', detail: 'expected an object' });
   else {
     const { id, event } = value;
-    if (typeof id !== 'string' || id.length === 0 || id.length > MAX_EVENT_ID) {
-      errors.push({ pointer: '/id', detail: `must be a string of 1-${MAX_EVENT_ID} characters (the event id)` });
-    }
+    const idProblem = typeof id === 'string' ? eventIdProblem(id) : `must be a string of 1-${MAX_EVENT_ID} code points`;
+    if (idProblem !== undefined) errors.push({ pointer: '/id', detail: `${idProblem} (the event id)` });
     if (typeof event !== 'string' || event === '') {
       errors.push({ pointer: '/event', detail: 'must be a non-empty string (the kind of event)' });
     }

@@ -8,10 +8,15 @@ import type { Verdict } from './state.js';
 import type { Batch, Commit, CommitListener, CommitResult } from './types.js';
 import { describeError } from './fs-io.js';
 
-/** Throws TypeError for a batch the journal could not replay (a programmer error, never a client's). */
+/** Throws TypeError for a batch the journal could not replay, or a malformed `unchanged` (a programmer error). */
 export function assertBatch(batch: Batch): void {
   const problem = batchProblem(batch);
   if (problem !== undefined) throw new TypeError(`commit: ${problem}`);
+  const unchanged = batch.unchanged;
+  if (unchanged === undefined) return;
+  if (typeof unchanged.collection !== 'string' || !Number.isSafeInteger(unchanged.version)) {
+    throw new TypeError('commit: batch.unchanged needs a collection name and the integer Store.collectionVersion gave');
+  }
 }
 
 export function conflictResult(verdict: Verdict & { readonly ok: false }): CommitResult {

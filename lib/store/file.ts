@@ -120,6 +120,10 @@ export class FileStore implements Store {
     return this.parts.state.lastModified(collection);
   }
 
+  collectionVersion(collection: string): number {
+    return this.parts.state.collectionVersion(collection);
+  }
+
   /** Throws TypeError for a malformed batch: journaling it would make the next start refuse. */
   commit(batch: Batch): Promise<CommitResult> {
     assertBatch(batch);

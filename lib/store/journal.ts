@@ -171,12 +171,15 @@ export interface Group {
 /**
  * Takes the next group from the front of `queue` (removing what it took). Batches are checked
  * against the state as it is before the group; that verdict is exact only when no earlier member
- * touches the same keys, so the group stops at the first batch that overlaps it (never reordering).
+ * touches the same keys (or, for a batch that expects a collection unchanged, the same collection),
+ * so the group stops at the first batch that overlaps it (never reordering).
  * A batch that fails its check is answered at once and never journaled.
  */
 export function takeGroup(queue: Waiting[], state: StoreState, crc: Crc32c, at: number, log: Logger): Group {
   const first = state.seq + 1;
   const keys = new Set<string>();
+  /** Collections the members touch: a later batch that expects one `unchanged` waits for the next group. */
+  const touched = new Set<string>();
   const members: Accepted[] = [];
   const frames: Buffer[] = [];
   let size = 0;
@@ -184,7 +187,9 @@ export function takeGroup(queue: Waiting[], state: StoreState, crc: Crc32c, at: 
   for (; taken < queue.length; taken++) {
     const waiting = queue[taken] as Waiting;
     const batchKeys = waiting.batch.mutations.map((mutation) => `${mutation.collection}\u0000${mutation.id}`);
-    if (members.length > 0 && (size >= MAX_GROUP_BYTES || batchKeys.some((key) => keys.has(key)))) break;
+    const guarded = waiting.batch.unchanged?.collection;
+    const overlaps = batchKeys.some((key) => keys.has(key)) || (guarded !== undefined && touched.has(guarded));
+    if (members.length > 0 && (size >= MAX_GROUP_BYTES || overlaps)) break;
     const verdict = state.check(waiting.batch);
     if (!verdict.ok) {
       waiting.resolve(conflictResult(verdict));
@@ -203,6 +208,7 @@ export function takeGroup(queue: Waiting[], state: StoreState, crc: Crc32c, at: 
     size += frame.length;
     members.push({ ...waiting, seq });
     for (const key of batchKeys) keys.add(key);
+    for (const mutation of waiting.batch.mutations) touched.add(mutation.collection);
   }
   queue.splice(0, taken);
   return { members, bytes: frames.length === 1 ? (frames[0] as Buffer) : Buffer.concat(frames, size), at };

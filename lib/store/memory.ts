@@ -70,6 +70,10 @@ export class MemoryStore implements Store {
     return this.state.lastModified(collection);
   }
 
+  collectionVersion(collection: string): number {
+    return this.state.collectionVersion(collection);
+  }
+
   commit(batch: Batch): Promise<CommitResult> {
     assertBatch(batch);
     if (this.closed) return Promise.resolve(unavailable('store is closed'));

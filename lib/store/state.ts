@@ -26,6 +26,8 @@ interface CollectionState {
   /** Records with a `dueAt`, by that time. An entry is current while the record keeps its version. */
   readonly dues: TimeHeap<DueEntry>;
   lastModified: number | undefined;
+  /** The seq of the last commit that touched the collection (Store.collectionVersion). */
+  version: number;
 }
 
 /** A record or tombstone that expires at `at`. */
@@ -140,8 +142,16 @@ export class StoreState {
     return this.spaces.get(collection)?.lastModified;
   }
 
+  collectionVersion(collection: string): number {
+    return this.spaces.get(collection)?.version ?? 0;
+  }
+
   /** Checks every expectation of the batch against the current state without changing anything. */
   check(batch: Batch): Verdict {
+    const { unchanged } = batch;
+    if (unchanged !== undefined && this.collectionVersion(unchanged.collection) !== unchanged.version) {
+      return { ok: false, index: -1 };
+    }
     // Mutations later in a batch see the effect of earlier ones, so simulate presence per key.
     const pending = new Map<string, StoredRecord | null>();
     for (let index = 0; index < batch.mutations.length; index++) {
@@ -235,6 +245,7 @@ export class StoreState {
       if (!this.bulk) space.keys.insert(entry.record.id);
       space.records.set(entry.record.id, entry.record);
       space.lastModified = Math.max(space.lastModified ?? 0, entry.record.modifiedAt);
+      space.version = Math.max(space.version, entry.record.version);
       this.lastSeq = Math.max(this.lastSeq, entry.record.version);
       const { expiresAt, collection, id } = entry.record;
       if (expiresAt !== undefined) this.expiries.push({ at: expiresAt, collection, id, tombstone: false });
@@ -246,6 +257,7 @@ export class StoreState {
       const { retainUntil, collection, id } = entry.tombstone;
       this.expiries.push({ at: retainUntil, collection, id, tombstone: true });
       space.lastModified = Math.max(space.lastModified ?? 0, entry.tombstone.deletedAt);
+      space.version = Math.max(space.version, entry.tombstone.version, entry.tombstone.restoredVersion ?? 0);
       this.lastSeq = Math.max(this.lastSeq, entry.tombstone.version, entry.tombstone.restoredVersion ?? 0);
     }
   }
@@ -293,6 +305,7 @@ export class StoreState {
     // reproduce exactly what the original apply did.
     const previous = space.records.get(mutation.id);
     space.lastModified = at;
+    space.version = seq;
     switch (mutation.kind) {
       case 'put': {
         const { collection, id } = mutation;
@@ -353,6 +366,7 @@ export class StoreState {
         keys: new SortedKeys(),
         dues: new TimeHeap(),
         lastModified: undefined,
+        version: 0,
       };
       this.spaces.set(collection, space);
     }

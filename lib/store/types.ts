@@ -8,8 +8,8 @@
 // - atomic batches: one `commit` may write an item, an idempotency record and an outbox row
 //   together (CONVENTIONS.md#idempotency-keys, CONVENTIONS.md#transactional-outbox); either all of it
 //   is applied or none;
-// - compare-and-set per mutation (`expect`), so a precondition evaluated by the HTTP layer cannot be
-//   overtaken by a concurrent write between evaluation and commit;
+// - compare-and-set per mutation (`expect`), and per collection (`Batch.unchanged`), so a precondition
+//   evaluated by the HTTP layer cannot be overtaken by a concurrent write between evaluation and commit;
 // - ordered keys per collection (`scan` returns ids in ascending code-unit order) for keyset paging;
 // - tombstones kept until `retainUntil`, for `$undoDelete` (CONVENTIONS.md#undo-delete);
 // - a version per record: the store-wide sequence number of the commit that wrote it;
@@ -105,8 +105,20 @@ export type Mutation =
       readonly id: string;
     };
 
+/**
+ * A precondition on a whole collection: the batch applies only if no commit has touched `collection`
+ * since `Store.collectionVersion` answered `version` (POST's If-Match, CONVENTIONS.md#post-preconditions,
+ * is about the collection, not one record). Checked like `expect`, at commit time; never journaled,
+ * since replay applies only what was accepted.
+ */
+export interface CollectionUnchanged {
+  readonly collection: string;
+  readonly version: number;
+}
+
 export interface Batch {
   readonly mutations: readonly Mutation[];
+  readonly unchanged?: CollectionUnchanged;
 }
 
 /** The effect of one applied mutation, in batch order. `record` is absent after a delete. */
@@ -128,7 +140,7 @@ export type CommitResult =
   | {
       readonly ok: false;
       readonly reason: 'conflict';
-      /** Index of the mutation whose expectation failed. */
+      /** Index of the mutation whose expectation failed; -1 when it was the batch's `unchanged`. */
       readonly index: number;
       readonly current?: StoredRecord;
     }
@@ -190,6 +202,11 @@ export interface Store {
   nextDue(collection: string): number | undefined;
   /** Time (ms) of the last commit that changed the collection (deletes included), or undefined. */
   lastModified(collection: string): number | undefined;
+  /**
+   * Changes with every commit that touches the collection: the seq of the last one since the store
+   * opened (0 before any). What `Batch.unchanged` compares; a time cannot, two commits share a millisecond.
+   */
+  collectionVersion(collection: string): number;
   /**
    * Applies the batch atomically. Resolves once it is durable (or failed). Never rejects; throws a
    * TypeError at once for a malformed batch (a programmer error: journaling it would make the next

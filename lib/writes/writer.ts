@@ -20,7 +20,7 @@ import { DEFAULT_CONFIG, type CollectionConfig, type PropertyNameLimits } from '
 import type { JsonObject } from '../json.js';
 import { isCollectionName } from '../names.js';
 import type { Problem } from '../protocol/problem.js';
-import type { Commit, CommitResult, Mutation, Store, StoredRecord } from '../store/types.js';
+import type { CollectionUnchanged, Commit, CommitResult, Mutation, Store, StoredRecord } from '../store/types.js';
 import { checkId, checkSchema, documentShapeProblem } from './document.js';
 import { FieldRegistry } from './field-registry.js';
 import { represent, type Representation } from '../protocol/representation.js';
@@ -111,6 +111,8 @@ export function changeProblem(
 
 export interface WriteOptions {
   readonly remember?: RememberedOutcome;
+  /** Commit only if the collection is as it was (a conflict at index -1 otherwise; Batch.unchanged). */
+  readonly unchanged?: CollectionUnchanged;
 }
 
 export class Writer {
@@ -143,14 +145,15 @@ export class Writer {
       // Field registrations and the remembered outcome follow the changes, so a conflict's index is a change's.
       const mutations = [...changes, ...registration.mutations, ...events];
       if (options.remember !== undefined) mutations.push(this.rememberMutation(options.remember));
-      result = await this.options.store.commit({ mutations });
+      const { unchanged } = options;
+      result = await this.options.store.commit(unchanged === undefined ? { mutations } : { mutations, unchanged });
     } finally {
       // Committed paths are in the registry by now; those of a refused batch are free again.
       registration.release();
     }
     if (!result.ok) {
       if (result.reason === 'unavailable') return result;
-      // The remembered outcome never carries an expectation, so a conflict is always one of the changes.
+      // The remembered outcome never carries an expectation, so a conflict is one of the changes (or -1).
       return result.current === undefined
         ? { ok: false, reason: 'conflict', index: result.index }
         : { ok: false, reason: 'conflict', index: result.index, current: result.current };

@@ -169,6 +169,25 @@ describe('matchRoute', () => {
     }
   });
 
+  it('should count an event id in code points: 255 astral characters fit, 256 code points do not', () => {
+    const astral = encodeURIComponent('\u{1F600}');
+    assert.equal(route(`/$inbox/${astral.repeat(255)}`).eventId, '\u{1F600}'.repeat(255));
+    const tooLong = route(`/$inbox/a${astral.repeat(255)}`);
+    assert.equal(tooLong.kind, 'invalid');
+    assert.match(tooLong.detail ?? '', /1-255 code points/);
+  });
+
+  it('should refuse the percent-encoded UTF-8 spelling of a surrogate (not UTF-8) in an event id', () => {
+    assert.equal(route('/$inbox/%ED%A0%80').kind, 'invalid');
+    assert.equal(route('/$inbox/a%ED%B0%80b/$retry').kind, 'invalid');
+  });
+
+  it('should clip a long segment in a problem by code point, never splitting a surrogate pair', () => {
+    const detail = route(`/$inbox/a${encodeURIComponent('\u{1F600}').repeat(300)}`).detail ?? '';
+    assert.doesNotMatch(detail, /\p{Cs}/u);
+    assert.match(detail, /\u{1F600}…'/u);
+  });
+
   it('should call malformed percent-encoding invalid', () => {
     assert.equal(route('/products/%zz').kind, 'invalid');
     assert.equal(route('/products/%').kind, 'invalid');

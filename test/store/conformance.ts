@@ -132,6 +132,58 @@ export function storeConformance(name: string, withFreshStore: WithStore): void 
       }));
     });
 
+    describe('collection expectations (Batch.unchanged)', () => {
+      it('should move collectionVersion with every commit that touches the collection, and only those', withStore(async ({ store }) => {
+        assert.equal(store.collectionVersion('items'), 0);
+        const first = await ok(store, put('items', 'a', { n: 1 }));
+        assert.equal(store.collectionVersion('items'), first.seq);
+        await ok(store, put('other', 'x', { n: 1 }));
+        assert.equal(store.collectionVersion('items'), first.seq);
+        const deleted = await ok(store, { kind: 'delete', collection: 'items', id: 'a' });
+        assert.equal(store.collectionVersion('items'), deleted.seq);
+      }));
+
+      it('should apply a batch only while its collection is unchanged, failing it whole with index -1', withStore(async ({ store }) => {
+        await ok(store, put('items', 'a', { n: 1 }));
+        const version = store.collectionVersion('items');
+        await ok(store, put('items', 'b', { n: 2 }));
+        const stale = await store.commit({ mutations: [put('items', 'c', { n: 3 }), put('log', 'c', {})], unchanged: { collection: 'items', version } });
+        assert.deepEqual(stale, { ok: false, reason: 'conflict', index: -1 });
+        assert.equal(store.get('items', 'c'), undefined);
+        assert.equal(store.get('log', 'c'), undefined);
+        const current = store.collectionVersion('items');
+        await ok(store, put('other', 'x', { n: 1 }));
+        const fresh = await store.commit({ mutations: [put('items', 'c', { n: 3 })], unchanged: { collection: 'items', version: current } });
+        assert.equal(fresh.ok, true);
+      }));
+
+      // The file store checks a group's batches against the state before the group: a batch expecting
+      // the collection unchanged must not join a group whose earlier member touches it.
+      it('should let exactly one of many concurrent batches expecting one collection version succeed', withStore(async ({ store }) => {
+        await ok(store, put('items', 'a', { n: 0 }));
+        const version = store.collectionVersion('items');
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, n) => store.commit({ mutations: [put('items', `new-${n}`, { n })], unchanged: { collection: 'items', version } })),
+        );
+        assert.equal(results.filter((result) => result.ok).length, 1, JSON.stringify(results.map((result) => result.ok)));
+        assert.equal(store.count('items'), 2);
+      }));
+
+      it('should let a batch expecting one collection unchanged share a commit with writes to others', withStore(async ({ store }) => {
+        const version = store.collectionVersion('items');
+        const results = await Promise.all([
+          store.commit({ mutations: [put('other', 'x', { n: 1 })] }),
+          store.commit({ mutations: [put('items', 'a', { n: 1 })], unchanged: { collection: 'items', version } }),
+        ]);
+        assert.deepEqual(results.map((result) => result.ok), [true, true]);
+      }));
+
+      it('should refuse a malformed expectation with a TypeError', withStore(async ({ store }) => {
+        const malformed = { mutations: [put('items', 'a', {})], unchanged: { collection: 'items', version: '3' } } as unknown as Batch;
+        assert.throws(() => void store.commit(malformed), { name: 'TypeError', message: /unchanged/ });
+      }));
+    });
+
     describe('batches and versions', () => {
       it('should apply every mutation of a batch under one version, in order', withStore(async ({ store }) => {
         await ok(store, put('items', 'b', { n: 0 }));
