@@ -1,7 +1,9 @@
-// The request pipeline: request id → Host (RFC 9112 §3.2) → 501 for a method no route has → route →
-// authentication (not asked of a CORS preflight, lib/http/cors.ts) → 400/404 → OPTIONS → 405 → 406 →
-// 413/415 → 100 Continue → the route's handler → the one `send`. Every check before the handler is
-// derived from the route table (lib/routes.ts) and none depends on stored state
+// The request pipeline: request id → Host (RFC 9112 §3.2) → route → the sender: 421 for a Host not
+// of this server (CONVENTIONS.md#host-check), 403 for an unsafe method from a page whose origin is not
+// allowed (CONVENTIONS.md#cors), neither asked of the signed webhook receiver → 501 for a method no
+// route has → authentication (not asked of a CORS preflight, lib/http/cors.ts) → 400/404 → OPTIONS →
+// 405 → 406 → 413/415 → 100 Continue → the route's handler → the one `send`. Every check before the
+// handler is derived from the route table (lib/routes.ts) and none depends on stored state
 // (CONVENTIONS.md#precondition-order: 401, 404, 405, 406, 413, 415 come first); handlers then evaluate
 // preconditions before reading any body. A client that waits for 100 Continue is invited to send its
 // body only once those checks pass, so a 413 never follows a 100 (RFC 9110 §10.1.1).
@@ -17,6 +19,7 @@ import { noStoreCacheControl, varyOf } from './http/cache-policy.js';
 import {
   ALLOWED_REQUEST_HEADERS, EXPOSED_RESPONSE_HEADERS, PREFLIGHT_MAX_AGE_S, type CorsPolicy,
 } from './http/cors.js';
+import { HostCheck } from './http/host-check.js';
 import type { RequestHandler } from './http/listener.js';
 import { problemReply, send, type Reply } from './http/respond.js';
 import { Router, splitTarget } from './http/route.js';
@@ -37,6 +40,12 @@ const REQUEST_ID_PREFIX_BYTES = 6;
  * (RFC 9112 §3.2).
  */
 const HOST = /^(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?$|^\[[0-9A-Fa-f:.]+\](?::[0-9]*)?$/;
+
+/** Who a request may come from: the names it may be sent to (undefined: any) and the pages that may write. */
+interface Senders {
+  readonly hosts: HostCheck | undefined;
+  readonly cors: CorsPolicy;
+}
 
 /** Where a request went: filled in by dispatch, read when the answer is counted. */
 interface Trace {
@@ -83,7 +92,12 @@ export function createHandler(
   const dates = new DateHeader();
   // What a reply without its own Cache-Control or Vary gets (CONVENTIONS.md#cache-control, #vary).
   const noStore = noStoreCacheControl(app.policy);
-  const vary = varyOf(app.policy, cors.variesByOrigin ? ['Origin'] : []);
+  const vary = varyOf(app.policy, []);
+  const varyOrigin = varyOf(app.policy, ['Origin']);
+  const senders: Senders = {
+    hosts: HostCheck.forServer(app.self().host, app.baseUrl, app.config.allowedHosts),
+    cors,
+  };
   return (req, res, expectsContinue) => {
     const supplied = fieldLines(req, 'x-request-id');
     const echoRequestId = supplied?.length === 1 && REQUEST_ID.test(supplied[0] as string);
@@ -92,15 +106,17 @@ export function createHandler(
     // What the request reached, for /$metrics: a route name from the table, never the path itself.
     const trace: Trace = { route: 'none' };
     const answer = (reply: Reply): void => {
-      const allowOrigin = cors.enabled ? cors.allowOrigin(fieldValue(req, 'origin')) : undefined;
+      const origin = fieldValue(req, 'origin');
+      const allowOrigin = cors.enabled ? cors.allowOrigin(origin) : undefined;
+      const byOrigin = cors.variesByOrigin(origin);
       send(req, res, reply, app.clock, {
         requestId,
         echoRequestId,
         date: dates.at(app.clock.now()),
         cacheControl: noStore,
         forceCacheControl: app.policy.noCacheMode,
-        vary,
-        varyOrigin: cors.variesByOrigin,
+        vary: byOrigin ? varyOrigin : vary,
+        varyOrigin: byOrigin,
         allowOrigin,
         exposeHeaders: EXPOSED,
       }, app.sendQueue);
@@ -116,7 +132,7 @@ export function createHandler(
     // A handler that answers at once is sent at once: no promise, no extra turn of the microtask queue.
     let result: Reply | Promise<Reply>;
     try {
-      result = dispatch(app, apiKeys, routes, req, res, expectsContinue, requestId, trace);
+      result = dispatch(app, apiKeys, senders, routes, req, res, expectsContinue, requestId, trace);
     } catch (error) {
       fail(error);
       return;
@@ -129,6 +145,7 @@ export function createHandler(
 function dispatch(
   app: App,
   apiKeys: ApiKeys,
+  senders: Senders,
   routes: Routes,
   req: IncomingMessage,
   res: ServerResponse,
@@ -139,6 +156,12 @@ function dispatch(
   const method = req.method ?? 'GET';
   const hostProblem = checkHost(req);
   if (hostProblem !== undefined) return { ...problemReply(hostProblem), closeConnection: true };
+  const target = splitTarget(req.url ?? '/');
+  const match = routes.router.match(target.path);
+  const entry = match.kind === 'route' ? routes.entries.get(match.name) : undefined;
+  // A signed route is judged by its signature alone (CONVENTIONS.md#host-check): nothing is done before it passes.
+  const refused = entry?.signed === true ? undefined : refusedSender(senders, req, method);
+  if (refused !== undefined) return problemReply(refused);
   // RFC 9110 §15.6.2: 501 for a method no resource supports; 405 is for a method some resource does.
   if (!routes.methods.includes(method)) return problemReply(problem('not-implemented', ''));
   // RFC 9112 §3.2.4: the asterisk-form asks about the server as a whole, and only OPTIONS may use it.
@@ -146,9 +169,6 @@ function dispatch(
     if (method === 'OPTIONS') return { status: 204, headers: { Allow: routes.methods.join(', ') } };
     return problemReply(problem('bad-request', 'The request target "*" is only for OPTIONS (RFC 9112 §3.2.4).'));
   }
-  const target = splitTarget(req.url ?? '/');
-  const match = routes.router.match(target.path);
-  const entry = match.kind === 'route' ? routes.entries.get(match.name) : undefined;
   if (entry !== undefined) trace.route = entry.name;
   // A CORS preflight never carries credentials (Fetch §4.8), so it is answered without asking for them.
   const preflight = method === 'OPTIONS' && isPreflight(req);
@@ -166,15 +186,19 @@ function dispatch(
   }
   const allow = routes.allow.get(entry.name) as string;
   if (preflight) {
-    return {
-      status: 204,
-      headers: {
-        Allow: allow,
-        'Access-Control-Allow-Methods': allow,
-        'Access-Control-Allow-Headers': PREFLIGHT_HEADERS,
-        'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE_S),
-      },
+    const origin = fieldValue(req, 'origin');
+    // An origin that is not allowed gets no CORS field at all, its preflight included (CONVENTIONS.md#cors).
+    if (senders.cors.allowOrigin(origin) === undefined) return { status: 204, headers: { Allow: allow } };
+    const headers: Record<string, string> = {
+      Allow: allow,
+      'Access-Control-Allow-Methods': allow,
+      'Access-Control-Allow-Headers': PREFLIGHT_HEADERS,
+      'Access-Control-Max-Age': String(PREFLIGHT_MAX_AGE_S),
     };
+    if (senders.cors.allowsPrivateNetwork(origin, fieldValue(req, 'access-control-request-private-network'))) {
+      headers['Access-Control-Allow-Private-Network'] = 'true';
+    }
+    return { status: 204, headers };
   }
   // RFC 9110 §9.3.7: OPTIONS describes the communication options of the target.
   if (method === 'OPTIONS') return { status: 204, headers: { Allow: allow } };
@@ -234,6 +258,30 @@ function checkHost(req: IncomingMessage): ReturnType<typeof problem> | undefined
   }
   if (!HOST.test(hosts[0] as string)) {
     return problem('bad-request', 'The Host header field is not a valid host and port (RFC 9110 §7.2).');
+  }
+  return undefined;
+}
+
+/**
+ * 421 for a Host that names none of the server's names while it listens on loopback (DNS rebinding,
+ * CONVENTIONS.md#host-check); 403 for an unsafe method from a page whose origin is not allowed: a
+ * "simple" cross-site POST comes without a preflight, so CORS alone would let it write
+ * (CONVENTIONS.md#cors).
+ */
+function refusedSender(senders: Senders, req: IncomingMessage, method: string): ReturnType<typeof problem> | undefined {
+  const host = fieldValue(req, 'host');
+  // An HTTP/1.0 request without Host comes from no browser (every browser sends one), so none is rebound.
+  if (senders.hosts !== undefined && host !== undefined && !senders.hosts.admits(host)) {
+    const detail =
+      `This server does not answer to ${clip(host)}; it answers to localhost, 127.0.0.1, [::1], ` +
+      'the address it listens on, the host of its base URL and the names in allowedHosts. ' +
+      'Add the name to allowedHosts to reach it that way.';
+    return problem('misdirected-request', detail);
+  }
+  const origin = fieldValue(req, 'origin');
+  if (senders.cors.refuses(method, origin)) {
+    const detail = `A page on ${clip(origin as string)} may not send ${clip(method)} here: ${senders.cors.describe()}.`;
+    return problem('origin-not-allowed', detail);
   }
   return undefined;
 }

@@ -5,8 +5,10 @@
 //   allowedMethods() derives them for Allow; the webhook path is config.webhooks.path;
 // - statuses are what each endpoint's handler declares (`doc.responses`) plus what the pipeline
 //   (lib/app.ts) answers before any handler: 400 (Host, names, malformed preconditions), 401 with API
-//   keys on a route that is not public, 406 where the route offers media, 413 everywhere (a declared
-//   Content-Length over the cap, CONVENTIONS.md#body-cap), 415 where it reads a body, 500 anywhere;
+//   keys on a route that is not public, 403 on an unsafe method and 421 anywhere but on the signed
+//   webhook receiver (CONVENTIONS.md#cors, #host-check), 406 where the route offers media, 413
+//   everywhere (a declared Content-Length over the cap, CONVENTIONS.md#body-cap), 415 where it reads a
+//   body, 500 anywhere;
 // - a collection with a declared schema also gets its own paths (OpenAPI 3.1 §4.8.8: a concrete path
 //   is matched before a templated one) whose bodies are its typed item schema.
 // Not per operation, because no operation can answer them: 404 for a path no route matches, 405 for a
@@ -94,6 +96,9 @@ export function operationStatuses(
 ): number[] {
   const statuses = new Set([...Object.keys(endpoint.doc.responses).map(Number), 400, 413, 500]);
   if (options.apiKeys && entry.public !== true) statuses.add(401);
+  // CONVENTIONS.md#host-check, #cors: a Host not of this server; an unsafe method from a page not allowed.
+  if (entry.signed !== true) statuses.add(421);
+  if (entry.signed !== true && entry.methods.GET !== endpoint) statuses.add(403);
   if (endpoint.produces.length > 0) statuses.add(406);
   if (endpoint.body !== undefined) statuses.add(415);
   if (config.allowUnconditionalPut) statuses.delete(428);
@@ -190,6 +195,7 @@ function optionsOperation(
     '204': { description: `No Content; Allow: ${allow.join(', ')}`, headers: fieldsOf(['Allow'], options) },
   };
   const statuses = options.apiKeys && entry.public !== true ? [400, 401, 413, 500] : [400, 413, 500];
+  if (entry.signed !== true) statuses.splice(-1, 0, 421);
   for (const status of statuses) responses[String(status)] = ref('responses', problemResponseKey(status));
   const op: Record<string, JsonValue> = { operationId: id, summary: 'The methods this path takes', responses };
   if (options.apiKeys && entry.public === true) op['security'] = [];

@@ -83,6 +83,11 @@ export interface RouteEntry extends RoutePattern<RouteName> {
    * health probes carry none.
    */
   readonly public?: boolean;
+  /**
+   * Authenticated by its signature alone: neither the Host check (421) nor the Origin check (403) applies
+   * (CONVENTIONS.md#host-check, CONVENTIONS.md#cors), since providers reach it through tunnels.
+   */
+  readonly signed?: boolean;
   readonly methods: Readonly<Partial<Record<DeclaredMethod, Endpoint>>>;
 }
 
@@ -171,6 +176,7 @@ export function routeTable(config: Config): readonly RouteEntry[] {
       path: config.webhooks.path,
       reserveBelow: true,
       public: true,
+      signed: true,
       methods: {
         POST: {
           produces: [],

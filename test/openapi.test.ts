@@ -120,12 +120,17 @@ describe('openApiDocument', () => {
 describe('operationStatuses', () => {
   const table = routeTable(DEFAULT_CONFIG);
 
-  it("should add the pipeline's statuses to the handler's: 400, 413 and 500 everywhere, 406 with media, 415 with a body", () => {
-    assert.deepEqual(operationStatuses(DEFAULT_CONFIG, entryOf(table, 'item'), endpointOf(table, 'item', 'PUT'), { apiKeys: false }), [200, 201, 400, 406, 412, 413, 415, 428, 500, 503]);
-    assert.deepEqual(operationStatuses(DEFAULT_CONFIG, entryOf(table, 'item'), endpointOf(table, 'item', 'GET'), { apiKeys: false }), [200, 304, 400, 404, 406, 412, 413, 500]);
+  it("should add the pipeline's statuses to the handler's: 400, 413, 421 and 500 everywhere, 403 on writes, 406 with media, 415 with a body", () => {
+    assert.deepEqual(operationStatuses(DEFAULT_CONFIG, entryOf(table, 'item'), endpointOf(table, 'item', 'PUT'), { apiKeys: false }), [200, 201, 400, 403, 406, 412, 413, 415, 421, 428, 500, 503]);
+    assert.deepEqual(operationStatuses(DEFAULT_CONFIG, entryOf(table, 'item'), endpointOf(table, 'item', 'GET'), { apiKeys: false }), [200, 304, 400, 404, 406, 412, 413, 421, 500]);
     // DELETE offers no representation and reads no body: no 406, no 415.
-    assert.deepEqual(operationStatuses(DEFAULT_CONFIG, entryOf(table, 'item'), endpointOf(table, 'item', 'DELETE'), { apiKeys: false }), [204, 400, 412, 413, 500, 503]);
-    assert.deepEqual(operationStatuses(DEFAULT_CONFIG, entryOf(table, 'bulk'), endpointOf(table, 'bulk', 'PUT'), { apiKeys: false }), [200, 400, 406, 413, 415, 500, 503]);
+    assert.deepEqual(operationStatuses(DEFAULT_CONFIG, entryOf(table, 'item'), endpointOf(table, 'item', 'DELETE'), { apiKeys: false }), [204, 400, 403, 412, 413, 421, 500, 503]);
+    assert.deepEqual(operationStatuses(DEFAULT_CONFIG, entryOf(table, 'bulk'), endpointOf(table, 'bulk', 'PUT'), { apiKeys: false }), [200, 400, 403, 406, 413, 415, 421, 500, 503]);
+  });
+
+  it('should not document 403 or 421 on the webhook receiver, which its signature alone authenticates (CONVENTIONS.md#host-check)', () => {
+    const statuses = operationStatuses(DEFAULT_CONFIG, entryOf(table, 'webhook'), endpointOf(table, 'webhook', 'POST'), { apiKeys: false });
+    assert.ok(!statuses.includes(403) && !statuses.includes(421), String(statuses));
   });
 
   it('should add 401 with API keys on every route but the public ones', () => {

@@ -1,7 +1,8 @@
 // CORS over real HTTP (CONVENTIONS.md#cors; Fetch Standard §3.2): a preflight is answered without
 // credentials even with API keys on, with the methods of the route and the request fields that
 // conditional requests need; an allowed origin can read ETag and the other fields a conditional client uses; an
-// origin that is not listed gets no CORS field; JSON clients without Origin see what they always saw.
+// origin that is not listed gets no CORS field; by default only loopback origins are allowed; JSON clients
+// without Origin see what they always saw. Writes refused by Origin, PNA and the Host check: web-pages.test.ts.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { start, type ResapiServer } from '../../lib/index.js';
@@ -70,22 +71,42 @@ describe('CORS by default with API keys off', () => {
     assert.equal((await create(server.url, '/things/t1', { n: 1 })).status, 201);
   });
 
-  it('should let any origin read, with "*" and no Vary: Origin', async () => {
+  it('should let a loopback origin read, naming it, with Vary: Origin', async () => {
     const read = await request(server.url, '/things/t1', { headers: { Origin: 'http://localhost:4200' } });
-    assert.equal(read.headers['access-control-allow-origin'], '*');
-    assert.equal(read.headers['vary'], 'Accept');
+    assert.equal(read.headers['access-control-allow-origin'], 'http://localhost:4200');
+    assert.equal(read.headers['vary'], 'Accept, Origin');
   });
 
-  it('should send no CORS field to a client that sends no Origin', async () => {
+  it('should give any other origin no CORS field (web-pages.test.ts has the rest)', async () => {
+    const read = await request(server.url, '/things/t1', { headers: { Origin: 'https://app.example.org' } });
+    assert.equal(read.headers['access-control-allow-origin'], undefined);
+    assert.equal(read.headers['access-control-expose-headers'], undefined);
+  });
+
+  it('should send a client that sends no Origin what it always got: no CORS field, no Vary: Origin', async () => {
     const read = await request(server.url, '/things/t1');
     assert.equal(read.headers['access-control-allow-origin'], undefined);
     assert.equal(read.headers['access-control-expose-headers'], undefined);
+    assert.equal(read.headers['vary'], 'Accept');
   });
 
   it('should expose the fields of an error too, so a script can read a 412 problem', async () => {
     const stale = await request(server.url, '/things/t1', { method: 'PUT', headers: { Origin: 'http://localhost:4200', 'Content-Type': 'application/json', 'If-Match': '"stale"' }, body: '{}' });
     assert.equal(stale.status, 412);
-    assert.equal(stale.headers['access-control-allow-origin'], '*');
+    assert.equal(stale.headers['access-control-allow-origin'], 'http://localhost:4200');
+  });
+});
+
+describe('CORS with "*" configured and API keys off', () => {
+  const server = serverForSuite({ memory: true, cors: { origins: ['*'] } });
+
+  it('should let any origin read and write, with "*" and no Vary: Origin', async () => {
+    const made = await request(server.url, '/things/t2', { method: 'PUT', headers: { Origin: 'https://app.example.org', 'Content-Type': 'application/json', 'If-None-Match': '*' }, body: '{}' });
+    assert.equal(made.status, 201);
+    assert.equal(made.headers['access-control-allow-origin'], '*');
+    const read = await request(server.url, '/things/t2', { headers: { Origin: 'https://app.example.org' } });
+    assert.equal(read.headers['access-control-allow-origin'], '*');
+    assert.equal(read.headers['vary'], 'Accept');
   });
 });
 

@@ -75,9 +75,11 @@ describe('resapi serve', () => {
   it('should make links absolute with --base-url, never from the Host header', async () => {
     const server = await startBinary(['--memory', '--base-url', 'https://api.example.test/v1/']);
     try {
-      const res = await request(server.url, '/things/a', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*', Host: 'evil.test' }, body: '{}' });
+      // A Host the server answers (CONVENTIONS.md#host-check) that is not the base URL's.
+      const host = 'app.localhost:8080';
+      const res = await request(server.url, '/things/a', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*', Host: host }, body: '{}' });
       assert.equal(res.headers.location, 'https://api.example.test/v1/things/a');
-      const doc = (await request(server.url, '/', { headers: { Host: 'evil.test' } })).json() as { value: { url: string }[] };
+      const doc = (await request(server.url, '/', { headers: { Host: host } })).json() as { value: { url: string }[] };
       assert.deepEqual(doc.value.map((c) => c.url), ['https://api.example.test/v1/things']);
     } finally {
       await server.stop();

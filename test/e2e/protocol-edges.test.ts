@@ -71,7 +71,7 @@ describe('protocol edges', () => {
   });
 
   it('should answer a method no resource supports 501, as a problem with a request id (RFC 9110 §15.6.2)', async () => {
-    const brew = await rawExchange(server.url, 'BREW /things/a HTTP/1.1\r\nHost: x\r\n\r\n');
+    const brew = await rawExchange(server.url, 'BREW /things/a HTTP/1.1\r\nHost: localhost\r\n\r\n');
     assert.match(brew, /^HTTP\/1\.1 501 /);
     assert.match(brew, /application\/problem\+json/);
     assert.match(brew, /\r\nX-Request-Id: \S+\r\n/i);
@@ -84,25 +84,25 @@ describe('protocol edges', () => {
   });
 
   it('should answer OPTIONS * with 204 and every method the server implements (RFC 9112 §3.2.4)', async () => {
-    const text = await rawExchange(server.url, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const text = await rawExchange(server.url, 'OPTIONS * HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
     assert.match(text, /^HTTP\/1\.1 204 /);
     assert.match(text, /\r\nAllow: GET, HEAD, POST, PUT, DELETE, OPTIONS\r\n/);
   });
 
   it('should answer Expect: 100-continue with a Content-Length over the cap 413, never 100 first', async () => {
-    const text = await rawExchange(server.url, `PUT /things/big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nIf-None-Match: *\r\nContent-Length: ${2 * MIB}\r\nExpect: 100-continue\r\n\r\n`);
+    const text = await rawExchange(server.url, `PUT /things/big HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nIf-None-Match: *\r\nContent-Length: ${2 * MIB}\r\nExpect: 100-continue\r\n\r\n`);
     assert.match(text, /^HTTP\/1\.1 413 /);
     assert.doesNotMatch(text, /100 Continue/);
   });
 
   it('should invite the body with 100 Continue once the checks pass, and only then', async () => {
     const body = '{"name":"b"}';
-    const refused = await rawExchange(server.url, `PUT /things/b HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`);
+    const refused = await rawExchange(server.url, `PUT /things/b HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`);
     assert.match(refused, /^HTTP\/1\.1 415 /, 'a 415 comes without 100 Continue');
     const url = new URL(server.url);
     const text = await new Promise<string>((resolve, reject) => {
       const socket = connect(Number(url.port), url.hostname, () =>
-        socket.write(`PUT /things/b HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nIf-None-Match: *\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`),
+        socket.write(`PUT /things/b HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nIf-None-Match: *\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`),
       );
       let data = '';
       socket.on('data', (chunk) => {
