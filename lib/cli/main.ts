@@ -57,9 +57,8 @@ async function serve(args: ServeArgs): Promise<number> {
     process.stderr.write(`resapi: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
-  process.stdout.write(`listening on ${server.url}\n`);
   const running = server;
-  return new Promise<number>((resolve) => {
+  const stopped = new Promise<number>((resolve) => {
     const stop = (signal: string): void => {
       process.stderr.write(`resapi: ${signal}: draining and shutting down\n`);
       running.close().then(
@@ -73,6 +72,10 @@ async function serve(args: ServeArgs): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  // Only once the signals are handled: a script that reads this line and at once sends SIGTERM
+  // must get a clean shutdown, not the default action of a signal nobody listens to.
+  process.stdout.write(`listening on ${server.url}\n`);
+  return stopped;
 }
 
 /** Reads and validates --config; on failure prints why (naming the key) and returns undefined. */
