@@ -39,8 +39,9 @@ export function getServiceDocument(
   return readReply(app, rq, represent(JSON.stringify({ value })), { cacheControl, negotiated: ['Accept'] });
 }
 
-export function getHealth(app: Pick<App, 'store' | 'log' | 'policy'>, rq: RequestContext): Reply {
-  const health = app.store.health();
+/** GET /$health: the store's answer now, a failed disk checked again before it is reported (CONVENTIONS.md#health). */
+export async function getHealth(app: Pick<App, 'store' | 'log' | 'policy'>, rq: RequestContext): Promise<Reply> {
+  const health = await app.store.health();
   if (!health.writable) {
     app.log('warn', 'health check: store not writable', { requestId: rq.requestId, detail: health.detail });
     return problemReply(problem('unavailable', 'store not writable'), { 'Retry-After': '5' });

@@ -58,6 +58,23 @@ describe('FileStore permissions', () => {
         assert.equal(octal((await stat(join(root, 'a'))).mode & 0o777), '0700', 'a parent it made');
       })));
 
+  it('should create the disk probe 0600', () =>
+    withTempDir('modes', (root) =>
+      withUmask(0o000, async () => {
+        const io = new WatchedFaultyIO();
+        const opened = await openFileStore({ dir: root, io, progress: () => {}, log: () => {} });
+        assert.ok(opened.ok, opened.ok ? '' : opened.message);
+        io.fail('write', 'ENOSPC');
+        const refused = await opened.store.commit({ mutations: [{ kind: 'put', collection: 'items', id: 'x', doc: {} }] });
+        assert.equal(refused.ok, false);
+        io.heal();
+        assert.equal((await opened.store.health()).writable, true);
+        await opened.store.close();
+        const probes = [...io.created].filter(([path]) => path.includes('.probe.tmp-'));
+        assert.ok(probes.length > 0, [...io.created.keys()].join(', '));
+        for (const [path, mode] of probes) assert.equal(octal(mode), '0600', path);
+      })));
+
   it('should narrow an existing data dir others may enter, log it once, and leave an owner-only one alone', () =>
     withTempDir('modes', async (root) => {
       const warnings: string[] = [];
