@@ -96,6 +96,11 @@ const DEFAULT_DRAIN_MS = 10_000;
 const USER_AGENT = 'resapi (webhook sender)';
 /** At most two: the current first, the previous second (CONVENTIONS.md#secret-rotation). */
 const MAX_WEBHOOK_SECRETS = 2;
+/** A shorter webhook secret is named in a warning at start (CONVENTIONS.md#secrets). */
+const MIN_SECRET_BYTES = 16;
+/** Standard Webhooks' spelling of a secret: this prefix, then the key's bytes in base64. */
+const WHSEC_PREFIX = 'whsec_';
+const SECRET_ROLES = ['current', 'previous'] as const;
 
 export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const config = configOf(options);
@@ -217,6 +222,8 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
         'no secret is configured (RESAPI_WEBHOOK_SECRETS)';
       log('warn', warning);
     }
+    const short = shortSecretsWarning(webhookSecrets);
+    if (short !== undefined) log('warn', short);
     lifecycle.add(readCaches(app.pages, app.indexes));
     lifecycle.add(app.inbox.queue);
     lifecycle.add(app.outbox.queue);
@@ -255,16 +262,47 @@ async function readNewStoreSeed(
   return read.data;
 }
 
-/** The webhook secrets: non-empty strings, at most two (CONVENTIONS.md#secret-rotation). Never logged. */
+/**
+ * The webhook secrets: non-empty strings, at most two (CONVENTIONS.md#secret-rotation,
+ * CONVENTIONS.md#secrets). Never logged.
+ */
 function secretsOf(secrets: readonly string[] | undefined): readonly string[] {
   if (secrets === undefined) return [];
-  if (!Array.isArray(secrets) || secrets.some((secret) => typeof secret !== 'string' || secret === '')) {
-    throw new TypeError('webhookSecrets: every webhook secret must be a non-empty string');
+  if (!Array.isArray(secrets) || secrets.some((secret) => typeof secret !== 'string')) {
+    throw new TypeError('webhookSecrets: must be an array of strings');
+  }
+  const empty = secrets.indexOf('');
+  if (empty !== -1) {
+    const detail = `secret ${empty + 1} is empty; a webhook secret cannot be empty (CONVENTIONS.md#secrets)`;
+    throw new TypeError(`webhookSecrets: ${detail}`);
   }
   if (secrets.length > MAX_WEBHOOK_SECRETS) {
     throw new TypeError('webhookSecrets: at most two secrets, the current one first and the previous one second');
   }
   return [...secrets];
+}
+
+/**
+ * One warning line when a secret is shorter than MIN_SECRET_BYTES, or undefined. Such a secret still
+ * starts the server: providers' published test vectors use short ones. The line names the secret's
+ * role, never the secret.
+ */
+function shortSecretsWarning(secrets: readonly string[]): string | undefined {
+  const short = SECRET_ROLES.filter((_, index) => {
+    const secret = secrets[index];
+    return secret !== undefined && secretBytes(secret) < MIN_SECRET_BYTES;
+  });
+  if (short.length === 0) return undefined;
+  const which =
+    short.length === 2 ? 'both the current and the previous webhook secret are' : `the ${short[0]} webhook secret is`;
+  return `${which} shorter than ${MIN_SECRET_BYTES} bytes, which makes a signature easier to forge: ` +
+    `use at least ${MIN_SECRET_BYTES} random bytes (CONVENTIONS.md#secrets)`;
+}
+
+/** The bytes of the key a secret stands for: after `whsec_`, the base64-decoded ones; else its UTF-8. */
+function secretBytes(secret: string): number {
+  if (secret.startsWith(WHSEC_PREFIX)) return Buffer.from(secret.slice(WHSEC_PREFIX.length), 'base64').length;
+  return Buffer.byteLength(secret, 'utf8');
 }
 
 function handlersOf(handlers: StartOptions['webhookHandlers']): [string, WebhookHandler][] {

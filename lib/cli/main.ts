@@ -10,6 +10,8 @@ import { check } from './check.js';
 import { loadHandlers } from './handlers.js';
 import { sign } from './sign.js';
 
+const SECRETS_ENV = 'RESAPI_WEBHOOK_SECRETS';
+
 export async function main(argv: readonly string[]): Promise<number> {
   const parsed = parseArgs(argv);
   if (!parsed.ok) {
@@ -37,6 +39,11 @@ async function serve(args: ServeArgs): Promise<number> {
   }
   const fileConfig = args.config === undefined ? {} : await readConfigFile(args.config);
   if (fileConfig === undefined) return 1;
+  const webhookSecrets = secretsFromEnv(SECRETS_ENV);
+  if (!webhookSecrets.ok) {
+    process.stderr.write(`resapi: cannot start: ${webhookSecrets.message}\n`);
+    return 1;
+  }
   const options: StartOptions = {
     ...fileConfig,
     host: args.host,
@@ -45,7 +52,7 @@ async function serve(args: ServeArgs): Promise<number> {
     memory: args.memory,
     noCacheMode: args.noCacheMode,
     apiKeys: splitList(process.env['RESAPI_API_KEYS']),
-    webhookSecrets: splitList(process.env['RESAPI_WEBHOOK_SECRETS']),
+    webhookSecrets: webhookSecrets.secrets,
     ...(handlers === undefined ? {} : { webhookHandlers: handlers.handlers }),
     ...(args.baseUrl === undefined ? {} : { baseUrl: args.baseUrl }),
     ...(args.seed === undefined ? {} : { seed: args.seed }),
@@ -57,9 +64,8 @@ async function serve(args: ServeArgs): Promise<number> {
     process.stderr.write(`resapi: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
-  process.stdout.write(`listening on ${server.url}\n`);
   const running = server;
-  return new Promise<number>((resolve) => {
+  const stopped = new Promise<number>((resolve) => {
     const stop = (signal: string): void => {
       process.stderr.write(`resapi: ${signal}: draining and shutting down\n`);
       running.close().then(
@@ -73,6 +79,27 @@ async function serve(args: ServeArgs): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  // Only once the signals are handled: a script that reads this line and at once sends SIGTERM
+  // must get a clean shutdown, not the default action of a signal nobody listens to.
+  process.stdout.write(`listening on ${server.url}\n`);
+  return stopped;
+}
+
+/**
+ * The webhook secrets in the environment variable `name` (CONVENTIONS.md#secrets): comma-separated,
+ * each trimmed. Unset or blank means none (the receiver answers 503); an empty member of a list
+ * (`a,`, `a,,b`) is a mistake that refuses the start, naming the variable, never a secret.
+ */
+function secretsFromEnv(name: string): { ok: true; secrets: string[] } | { ok: false; message: string } {
+  const value = process.env[name] ?? '';
+  if (value.trim() === '') return { ok: true, secrets: [] };
+  const secrets = value.split(',').map((secret) => secret.trim());
+  const empty = secrets.indexOf('');
+  if (empty === -1) return { ok: true, secrets };
+  const message =
+    `${name}: secret ${empty + 1} of ${secrets.length} is empty; a webhook secret cannot be empty ` +
+    '(CONVENTIONS.md#secrets): remove the stray comma';
+  return { ok: false, message };
 }
 
 /** Reads and validates --config; on failure prints why (naming the key) and returns undefined. */

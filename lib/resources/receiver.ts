@@ -63,7 +63,8 @@ function status(app: Pick<App, 'policy'>, value: 'accepted' | 'duplicate'): Repl
 
 /**
  * X-Timestamp (CONVENTIONS.md#webhook-timestamp): Unix seconds within ±toleranceS of now; absent is
- * fine unless required.
+ * fine unless required. "Now" is the clock's whole second, as the header is: with a fractional now the
+ * window would reach up to a second less far into the past than into the future.
  */
 function timestampProblem(
   app: Pick<App, 'config' | 'clock'>,
@@ -78,7 +79,7 @@ function timestampProblem(
   if (!UNIX_SECONDS.test(text)) {
     return timestampRefused('X-Timestamp must be sent once, as Unix time in whole seconds (digits only).');
   }
-  const skew = Math.abs(app.clock.now() / 1000 - Number(text));
+  const skew = Math.abs(Math.floor(app.clock.now() / 1000) - Number(text));
   if (skew > toleranceS) {
     const away = `X-Timestamp is more than ${toleranceS} s away from the server's clock`;
     const detail = `${away}: a replay, or a clock to fix.`;

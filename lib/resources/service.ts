@@ -106,8 +106,9 @@ function firstAfter(names: readonly string[], after: string): number {
   return low;
 }
 
-export function getHealth(app: Pick<App, 'store' | 'log' | 'policy'>, rq: RequestContext): Reply {
-  const health = app.store.health();
+/** GET /$health: the store's answer now, a failed disk checked again before it is reported (CONVENTIONS.md#health). */
+export async function getHealth(app: Pick<App, 'store' | 'log' | 'policy'>, rq: RequestContext): Promise<Reply> {
+  const health = await app.store.health();
   if (!health.writable) {
     app.log('warn', 'health check: store not writable', { requestId: rq.requestId, detail: health.detail });
     return problemReply(problem('unavailable', 'store not writable'), { 'Retry-After': '5' });

@@ -16,8 +16,10 @@
 // A failed write or fsync answers every batch of its group `unavailable`, marks the store not
 // writable and logs why; the state is as before the group. The next append first truncates the
 // journal back to its last durable byte, and the first write that succeeds makes the store writable
-// again. health() also probes the disk (at most once a second, in the serial writer), so a store that
-// gets no writes (a load balancer took it out on 503) still notices that the disk is back.
+// again. While it is not writable, health() probes the disk before it answers (CONVENTIONS.md#health),
+// so a store that gets no writes (a load balancer took it out on 503) is seen to be back on the first
+// look, never a stale 503. Looks that arrive while a probe runs share it, so a flood of health checks
+// costs one probe at a time; a writable store answers without touching the disk.
 import { join } from 'node:path';
 import type { Crc32c } from './codec.js';
 import { assertBatch, unavailable, Watchers } from './commit-step.js';
@@ -46,8 +48,6 @@ import type { JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
 import { stderrLogger } from '../log.js';
 import { systemClock, systemRandom, type Clock, type Random } from '../clock.js';
-
-const PROBE_INTERVAL_MS = 1000;
 
 /** What the store needs from openFileStore (recovery builds all of it). */
 export interface FileStoreParts {
@@ -78,7 +78,8 @@ export class FileStore implements Store {
   private running: Promise<void> | undefined;
   private snapshotting: Promise<void> | undefined;
   private failure: string | undefined;
-  private lastProbe = Number.NEGATIVE_INFINITY;
+  /** The disk probe running for health(), shared by every look that arrives meanwhile. */
+  private probing: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly parts: FileStoreParts) {
@@ -156,15 +157,15 @@ export class FileStore implements Store {
     return this.sideLogs.read(name);
   }
 
-  health(): StoreHealth {
+  async health(): Promise<StoreHealth> {
     if (this.closing !== undefined) return { writable: false, detail: 'store is closed' };
     if (this.failure === undefined) return { writable: true };
-    const now = this.parts.clock.now();
-    if (this.running === undefined && now - this.lastProbe >= PROBE_INTERVAL_MS) {
-      this.lastProbe = now;
-      this.run(() => this.probe());
-    }
-    return { writable: false, detail: this.failure };
+    this.probing ??= this.run(() => this.probe()).then(() => {
+      this.probing = undefined;
+    });
+    await this.probing;
+    if (this.closing !== undefined) return { writable: false, detail: 'store is closed' };
+    return this.failure === undefined ? { writable: true } : { writable: false, detail: this.failure };
   }
 
   /** Waits for queued commits and a running snapshot (asked to stop early), then releases the dir. */
@@ -175,15 +176,18 @@ export class FileStore implements Store {
 
   /** Starts a snapshot now if the journals are over the threshold (used right after recovery). */
   checkpointIfDue(): void {
-    if (this.checkpointDue()) this.run(() => this.checkpoint());
+    if (this.checkpointDue()) void this.run(() => this.checkpoint());
   }
 
   private kick(): void {
-    if (this.running === undefined) this.run(() => this.drain());
+    if (this.running === undefined) void this.run(() => this.drain());
   }
 
-  /** Runs `task` in the serial writer slot, then drains whatever queued meanwhile. */
-  private run(task: () => Promise<void>): void {
+  /**
+   * Runs `task` in the serial writer slot, then drains whatever queued meanwhile. Resolves when `task`
+   * is done; never rejects.
+   */
+  private run(task: () => Promise<void>): Promise<void> {
     const previous = this.running ?? Promise.resolve();
     const current = previous.then(task).catch((error: unknown) => {
       this.parts.log('error', 'store writer failed unexpectedly', { error: describeError(error) });
@@ -194,6 +198,7 @@ export class FileStore implements Store {
       this.running = undefined;
       if (this.queue.length > 0) this.kick();
     });
+    return current;
   }
 
   private async drain(): Promise<void> {

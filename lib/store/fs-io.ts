@@ -4,8 +4,17 @@
 //
 // Every write goes through positional `write` calls: the journal always knows the offset of its last
 // durable byte, so after a failed write it can truncate the torn tail away before writing again.
-import { open, link, mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
+//
+// What resapi creates is its owner's alone (CONVENTIONS.md#data-directory): directories 0700, files
+// 0600. The journal holds subscription secrets and the dead letters hold received bodies. A umask can
+// only take bits away, so these modes hold whatever the umask.
+import { chmod, open, link, mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { constants } from 'node:fs';
+
+/** rwx for the owner, nothing for the group or others. */
+export const DIR_MODE = 0o700;
+/** rw for the owner, nothing for the group or others. */
+export const FILE_MODE = 0o600;
 
 /** How a file is opened. `createExclusive` fails with EEXIST when the path exists (O_EXCL). */
 export type OpenMode = 'read' | 'readWrite' | 'createExclusive';
@@ -33,10 +42,21 @@ export interface FileIO {
   readdir(dir: string): Promise<string[]>;
   /** The size in bytes of the file at `path`. */
   fileSize(path: string): Promise<number>;
-  /** Creates the directory and its parents when missing. */
-  mkdir(dir: string): Promise<void>;
+  /**
+   * Creates the directory and its parents when missing (DIR_MODE). Says whether it made `dir`, and
+   * the permission bits `dir` has now.
+   */
+  mkdir(dir: string): Promise<MadeDir>;
+  /** Sets the permission bits of `path`. */
+  chmod(path: string, mode: number): Promise<void>;
   /** fsyncs a directory, so a create, rename or unlink inside it survives a power loss. */
   syncDir(dir: string): Promise<void>;
+}
+
+export interface MadeDir {
+  readonly created: boolean;
+  /** The permission bits (`mode & 0o777`). */
+  readonly mode: number;
 }
 
 const FLAGS: Readonly<Record<OpenMode, number>> = Object.freeze({
@@ -49,7 +69,7 @@ const FLAGS: Readonly<Record<OpenMode, number>> = Object.freeze({
 export function nodeFileIO(): FileIO {
   return {
     async open(path, mode) {
-      const handle = await open(path, FLAGS[mode], 0o644);
+      const handle = await open(path, FLAGS[mode], FILE_MODE);
       return {
         read: async (buffer, offset, length, position) =>
           (await handle.read(buffer, offset, length, position)).bytesRead,
@@ -68,8 +88,11 @@ export function nodeFileIO(): FileIO {
     readdir: (dir) => readdir(dir),
     fileSize: async (path) => (await stat(path)).size,
     mkdir: async (dir) => {
-      await mkdir(dir, { recursive: true });
+      // Recursive mkdir returns the first directory it made, undefined when `dir` was there already.
+      const made = await mkdir(dir, { recursive: true, mode: DIR_MODE });
+      return { created: made !== undefined, mode: (await stat(dir)).mode & 0o777 };
     },
+    chmod: (path, mode) => chmod(path, mode),
     async syncDir(dir) {
       const handle = await open(dir, constants.O_RDONLY);
       try {

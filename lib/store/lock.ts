@@ -13,13 +13,16 @@
 // while it is the stale one and the marker is held. Then the normal link() race picks the new holder.
 // A marker left by a starter that died is itself taken over the same way, one level up.
 //
-// Deliberate limits: a pid on another host cannot be checked, so such a lock counts as held; and a
-// live pid reused by an unrelated process counts as held too (refusing is the safe mistake). Our own
-// pid with another start time is a previous life of this container, so that lock is stale.
+// A holder is dead when its pid is gone or is a zombie (process-state.ts): a restart right after
+// kill -9 must not wait for a supervisor to reap the old process. Deliberate limits: a pid on another
+// host cannot be checked, so such a lock counts as held; and a live pid reused by an unrelated
+// process counts as held too (refusing is the safe mistake). Our own pid with another start time is
+// a previous life of this container, so that lock is stale. Every refusal says how to proceed.
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { FileIO } from './fs-io.js';
 import { describeError, hasCode, readFully, writeFully } from './fs-io.js';
+import { processState } from './process-state.js';
 import type { Logger } from '../log.js';
 import { sleep, type Clock, type Random } from '../clock.js';
 
@@ -35,6 +38,9 @@ export interface LockOwner {
   /** Random per acquisition: tells two locks of the same process apart. */
   readonly token: string;
 }
+
+/** What became of a lock's holder: `remote` (another host) cannot be checked, so it counts as held. */
+type Holder = 'running' | 'remote' | 'zombie' | 'gone';
 
 export type LockResult =
   | { readonly ok: true; readonly lock: DirLock }
@@ -101,15 +107,10 @@ export async function acquireLock(
         const message = `lock file ${path} is unreadable; if no other resapi process uses ${dir}, delete it`;
         return { ok: false, kind: 'locked', message };
       }
-      if (holder !== 'missing' && isHeld(holder)) {
-        return {
-          ok: false,
-          kind: 'locked',
-          message: `data dir ${dir} is in use by process ${holder.pid} on ${holder.host} (lock file ${path}); ` +
-            'stop that process or use another --data-dir',
-        };
-      }
-      if (holder !== 'missing' && !(await removeStale(io, dir, temp, path, holder, log))) {
+      if (holder === 'missing') continue;
+      const state = await holderState(holder);
+      if (isHeld(state)) return { ok: false, kind: 'locked', message: heldMessage(dir, path, holder, state) };
+      if (!(await removeStale(io, dir, temp, path, holder, state, log))) {
         // Another starter is taking it over: give it a moment (with jitter) to finish.
         await sleep(time.clock, 5 + time.random.fraction() * 20);
       }
@@ -136,6 +137,7 @@ async function removeStale(
   temp: string,
   path: string,
   stale: LockOwner,
+  state: Holder,
   log: Logger,
   depth = 0,
 ): Promise<boolean> {
@@ -147,13 +149,16 @@ async function removeStale(
     if (!hasCode(error, 'EEXIST')) throw error;
     const holder = await readOwner(io, marker);
     if (typeof holder === 'string') return holder === 'missing';
-    return isHeld(holder) ? false : removeStale(io, dir, temp, marker, holder, log, depth + 1);
+    const markerState = await holderState(holder);
+    return isHeld(markerState) ? false : removeStale(io, dir, temp, marker, holder, markerState, log, depth + 1);
   }
   try {
     const current = await readOwner(io, path);
     if (typeof current !== 'string' && current.token === stale.token) {
       await io.unlink(path);
-      log('warn', 'took over a lock left by a process that is gone', { path, pid: stale.pid, host: stale.host });
+      // `holder`: gone, or a zombie (killed, kill -9 included, and not yet reaped by its parent).
+      const fields = { path, pid: stale.pid, host: stale.host, holder: state };
+      log('warn', 'took over a lock left by a process that is gone', fields);
     }
   } finally {
     // ENOENT: the new holder already cleared it as a leftover.
@@ -177,8 +182,8 @@ async function removeLeftovers(io: FileIO, dir: string, log: Logger): Promise<vo
     const pid = Number(TEMP_PID.exec(name)?.[1] ?? Number.NaN);
     const live =
       owner === 'unreadable'
-        ? Number.isSafeInteger(pid) && isHeld({ pid, startedAt: performance.timeOrigin, host: hostname(), token: '' })
-        : isHeld(owner);
+        ? Number.isSafeInteger(pid) && pid > 0 && (pid === process.pid || (await processState(pid)) === 'running')
+        : isHeld(await holderState(owner));
     if (live) continue;
     await io.unlink(join(dir, name)).catch((error: unknown) => {
       if (!hasCode(error, 'ENOENT')) throw error;
@@ -187,16 +192,27 @@ async function removeLeftovers(io: FileIO, dir: string, log: Logger): Promise<vo
   }
 }
 
+/** What became of the lock's owner. */
+async function holderState(holder: LockOwner): Promise<Holder> {
+  if (holder.host !== hostname()) return 'remote';
+  if (holder.pid === process.pid) return holder.startedAt === performance.timeOrigin ? 'running' : 'gone';
+  return processState(holder.pid);
+}
+
 /** True when the lock's owner may still be running. */
-function isHeld(holder: LockOwner): boolean {
-  if (holder.host !== hostname()) return true;
-  if (holder.pid === process.pid) return holder.startedAt === performance.timeOrigin;
-  try {
-    process.kill(holder.pid, 0); // signal 0: existence check only
-    return true;
-  } catch (error) {
-    return hasCode(error, 'EPERM');
+function isHeld(state: Holder): boolean {
+  return state === 'running' || state === 'remote';
+}
+
+/** Why the lock is held, and what to do about it. */
+function heldMessage(dir: string, path: string, holder: LockOwner, state: Holder): string {
+  const who = `process ${holder.pid} on ${holder.host}`;
+  if (state === 'remote') {
+    return `data dir ${dir} is locked by ${who}, which cannot be checked from here (lock file ${path}): ` +
+      `if no resapi runs there on this data dir, delete ${path}; otherwise use another --data-dir`;
   }
+  return `data dir ${dir} is in use by ${who} (lock file ${path}); stop that process or use another ` +
+    `--data-dir (if process ${holder.pid} is not resapi, it reused a dead holder's pid: delete ${path})`;
 }
 
 async function writeOwner(io: FileIO, path: string, owner: LockOwner): Promise<void> {
@@ -236,7 +252,7 @@ function parseOwner(text: string): LockOwner | 'unreadable' {
   if (typeof value !== 'object' || value === null) return 'unreadable';
   const { pid, startedAt, host, token } = value as Record<string, unknown>;
   const wellFormed = typeof startedAt === 'number' && typeof host === 'string' && typeof token === 'string';
-  if (!Number.isSafeInteger(pid) || !wellFormed) {
+  if (!Number.isSafeInteger(pid) || (pid as number) < 1 || !wellFormed) {
     return 'unreadable';
   }
   return { pid: pid as number, startedAt, host, token };

@@ -100,8 +100,8 @@ export class MemoryStore implements Store {
     return this.sideLogs.read(name);
   }
 
-  health(): StoreHealth {
-    return this.closed ? { writable: false, detail: 'store is closed' } : { writable: true };
+  health(): Promise<StoreHealth> {
+    return Promise.resolve(this.closed ? { writable: false, detail: 'store is closed' } : { writable: true });
   }
 
   async close(): Promise<void> {

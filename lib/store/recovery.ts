@@ -15,8 +15,8 @@
 // (codec.ts); the state is loaded in bulk mode, so ordered keys are rebuilt by one sort at the end.
 import { join } from 'node:path';
 import { Crc32c, decodeRecord, frameAt, nextMarker, scanFrames } from './codec.js';
-import type { FileHandleIO, FileIO } from './fs-io.js';
-import { describeError, readFully } from './fs-io.js';
+import type { FileHandleIO, FileIO, MadeDir } from './fs-io.js';
+import { DIR_MODE, describeError, readFully } from './fs-io.js';
 import { JournalWriter, journalName, journalStart } from './journal.js';
 import type { DirLock } from './lock.js';
 import { LOCK_FILE, acquireLock } from './lock.js';
@@ -60,13 +60,15 @@ export async function recover(
   options: RecoveryOptions,
 ): Promise<Recovered> {
   const { log } = options;
+  let made: MadeDir;
   try {
-    await io.mkdir(dir);
+    made = await io.mkdir(dir);
   } catch (error) {
     return { ok: false, kind: 'io', message: `cannot create the data dir ${dir}: ${describeError(error)}` };
   }
   const locked = await acquireLock(io, dir, log, options);
   if (!locked.ok) return locked;
+  if (!made.created) await narrowDir(io, dir, made.mode, log);
   type Failed = { readonly ok: false; readonly kind: 'io'; readonly message: string };
   const rebuilt: Rebuilt | Failed = await rebuild(io, dir, options).catch((error: unknown) => ({
     ok: false,
@@ -79,6 +81,29 @@ export async function recover(
   });
   return rebuilt;
 }
+
+/**
+ * An existing data dir that the group or others may enter is narrowed to its owner
+ * (CONVENTIONS.md#data-directory): files an earlier version made 0644 are then out of their reach
+ * too. One warning line says so. A dir that cannot be narrowed (not ours) is used as it is, and the
+ * line says that instead: refusing to start would not make it private.
+ */
+async function narrowDir(io: FileIO, dir: string, mode: number, log: Logger): Promise<void> {
+  if ((mode & ~DIR_MODE) === 0) return;
+  const fields = { path: dir, before: octal(mode), after: octal(mode & DIR_MODE) };
+  try {
+    await io.chmod(dir, mode & DIR_MODE);
+  } catch (error) {
+    log('warn', 'the data dir may be entered by others and cannot be narrowed to its owner', {
+      ...fields,
+      error: describeError(error),
+    });
+    return;
+  }
+  log('warn', 'narrowed the data dir to its owner: others could enter it', fields);
+}
+
+const octal = (mode: number): string => mode.toString(8).padStart(4, '0');
 
 /** Rebuilds the state from the files in `dir` (the caller holds the lock) and opens the journal to append to. */
 async function rebuild(

@@ -219,7 +219,11 @@ export interface Store {
   readSideLog(name: string): Promise<JsonObject[]>;
   /** Calls `listener` after each successful commit, in commit order. Returns an unsubscribe. */
   watch(listener: CommitListener): () => void;
-  health(): StoreHealth;
+  /**
+   * Can the store write now? A store that failed a write checks the disk again before it answers, so
+   * the answer is never older than the question (CONVENTIONS.md#health).
+   */
+  health(): Promise<StoreHealth>;
   /** Bytes the store holds on disk (journals, snapshot, side logs); 0 in memory. */
   diskBytes(): Promise<number>;
   /** Waits for pending commits, then releases resources. */

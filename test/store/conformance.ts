@@ -459,14 +459,14 @@ export function storeConformance(name: string, withFreshStore: WithStore): void 
     describe('health and close', () => {
       it('should be writable while open and refuse commits after close', () =>
         withFreshStore({ clock: clockAt(() => T0), log: () => {} }, async (store) => {
-          assert.deepEqual(store.health(), { writable: true });
+          assert.deepEqual(await store.health(), { writable: true });
           const batch: Batch = { mutations: [put('items', 'a', { n: 1 })] };
           const pending = store.commit(batch);
           await store.close();
           assert.equal((await pending).ok, true);
           const late = await store.commit({ mutations: [put('items', 'b', {})] });
           assert.equal(late.ok === false && late.reason, 'unavailable');
-          assert.equal(store.health().writable, false);
+          assert.equal((await store.health()).writable, false);
           assert.deepEqual(store.get('items', 'a')?.doc, { n: 1 });
         }));
     });

@@ -9,7 +9,6 @@ import { openFileStore } from '../../lib/store/file.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import type { CommitResult } from '../../lib/store/types.js';
 import { clockAt } from '../support/clock.js';
-import { eventually } from '../support/eventually.js';
 import { withTempDir } from '../support/temp-dir.js';
 
 interface Setup {
@@ -60,13 +59,14 @@ describe('FileStore write failures', () => {
         // Reads keep working and show nothing of the failed group.
         assert.deepEqual(store.scan('items').map((record) => record.id), ['before']);
         assert.equal(store.get('$outbox', 'f1'), undefined);
-        assert.equal(store.health().writable, false);
-        assert.match(store.health().detail ?? '', new RegExp(code));
+        const health = await store.health();
+        assert.equal(health.writable, false);
+        assert.match(health.detail ?? '', new RegExp(code));
         io.heal();
         const after = await put(store, 'after');
         assert.ok(after.ok);
         assert.equal(after.commit.seq, 2, 'the failed group must not use up versions');
-        assert.deepEqual(store.health(), { writable: true });
+        assert.deepEqual(await store.health(), { writable: true });
         await store.close();
         // The half-written (or unsynced) group was truncated away: replay sees exactly what was acknowledged.
         const reopened = await open();
@@ -100,7 +100,7 @@ describe('FileStore write failures', () => {
       io.failing.delete('write');
       const second = await put(store, 'b');
       assert.equal(!second.ok && second.reason, 'unavailable');
-      assert.equal(store.health().writable, false);
+      assert.equal((await store.health()).writable, false);
       io.heal();
       assert.ok((await put(store, 'c')).ok);
       await store.close();
@@ -109,24 +109,39 @@ describe('FileStore write failures', () => {
       await reopened.close();
     }));
 
-  it('should notice from health() alone that the disk is back', () =>
-    withSetup(async ({ io, open, advance }) => {
+  it('should notice from health() alone, on the first look, that the disk is back', () =>
+    withSetup(async ({ io, open }) => {
+      const store = await open();
+      io.fail('write', 'ENOSPC');
+      assert.equal((await put(store, 'a')).ok, false);
+      const sick = await store.health(); // probes the disk, which still refuses
+      assert.equal(sick.writable, false);
+      assert.match(sick.detail ?? '', /ENOSPC/);
+      io.heal();
+      assert.deepEqual(await store.health(), { writable: true });
+      assert.ok((await put(store, 'b')).ok);
+      await store.close();
+    }));
+
+  it('should share one disk probe among the health looks that arrive while it runs', () =>
+    withSetup(async ({ dir, io, open }) => {
       const store = await open();
       io.fail('write', 'ENOSPC');
       assert.equal((await put(store, 'a')).ok, false);
       io.heal();
-      assert.equal(store.health().writable, false); // starts a probe in the background
-      // The probe is real disk I/O, so this waits in real time; the clock moves a probe interval per
-      // look so that health() may start another probe if one found the disk still failing.
-      await eventually(
-        'health() to find the disk writable again',
-        () => {
-          advance(1000);
-          return store.health().writable;
-        },
-        { detail: () => JSON.stringify(store.health()) },
-      );
-      assert.deepEqual(store.health(), { writable: true });
+      const probes: string[] = [];
+      const open0 = io.open.bind(io);
+      io.open = async (path, mode) => {
+        if (path.includes('.probe.tmp-')) probes.push(path);
+        return open0(path, mode);
+      };
+      const looks = await Promise.all(Array.from({ length: 20 }, () => store.health()));
+      assert.ok(looks.every((health) => health.writable), JSON.stringify(looks));
+      assert.equal(probes.length, 1, probes.join(', '));
+      // Writable again: no more probes, however many looks.
+      await Promise.all(Array.from({ length: 20 }, () => store.health()));
+      assert.equal(probes.length, 1);
+      assert.deepEqual((await readdir(dir)).filter((name) => name.includes('.probe.tmp-')), []);
       await store.close();
     }));
 
@@ -136,7 +151,7 @@ describe('FileStore write failures', () => {
       io.fail('write', 'ENOSPC', 'snapshot.dat.tmp-');
       for (let n = 0; n < 20; n++) assert.ok((await put(store, `k${String(n).padStart(2, '0')}`)).ok);
       assert.ok(errors.some((message) => /snapshot failed/.test(message)), errors.join('; '));
-      assert.deepEqual(store.health(), { writable: true });
+      assert.deepEqual(await store.health(), { writable: true });
       await store.close();
       io.heal();
       const files = await readdir(dir);

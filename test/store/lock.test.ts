@@ -3,6 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { OpenResult } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
+import { eventually } from '../support/eventually.js';
 import { withTempDir } from '../support/temp-dir.js';
 
 const CHILD = fileURLToPath(new URL('./crash-child.js', import.meta.url));
@@ -44,6 +46,36 @@ async function deadPid(): Promise<number> {
   const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
   await new Promise((resolve) => child.on('exit', resolve));
   return child.pid as number;
+}
+
+/** `/proc/<pid>/stat`'s state letter (Z for a zombie), or undefined once the process is gone. */
+async function processState(pid: number): Promise<string | undefined> {
+  const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  return text?.charAt(text.lastIndexOf(')') + 2);
+}
+
+/**
+ * A process killed with SIGKILL and not reaped: a shell starts `sleep` in the background, prints its
+ * pid, and becomes a `sleep` itself, which never waits for children. `reap()` ends the parent.
+ */
+async function zombie(): Promise<{ pid: number; reap: () => Promise<void> }> {
+  const parent = spawn('/bin/sh', ['-c', 'sleep 600 & echo $!; exec sleep 600'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const reap = async (): Promise<void> => {
+    parent.kill('SIGKILL');
+    if (parent.exitCode === null && parent.signalCode === null) await once(parent, 'exit');
+  };
+  try {
+    const [line] = (await once(parent.stdout!.setEncoding('utf8'), 'data')) as [string];
+    const pid = Number(line.trim());
+    // Killed only once the shell is `sleep`: the shell itself would reap its background job.
+    await eventually('the shell to become sleep', async () => (await readFile(`/proc/${parent.pid}/comm`, 'utf8')).trim() === 'sleep');
+    process.kill(pid, 'SIGKILL');
+    await eventually('the killed child to be a zombie', async () => (await processState(pid)) === 'Z', { detail: async () => `state ${await processState(pid)}` });
+    return { pid, reap };
+  } catch (error) {
+    await reap();
+    throw error;
+  }
 }
 
 describe('FileStore data-dir lock', () => {
@@ -110,6 +142,43 @@ describe('FileStore data-dir lock', () => {
       const opened = await open(dir);
       assert.ok(opened.ok, opened.ok ? '' : opened.message);
       await opened.store.close();
+    }));
+
+  it('should take over a lock whose holder is a zombie (killed, not yet reaped), naming it', { skip: process.platform !== 'linux' && 'zombies are seen through /proc' }, () =>
+    withTempDir('lock', async (dir) => {
+      const dead = await zombie();
+      try {
+        await writeFile(join(dir, 'lock'), JSON.stringify({ pid: dead.pid, startedAt: 1, host: hostname(), token: 'zombie' }));
+        const warnings: string[] = [];
+        const opened = await openFileStore({ dir, log: (level, message, fields) => void (level === 'warn' && warnings.push(`${message} ${JSON.stringify(fields)}`)), progress: () => {} });
+        assert.ok(opened.ok, opened.ok ? '' : opened.message);
+        assert.equal(await processState(dead.pid), 'Z', 'still a zombie while the lock was taken');
+        assert.equal(warnings.length, 1, warnings.join('; '));
+        assert.match(warnings[0] as string, new RegExp(`took over a lock .*"pid":${dead.pid}\\b.*zombie`));
+        await opened.store.close();
+      } finally {
+        await dead.reap();
+      }
+    }));
+
+  it('should say how to proceed when it refuses: stop the holder, or delete the lock if it is not resapi', () =>
+    withTempDir('lock', async (dir) => {
+      const first = await open(dir);
+      assert.ok(first.ok);
+      try {
+        const second = await open(dir);
+        const message = !second.ok ? second.message : '';
+        assert.match(message, new RegExp(`in use by process ${process.pid}\\b`));
+        assert.match(message, /stop that process/);
+        assert.match(message, /--data-dir/);
+      } finally {
+        await first.store.close();
+      }
+      await writeFile(join(dir, 'lock'), JSON.stringify({ pid: process.pid, startedAt: 1, host: `${hostname()}-elsewhere`, token: 'x' }));
+      const remote = await open(dir);
+      const message = !remote.ok ? remote.message : '';
+      assert.match(message, /cannot be checked from here/);
+      assert.match(message, new RegExp(`delete ${join(dir, 'lock').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
     }));
 
   it('should refuse, not guess, when the lock is unreadable or held on another host', () =>

@@ -74,8 +74,12 @@ export class FaultyIO implements FileIO {
     return this.real.fileSize(path);
   }
 
-  mkdir(dir: string): Promise<void> {
+  mkdir(dir: string): ReturnType<FileIO['mkdir']> {
     return this.real.mkdir(dir);
+  }
+
+  chmod(path: string, mode: number): Promise<void> {
+    return this.real.chmod(path, mode);
   }
 
   syncDir(dir: string): Promise<void> {
