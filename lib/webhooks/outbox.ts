@@ -1,9 +1,10 @@
 // The sender's deliveries (CONVENTIONS.md#deliveries, CONVENTIONS.md#outbox): the outbox's policy of
-// the one job queue (lib/jobs/queue.ts). Each delivery is a job: its item in `$outbox` and the event's
-// exact bytes in `$outbox-bodies`, written with the change they announce (lib/webhooks/events.ts,
-// CONVENTIONS.md#transactional-outbox). One run is one `POST url` of those bytes (the same bytes and
-// id on every attempt), `X-Signature` under the subscription's current secret, `X-Timestamp` stamped
-// at each attempt (so a late retry is not stale at the receiver), `Content-Type: application/json`.
+// the one job queue (lib/jobs/queue.ts). Each delivery is a job: its item in `$outbox`, written with
+// the change it announces (lib/webhooks/events.ts, CONVENTIONS.md#transactional-outbox); the event's
+// exact bytes are stored once for all its deliveries (event-bodies.ts). One run is one `POST url` of
+// those bytes (the same bytes and id on every attempt), `X-Signature` under the subscription's current
+// secret, `X-Timestamp` stamped at each attempt (so a late retry is not stale at the receiver),
+// `Content-Type: application/json`.
 //
 // Outcomes (CONVENTIONS.md#delivery-retries): a 2xx delivers; a network error, a timeout
 // (`outbox.timeoutMs`), a 5xx, 408 or 429 is retried on the outbox's backoff (1 s × 3^n, 6 h cap, 15
@@ -27,6 +28,7 @@ import { webhookSignature } from '../protocol/signature.js';
 import { OUTBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
+import { EventBodies } from './event-bodies.js';
 import { OUTBOX_SPACES } from './events.js';
 import { WebhookPoster } from './post.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, secretOf, subscriptionOf } from './subscriptions.js';
@@ -79,6 +81,7 @@ class OutboxPolicy implements JobPolicy {
     done: 'delivered',
   };
   readonly spaces = OUTBOX_SPACES;
+  readonly sharedBodies: EventBodies;
   readonly deadLetterLog = OUTBOX_DEAD_LETTER;
   readonly backoff: Backoff;
   readonly workers: number;
@@ -93,6 +96,7 @@ class OutboxPolicy implements JobPolicy {
     this.workers = options.config.workers;
     this.perGroup = Math.ceil(options.config.workers / 2);
     this.poster = new WebhookPoster(options.clock);
+    this.sharedBodies = new EventBodies({ ...options, done: this.words.done });
   }
 
   groupOf(record: StoredRecord): string {
