@@ -4,6 +4,7 @@
 // deliveries (the webhook sender's rate). Figures are printed as they come, then as Markdown tables
 // for the README, and saved to data/bench/results.json (ignored by git).
 //   BENCH_SIZES=10000,1000000  BENCH_SECONDS=3  BENCH_ROUNDS=3  BENCH_WARMUP=1  BENCH_CONNECTIONS=32  BENCH_ONLY=get-item,put
+// Section subscriptions: the bytes and time of a 50 KB write with 0, 1, 10 and 100 subscriptions.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +13,7 @@ import { benchFilter } from './filter.js';
 import { hasWrk } from './load.js';
 import { Report } from './measure.js';
 import { benchRecovery } from './recovery.js';
+import { benchSubscriptions } from './subscriptions.js';
 import { benchSuite, type ScenarioResult } from './suite.js';
 
 const RESULTS = fileURLToPath(new URL('../../../data/bench/', import.meta.url));
@@ -35,6 +37,7 @@ if (wanted('performance')) {
 }
 if (wanted('recovery')) await benchRecovery(report, [100_000, 1_000_000]);
 if (wanted('filter')) await benchFilter(report, [100_000, 1_000_000]);
+if (wanted('subscriptions')) await benchSubscriptions(report);
 if (wanted('deliveries')) await benchDeliveries(report);
 mkdirSync(RESULTS, { recursive: true });
 writeFileSync(`${RESULTS}results.json`, `${JSON.stringify({ at: new Date().toISOString(), machine, performance, tables: report.markdown() }, null, 2)}\n`);
