@@ -4,7 +4,6 @@
 // deliveries (the webhook sender's rate). Figures are printed as they come, then as Markdown tables
 // for the README, and saved to data/bench/results.json (ignored by git).
 //   BENCH_SIZES=10000,1000000  BENCH_SECONDS=3  BENCH_ROUNDS=3  BENCH_WARMUP=1  BENCH_CONNECTIONS=32  BENCH_ONLY=get-item,put
-// Section subscriptions: the bytes and time of a 50 KB write with 0, 1, 10 and 100 subscriptions.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -13,8 +12,8 @@ import { benchFilter } from './filter.js';
 import { hasWrk } from './load.js';
 import { Report } from './measure.js';
 import { benchRecovery } from './recovery.js';
-import { benchSubscriptions } from './subscriptions.js';
 import { benchSuite, type ScenarioResult } from './suite.js';
+import { benchSubscriptions } from './subscriptions.js';
 
 const RESULTS = fileURLToPath(new URL('../../../data/bench/', import.meta.url));
 const sections = new Set(process.argv.slice(2));
@@ -37,6 +36,7 @@ if (wanted('performance')) {
 }
 if (wanted('recovery')) await benchRecovery(report, [100_000, 1_000_000]);
 if (wanted('filter')) await benchFilter(report, [100_000, 1_000_000]);
+// subscriptions: the bytes on disk and the time of a 50 KB write with 0, 1, 10 and 100 subscriptions.
 if (wanted('subscriptions')) await benchSubscriptions(report);
 if (wanted('deliveries')) await benchDeliveries(report);
 mkdirSync(RESULTS, { recursive: true });
