@@ -302,7 +302,8 @@ export function routeTable(config: Config): readonly RouteEntry[] {
           handle: putSubscription,
           doc: {
             summary: 'Create (If-None-Match: *) or replace (If-Match) a subscription',
-            responses: CONDITIONAL_PUT,
+            // 409: a create past limits.maxSubscriptions (CONVENTIONS.md#limits).
+            responses: { ...CONDITIONAL_PUT, 409: [] },
             reads: WRITE_CONDITIONS,
             accepts: 'SubscriptionInput',
             returns: 'Subscription',

@@ -36,9 +36,25 @@ export type RunOutcome =
 export type RetryOutcome = Extract<RunOutcome, { kind: 'retry' }>;
 export type DeadOutcome = Extract<RunOutcome, { kind: 'dead' }>;
 
+/**
+ * Bodies that several jobs share (the deliveries of one event, lib/webhooks/event-bodies.ts), kept
+ * by the policy: it reads a job's body, and lets it go once the job is done.
+ */
+export interface SharedBodies {
+  /** The job's body; undefined when it was lost. */
+  bodyOf(record: StoredRecord): string | undefined;
+  /** Called once the job's `done` is written: drops the body if no job needs it any more. Never rejects. */
+  release(record: StoredRecord): Promise<void>;
+}
+
 export interface JobPolicy {
   readonly words: JobWords;
   readonly spaces: JobSpaces;
+  /**
+   * Without it, a job's body is its own record in `spaces.bodySpace`, dropped in the write that
+   * says the job is done.
+   */
+  readonly sharedBodies?: SharedBodies;
   /** Names `bodySpace` had before: a store written under them still opens (its bodies move at start). */
   readonly formerBodySpaces?: readonly string[];
   /** The side log of dead jobs (lib/store/types.ts SIDE_LOG_NAME). */

@@ -60,9 +60,14 @@ export function newJob(
   expiresAt: number,
 ): Mutation[] {
   return [
-    { kind: 'put', collection: spaces.space, id, doc: item, expect: { absent: true }, expiresAt, dueAt: now },
+    jobItem(spaces, id, item, now, expiresAt),
     { kind: 'put', collection: spaces.bodySpace, id, doc: { body }, expiresAt },
   ];
+}
+
+/** The mutation that adds a job's item alone, due `now`: for a policy with shared bodies (policy.ts). */
+export function jobItem(spaces: JobSpaces, id: string, item: JsonObject, now: number, expiresAt: number): Mutation {
+  return { kind: 'put', collection: spaces.space, id, doc: item, expect: { absent: true }, expiresAt, dueAt: now };
 }
 
 export class JobQueue implements Component {
@@ -159,7 +164,7 @@ export class JobQueue implements Component {
   /** One run of one job, then its next state. */
   private async runOnce(record: StoredRecord, signal: AbortSignal, release: () => void): Promise<void> {
     const attempt = Number(record.doc['attempts'] ?? 0) + 1;
-    const outcome = await this.policy.run(record, this.bodyOf(record.id), attempt, signal);
+    const outcome = await this.policy.run(record, this.bodyOf(record), attempt, signal);
     if (this.policy.releaseBeforeRecording) release();
     const now = this.options.clock.now();
     switch (outcome.kind) {
@@ -170,9 +175,12 @@ export class JobQueue implements Component {
         return;
       case 'done': {
         const set: JsonObject = { status: this.policy.words.done, attempts: attempt, ...outcome.set };
-        const dropBody: Mutation = { kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id };
+        const shared = this.policy.sharedBodies;
+        const dropBody: Mutation[] =
+          shared === undefined ? [{ kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id }] : [];
         const unset = ['nextAttemptAt', 'lastError'];
-        await this.outcomes.write([{ ...this.patchOf(record), set, unset, dueAt: null }, dropBody]);
+        await this.outcomes.write([{ ...this.patchOf(record), set, unset, dueAt: null }, ...dropBody]);
+        await shared?.release(record);
         return;
       }
       case 'retry': {
@@ -215,7 +223,7 @@ export class JobQueue implements Component {
       attempts: attempt,
       ...outcome.set,
       lastError: outcome.error,
-      body: this.bodyOf(record.id) ?? null,
+      body: this.bodyOf(record) ?? null,
     };
     const logged = await this.options.store.appendSideLog(deadLetterLog, line);
     if (!logged.ok) {
@@ -232,8 +240,9 @@ export class JobQueue implements Component {
     return { kind: 'patch', collection: this.policy.spaces.space, id: record.id, expect: { version: record.version } };
   }
 
-  private bodyOf(id: string): string | undefined {
-    const body = this.options.store.get(this.policy.spaces.bodySpace, id)?.doc['body'];
+  private bodyOf(record: StoredRecord): string | undefined {
+    if (this.policy.sharedBodies !== undefined) return this.policy.sharedBodies.bodyOf(record);
+    const body = this.options.store.get(this.policy.spaces.bodySpace, record.id)?.doc['body'];
     return typeof body === 'string' ? body : undefined;
   }
 

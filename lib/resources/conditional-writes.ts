@@ -25,6 +25,9 @@ export type PutDocument =
   | { ok: true; doc: JsonObject; extra?: readonly Mutation[] }
   | { ok: false; problem: Problem };
 
+/** Whether a write may go ahead as the store is now, and what goes with it. */
+export type Admission = { ok: true; extra: readonly Mutation[] } | { ok: false; problem: Problem };
+
 /** What a conditional write needs: the store to read and write, the settings, the clock, the log for a 503. */
 export type ConditionalWriting = Pick<
   App,
@@ -40,6 +43,12 @@ export interface PutTarget {
    * secret), or a problem; the write path validates the rest.
    */
   readonly document: (body: JsonObject) => PutDocument | Promise<PutDocument>;
+  /**
+   * Decided again at each attempt, against the record as the store holds it then: a bound on how
+   * many there may be refuses a create, and `extra` goes with the write (a guard record whose
+   * version it expects, so two creates racing for the last place cannot both take it).
+   */
+  readonly admit?: (current: StoredRecord | undefined) => Admission;
   readonly reply: (status: 200 | 201, record: StoredRecord) => Reply;
 }
 
@@ -68,8 +77,11 @@ export async function conditionalPut(
       const current = app.store.get(collection, id);
       const refused = putRefusal(app, fields, current);
       if (refused !== undefined) return { done: refused };
+      const admitted = target.admit?.(current) ?? { ok: true, extra: [] };
+      if (!admitted.ok) return { done: problemReply(admitted.problem) };
       const expect = current === undefined ? { absent: true as const } : { version: current.version };
-      const result = await app.writer.write([{ kind: 'put', collection, id, doc, expect }, ...extra]);
+      const put: Mutation = { kind: 'put', collection, id, doc, expect };
+      const result = await app.writer.write([put, ...extra, ...admitted.extra]);
       if (result.ok) {
         return { done: target.reply(current === undefined ? 201 : 200, result.records[0] as StoredRecord) };
       }

@@ -4,18 +4,26 @@
 // If-Match replaces, neither → 428; DELETE 204), except that its secret is write-only (stored apart
 // and never in a response; a replace may leave it out to keep the current one) and that a URL
 // pointing at this server is refused (400), so a delivery can never loop back into the changes that
-// cause deliveries.
+// cause deliveries, and that a create past `limits.maxSubscriptions` is refused with 409
+// (CONVENTIONS.md#limits): every change fans out to every subscription that wants it, so their
+// number bounds what one write costs. Creates take turns through one guard record: the count is
+// read and the guard's version expected in the same write, so concurrent creates cannot pass the
+// limit together (the loser decides again, and finds the limit reached).
 import type { Reply } from '../http/respond.js';
 import { problem } from '../protocol/problem.js';
-import type { Mutation, StoredRecord } from '../store/types.js';
+import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import { checkSubscription, pointsAtSelf, SECRET_SPACE, SUBSCRIPTION_SPACE } from '../webhooks/subscriptions.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
-import { conditionalDelete, conditionalPut, type ConditionalWriting } from './conditional-writes.js';
+import { conditionalDelete, conditionalPut, type Admission, type ConditionalWriting } from './conditional-writes.js';
 import { shown } from './common.js';
 import { listedItemReply, listingReply, type Listing } from './listing.js';
 import { storedReply, type ItemReading } from './replies.js';
 import type { Paging } from './paging.js';
+
+/** The record every create writes, expecting the version it read (see the header). */
+const GUARD_SPACE = '$subscription-guard';
+const GUARD_ID = 'creates';
 
 const SUBSCRIPTIONS: Listing = {
   space: SUBSCRIPTION_SPACE,
@@ -55,8 +63,26 @@ export function putSubscription(
       if (secret !== undefined) extra.push({ kind: 'put', collection: SECRET_SPACE, id, doc: { secret } });
       return { ok: true, doc: checked.doc, extra };
     },
+    admit: (current) => (current === undefined ? roomForOneMore(app.store, app.config.limits.maxSubscriptions) : KEEP),
     reply: (status, record) => subscriptionReply(app, status, record),
   });
+}
+
+/** A replace changes no count. */
+const KEEP: Admission = { ok: true, extra: [] };
+
+/** Below the limit: the create may go ahead, with the guard record. At it or past it: 409 naming the limit. */
+function roomForOneMore(store: Store, limit: number): Admission {
+  const count = store.count(SUBSCRIPTION_SPACE);
+  if (count >= limit) {
+    const detail =
+      `This server holds ${count} subscriptions, and limits.maxSubscriptions (${limit}) allows no more: ` +
+      'delete one (or raise the limit in the configuration) before creating another.';
+    return { ok: false, problem: problem('conflict', detail) };
+  }
+  const guard = store.get(GUARD_SPACE, GUARD_ID);
+  const expect = guard === undefined ? { absent: true as const } : { version: guard.version };
+  return { ok: true, extra: [{ kind: 'put', collection: GUARD_SPACE, id: GUARD_ID, doc: {}, expect }] };
 }
 
 export function deleteSubscription(app: ConditionalWriting, rq: RequestContext): Promise<Reply> {

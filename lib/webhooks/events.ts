@@ -2,10 +2,12 @@
 // atomic store batch as the change they announce, so no delivery is lost on a crash
 // (CONVENTIONS.md#transactional-outbox). Every change to an item (created, replaced, deleted,
 // restored, each applied bulk row) that an active subscription wants becomes one event, with one id
-// shared by all its deliveries, and one delivery per such subscription: a job of the outbox's queue
-// (lib/jobs/queue.ts `newJob`): an item in `$outbox` (what GET /$outbox lists; due now) and the
-// event's exact bytes in `$outbox-bodies`, so every attempt sends the same bytes. A change nobody
-// subscribes to writes nothing more.
+// shared by all its deliveries: the event's exact bytes, stored once in `$outbox-events` under its id
+// with the ids of its deliveries, and one delivery per such subscription, a job of the outbox's queue
+// (lib/jobs/queue.ts `jobItem`): an item in `$outbox` (what GET /$outbox lists; due now). Every
+// attempt of every delivery sends those same bytes (event-bodies.ts), so a change that a hundred
+// subscriptions want writes its body once, not a hundred times. A change nobody subscribes to
+// writes nothing more.
 //
 // The body is `{ "id", "event", "occurredAt", "data": { "collection", "id", "etag", "resource" } }`:
 // the resource as stored and the ETag of its JSON representation; for a delete, the representation
@@ -13,7 +15,7 @@
 import type { Clock, Random } from '../clock.js';
 import { newId } from '../ids.js';
 import type { JobSpaces } from '../jobs/policy.js';
-import { newJob } from '../jobs/queue.js';
+import { jobItem } from '../jobs/queue.js';
 import type { JsonObject } from '../json.js';
 import { isCollectionName } from '../names.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
@@ -21,6 +23,12 @@ import { represent, type Representation } from '../protocol/representation.js';
 import { SUBSCRIPTION_SPACE, subscriptionOf, wants, type Change, type Subscription } from './subscriptions.js';
 
 export const OUTBOX_SPACE = '$outbox';
+/** One record per event: `{ "body", "deliveries": [delivery ids] }`, under the event's id. */
+export const OUTBOX_EVENT_SPACE = '$outbox-events';
+/**
+ * Where each delivery kept a copy of its event's body before events shared theirs: a data dir
+ * written then still has such records until they expire, and they are read (event-bodies.ts).
+ */
 export const OUTBOX_BODY_SPACE = '$outbox-bodies';
 export const OUTBOX_SPACES: JobSpaces = { space: OUTBOX_SPACE, bodySpace: OUTBOX_BODY_SPACE };
 /** Deliveries, their bodies included, are kept this long after their event, whatever became of them. */
@@ -71,8 +79,11 @@ export function eventMutations(
     const envelope = JSON.stringify({ id: eventId, event, occurredAt, data });
     // `{..."data":{...,"etag":"…"}}` becomes `{..."data":{...,"etag":"…","resource":<bytes>}}`.
     const body = `${envelope.slice(0, -2)},"resource":${described.representation.bytes.toString('utf8')}}}`;
-    for (const subscription of targets) {
-      const deliveryId = newId(now, (size) => random.bytes(size));
+    const deliveries = targets.map(() => newId(now, (size) => random.bytes(size)));
+    const eventDoc: JsonObject = { body, deliveries };
+    mutations.push({ kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: eventDoc, expiresAt });
+    for (const [at, subscription] of targets.entries()) {
+      const deliveryId = deliveries[at] as string;
       const item: JsonObject = {
         id: deliveryId,
         eventId,
@@ -82,7 +93,7 @@ export function eventMutations(
         attempts: 0,
         createdAt: occurredAt,
       };
-      mutations.push(...newJob(OUTBOX_SPACES, deliveryId, item, body, now, expiresAt));
+      mutations.push(jobItem(OUTBOX_SPACES, deliveryId, item, now, expiresAt));
     }
   }
   return mutations;

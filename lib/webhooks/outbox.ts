@@ -1,9 +1,10 @@
 // The sender's deliveries (CONVENTIONS.md#deliveries, CONVENTIONS.md#outbox): the outbox's policy of
-// the one job queue (lib/jobs/queue.ts). Each delivery is a job: its item in `$outbox` and the event's
-// exact bytes in `$outbox-bodies`, written with the change they announce (lib/webhooks/events.ts,
-// CONVENTIONS.md#transactional-outbox). One run is one `POST url` of those bytes (the same bytes and
-// id on every attempt), `X-Signature` under the subscription's current secret, `X-Timestamp` stamped
-// at each attempt (so a late retry is not stale at the receiver), `Content-Type: application/json`.
+// the one job queue (lib/jobs/queue.ts). Each delivery is a job: its item in `$outbox`, written with
+// the change it announces (lib/webhooks/events.ts, CONVENTIONS.md#transactional-outbox); the event's
+// exact bytes are stored once for all its deliveries (event-bodies.ts). One run is one `POST url` of
+// those bytes (the same bytes and id on every attempt), `X-Signature` under the subscription's current
+// secret, `X-Timestamp` stamped at each attempt (so a late retry is not stale at the receiver),
+// `Content-Type: application/json`.
 //
 // Outcomes (CONVENTIONS.md#delivery-retries): a 2xx delivers; a network error, a timeout
 // (`outbox.timeoutMs`), a 5xx, 408 or 429 is retried on the outbox's backoff (1 s × 3^n, 6 h cap, 15
@@ -11,13 +12,20 @@
 // loses nothing, a Retry-After taking the place of the backoff, clamped to the schedule's cap; any
 // other status is dead at once, and a 410 also disables the subscription. A dead delivery keeps its
 // body, says so in /$outbox, and gets a line in `outbox-dead-letter.jsonl`. Redirects are not followed
-// (a receiver moves by a PUT of its subscription), so a 3xx is dead too.
+// (a receiver moves by a PUT of its subscription), so a 3xx is dead too. With
+// `outbox.refusePrivateAddresses`, a receiver at a loopback, private, link-local, unique-local or
+// unspecified address (after DNS, post.ts) is dead at once with "address not allowed", nothing more.
+//
+// What `lastError` tells (`outbox.errorDetail`, CONVENTIONS.md#outbox): "full" names the network
+// error or the answer; "class" only its class (timeout, refused, unreachable) or `HTTP <status>`, so
+// whoever reads /$outbox cannot tell an unresolved name from a route that is down, and subscriptions
+// do not make a port scanner of the server.
 //
 // A worker takes the next delivery while an outcome is written (deliveries are at least once), and
 // one worker at most serves a subscription, so slow or dead receivers hold one worker each while
 // other receivers are served.
 import type { Clock, Random } from '../clock.js';
-import type { OutboxConfig } from '../config.js';
+import type { ErrorDetail, OutboxConfig } from '../config.js';
 import type { DeadOutcome, JobPolicy, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
 import { JobQueue } from '../jobs/queue.js';
 import type { JsonObject } from '../json.js';
@@ -27,8 +35,9 @@ import { webhookSignature } from '../protocol/signature.js';
 import { OUTBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
+import { EventBodies } from './event-bodies.js';
 import { OUTBOX_SPACES } from './events.js';
-import { WebhookPoster } from './post.js';
+import { WebhookPoster, type FailureClass } from './post.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, secretOf, subscriptionOf } from './subscriptions.js';
 
 /** The side log `outbox-dead-letter.jsonl` (CONVENTIONS.md#delivery-retries). */
@@ -42,6 +51,8 @@ export const OUTBOX_FIELDS: ReadonlySet<string> = new Set([
 /** Statuses retried besides 5xx and network failures (CONVENTIONS.md#delivery-retries). */
 const RETRIED_STATUSES = new Set([408, 429]);
 const GONE = 410;
+/** The whole `lastError` of a delivery `outbox.refusePrivateAddresses` refused: nothing of the address. */
+const NOT_ALLOWED = 'address not allowed';
 
 export interface OutboxOptions {
   readonly store: Store;
@@ -79,6 +90,7 @@ class OutboxPolicy implements JobPolicy {
     done: 'delivered',
   };
   readonly spaces = OUTBOX_SPACES;
+  readonly sharedBodies: EventBodies;
   readonly deadLetterLog = OUTBOX_DEAD_LETTER;
   readonly backoff: Backoff;
   readonly workers: number;
@@ -87,12 +99,15 @@ class OutboxPolicy implements JobPolicy {
   /** A delivery sent again from its first attempt keeps its last status and error until it has new ones. */
   readonly forgetOnRestart = [];
   private readonly poster: WebhookPoster;
+  private readonly detail: ErrorDetail;
 
   constructor(private readonly options: OutboxOptions) {
     this.backoff = withSchedule(OUTBOX_BACKOFF, options.config.retry);
     this.workers = options.config.workers;
     this.perGroup = 1;
     this.poster = new WebhookPoster(options.clock);
+    this.sharedBodies = new EventBodies({ ...options, done: this.words.done });
+    this.detail = options.config.errorDetail;
   }
 
   groupOf(record: StoredRecord): string {
@@ -104,7 +119,9 @@ class OutboxPolicy implements JobPolicy {
   }
 
   gaveUp(outcome: RetryOutcome, attempts: number): string {
-    return `gave up after ${attempts} attempts: ${outcome.error ?? `status ${String(outcome.set['lastStatus'])}`}`;
+    const status = String(outcome.set['lastStatus']);
+    const last = outcome.error ?? this.told(`HTTP ${status}`, `status ${status}`);
+    return this.detail === 'class' ? last : `gave up after ${attempts} attempts: ${last}`;
   }
 
   deadLetterHead(record: StoredRecord): JsonObject {
@@ -126,6 +143,7 @@ class OutboxPolicy implements JobPolicy {
       url: subscription.url,
       body,
       timeoutMs: config.timeoutMs,
+      refusePrivateAddresses: config.refusePrivateAddresses,
       shutdown: stop,
       headers: {
         'Content-Type': 'application/json',
@@ -137,10 +155,14 @@ class OutboxPolicy implements JobPolicy {
     switch (sent.kind) {
       case 'answered':
         return this.classify(sent.status, sent.retryAfter, subscriptionId);
-      case 'timeout':
-        return { kind: 'retry', set: { lastStatus: null }, error: `no answer within ${config.timeoutMs} ms` };
+      case 'timeout': {
+        const error = this.told('timeout', `no answer within ${config.timeoutMs} ms`);
+        return { kind: 'retry', set: { lastStatus: null }, error };
+      }
       case 'failed':
-        return { kind: 'retry', set: { lastStatus: null }, error: sent.error };
+        return { kind: 'retry', set: { lastStatus: null }, error: this.told(sent.failure, sent.error) };
+      case 'not-allowed':
+        return dead(null, NOT_ALLOWED);
       case 'stopped':
         return { kind: 'stopped' };
     }
@@ -156,10 +178,15 @@ class OutboxPolicy implements JobPolicy {
       return { kind: 'retry', set: { lastStatus: status }, ...(wait === undefined ? {} : { retryAfterMs: wait }) };
     }
     if (status === GONE) {
-      const error = 'the receiver answered 410 Gone: the subscription is disabled';
+      const error = this.told(`HTTP ${status}`, 'the receiver answered 410 Gone: the subscription is disabled');
       return { ...dead(status, error), also: this.disabling(subscriptionId) };
     }
-    return dead(status, `the receiver answered ${status}, which a retry would not change`);
+    return dead(status, this.told(`HTTP ${status}`, `the receiver answered ${status}, which a retry would not change`));
+  }
+
+  /** A `lastError` as `outbox.errorDetail` allows: the whole of it, or only its class. */
+  private told(failureClass: FailureClass | `HTTP ${string}`, full: string): string {
+    return this.detail === 'class' ? failureClass : full;
   }
 
   /** The mutation that disables a subscription (its receiver said 410 Gone). */

@@ -4,16 +4,34 @@
 // followed: the status says what happened. The answer's body is not kept (a receiver's words are not
 // stored): it is read and dropped so the connection can carry the next delivery, and a receiver that
 // answers with more than ANSWER_LIMIT bytes loses its connection instead.
+//
+// With `refusePrivateAddresses` (CONVENTIONS.md#deliveries) the address is checked where the
+// connection is made, after DNS, so a name that resolves (or is rebound) to an internal address
+// is caught as surely as an address written in the URL: a literal is checked before anything is
+// sent, and a name is resolved through `publicOnly`, which hands node:net only the addresses that
+// are allowed. A connection can only go to an address its lookup returned, so nothing else is
+// reached, and nothing at all when none is left.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
 import type { Clock } from '../clock.js';
+import { isPrivateAddress } from './addresses.js';
+
+/**
+ * What a failure says when only its class may be told (`outbox.errorDetail: "class"`): the receiver
+ * did not answer in time, its host turned the connection away, or it could not be reached at all.
+ */
+export type FailureClass = 'timeout' | 'refused' | 'unreachable';
 
 /** What one POST came to. */
 export type PostResult =
   | { readonly kind: 'answered'; readonly status: number; readonly retryAfter: string | undefined }
   | { readonly kind: 'timeout' }
   | { readonly kind: 'stopped' }
-  | { readonly kind: 'failed'; readonly error: string };
+  | { readonly kind: 'failed'; readonly error: string; readonly failure: FailureClass }
+  /** The receiver's address is one `refusePrivateAddresses` keeps deliveries from; nothing was sent. */
+  | { readonly kind: 'not-allowed' };
 
 export interface PostRequest {
   readonly url: string;
@@ -21,6 +39,8 @@ export interface PostRequest {
   readonly body: string;
   /** No status line and headers within this many milliseconds: a timeout. */
   readonly timeoutMs: number;
+  /** Refuse loopback, private, link-local, unique-local and unspecified addresses (addresses.ts). */
+  readonly refusePrivateAddresses: boolean;
   /** Aborts the request (the process is shutting down). */
   readonly shutdown: AbortSignal;
 }
@@ -28,6 +48,11 @@ export interface PostRequest {
 /** Bytes of an answer's body read (and dropped) before its connection is cut instead. */
 const ANSWER_LIMIT = 64 * 1024;
 const MAX_ERROR_TEXT = 300;
+/** The code of the error `publicOnly` fails a lookup with. */
+const NOT_ALLOWED = 'ERR_RESAPI_ADDRESS_NOT_ALLOWED';
+/** Network error codes (errno names) that say the receiver's host turned the connection away. */
+const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE']);
+const TIMED_OUT = new Set(['ETIMEDOUT']);
 
 export class WebhookPoster {
   private readonly http = new HttpAgent({ keepAlive: true });
@@ -41,6 +66,14 @@ export class WebhookPoster {
         resolve({ kind: 'stopped' });
         return;
       }
+      const url = new URL(request.url);
+      const refuse = request.refusePrivateAddresses;
+      // An address written in the URL is the address connected to: checked before anything is sent.
+      const literal = url.hostname.replace(/^\[|\]$/g, '');
+      if (refuse && isIP(literal) !== 0 && isPrivateAddress(literal)) {
+        resolve({ kind: 'not-allowed' });
+        return;
+      }
       let settled = false;
       const settle = (result: PostResult): void => {
         if (settled) return;
@@ -48,13 +81,13 @@ export class WebhookPoster {
         request.shutdown.removeEventListener('abort', stop);
         resolve(result);
       };
-      const url = new URL(request.url);
       const secure = url.protocol === 'https:';
       const body = Buffer.from(request.body);
       const outgoing = (secure ? httpsRequest : httpRequest)(url, {
         method: 'POST',
         agent: secure ? this.https : this.http,
         headers: { ...request.headers, 'Content-Length': String(body.length) },
+        ...(refuse ? { lookup: publicOnly } : {}),
       });
       const stop = (): void => {
         settle({ kind: 'stopped' });
@@ -67,7 +100,7 @@ export class WebhookPoster {
         outgoing.destroy();
       });
       request.shutdown.addEventListener('abort', stop, { once: true });
-      outgoing.on('error', (error: Error & { code?: string }) => settle({ kind: 'failed', error: errorText(error) }));
+      outgoing.on('error', (error: Error & { code?: string }) => settle(failedResult(error)));
       outgoing.on('close', () => timer.cancel());
       outgoing.on('response', (answer: IncomingMessage) => {
         settle({ kind: 'answered', status: answer.statusCode ?? 0, retryAfter: single(answer.headers['retry-after']) });
@@ -96,6 +129,29 @@ function dropBody(answer: IncomingMessage, done: () => void): void {
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** node:dns's lookup, answering only the addresses a delivery may reach, or an error when none is left. */
+const publicOnly: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (error, found: LookupAddress[]) => {
+    if (error !== null) {
+      callback(error, '', 0);
+      return;
+    }
+    const allowed = found.filter((entry) => !isPrivateAddress(entry.address));
+    const first = allowed[0];
+    if (first === undefined) callback(Object.assign(new Error('address not allowed'), { code: NOT_ALLOWED }), '', 0);
+    else if (options.all === true) callback(null, allowed);
+    else callback(null, first.address, first.family);
+  });
+};
+
+/** A request's error as a result: refused by `publicOnly`, or a network failure and its class. */
+function failedResult(error: Error & { code?: string }): PostResult {
+  if (error.code === NOT_ALLOWED) return { kind: 'not-allowed' };
+  const code = error.code ?? '';
+  const failureClass: FailureClass = REFUSED.has(code) ? 'refused' : TIMED_OUT.has(code) ? 'timeout' : 'unreachable';
+  return { kind: 'failed', error: errorText(error), failure: failureClass };
 }
 
 function errorText(error: Error & { code?: string }): string {

@@ -14,6 +14,7 @@ import { networkInterfaces } from 'node:os';
 import { isJsonObject, type JsonObject } from '../json.js';
 import { isCollectionName } from '../names.js';
 import { problem, type Problem } from '../protocol/problem.js';
+import { canonicalAddress, isLoopbackAddress, isUnspecifiedAddress } from './addresses.js';
 
 export const SUBSCRIPTION_SPACE = '$subscriptions';
 export const SECRET_SPACE = '$subscription-secrets';
@@ -92,8 +93,10 @@ export interface SelfAddress {
 }
 
 /**
- * Does `url` reach this server? Its port is ours and its host resolves to an address we listen on
- * (any local address when we listen on all of them), or it starts with our base URL.
+ * Does `url` reach this server? Its port is ours and its host resolves to an address that reaches
+ * where we listen, or it starts with our base URL. Addresses are compared as the network reads them
+ * (addresses.ts), not as the URL spells them: `127.1`, `[::ffff:127.0.0.1]` and `[::ffff:7f00:1]`
+ * are all 127.0.0.1, and 0.0.0.0 and `::` reach this host whatever it listens on.
  */
 export async function pointsAtSelf(url: string, self: SelfAddress): Promise<boolean> {
   const parsed = new URL(url);
@@ -108,28 +111,27 @@ export async function pointsAtSelf(url: string, self: SelfAddress): Promise<bool
     // A host that does not resolve cannot be this server; deliveries to it will fail and be retried.
     return false;
   }
-  const ours = listeningAddresses(self.host);
-  return addresses.some((address) => ours.has(normalise(address)));
+  return addresses.some((address) => reachesListener(address, self.host));
 }
 
-function listeningAddresses(host: string): Set<string> {
-  const all = host === '0.0.0.0' || host === '::' || host === '';
-  if (!all) return new Set([normalise(host), ...(isLoopback(host) ? ['127.0.0.1', '::1'] : [])]);
-  const addresses = new Set(['127.0.0.1', '::1', '0.0.0.0', '::']);
-  for (const entries of Object.values(networkInterfaces())) {
-    for (const entry of entries ?? []) addresses.add(normalise(entry.address));
+/**
+ * Does a connection to `address` (on our port) reach a socket listening on `listening`? The
+ * unspecified addresses always do; a socket on all addresses (0.0.0.0, `::`) takes loopback and
+ * every address of every local interface; one on a loopback address takes all of loopback (more
+ * than it strictly does, never less); any other, its own address.
+ */
+function reachesListener(address: string, listening: string): boolean {
+  const target = canonicalAddress(address);
+  if (target === undefined) return false;
+  if (isUnspecifiedAddress(target)) return true;
+  if (listening === '' || isUnspecifiedAddress(listening)) {
+    if (isLoopbackAddress(target)) return true;
+    return Object.values(networkInterfaces()).some((entries) =>
+      (entries ?? []).some((entry) => canonicalAddress(entry.address) === target),
+    );
   }
-  return addresses;
-}
-
-function isLoopback(address: string): boolean {
-  return address === '::1' || address.startsWith('127.') || address === 'localhost';
-}
-
-/** IPv4-mapped IPv6 (`::ffff:127.0.0.1`) compares as the IPv4 address. */
-function normalise(address: string): string {
-  const lower = address.toLowerCase();
-  return lower.startsWith('::ffff:') && isIP(lower.slice(7)) === 4 ? lower.slice(7) : lower;
+  if (isLoopbackAddress(listening)) return isLoopbackAddress(target);
+  return canonicalAddress(listening) === target;
 }
 
 function urlProblem(text: string): string | undefined {

@@ -21,6 +21,7 @@ import { Report } from './measure.js';
 import { benchRecovery } from './recovery.js';
 import { benchSlowReaders } from './slow-readers.js';
 import { benchSuite, type ScenarioResult } from './suite.js';
+import { benchSubscriptions } from './subscriptions.js';
 
 const RESULTS = fileURLToPath(new URL('../../../data/bench/', import.meta.url));
 const sections = new Set(process.argv.slice(2));
@@ -43,6 +44,8 @@ if (wanted('performance')) {
 }
 if (wanted('recovery')) await benchRecovery(report, [100_000, 1_000_000]);
 if (wanted('filter')) await benchFilter(report, [100_000, 1_000_000]);
+// subscriptions: the bytes on disk and the time of a 50 KB write with 0, 1, 10 and 100 subscriptions.
+if (wanted('subscriptions')) await benchSubscriptions(report);
 if (wanted('deliveries')) await benchDeliveries(report);
 if (wanted('slow-readers')) await benchSlowReaders(report, numbers(process.env['BENCH_SLOW_READERS'], [1000])[0] as number);
 if (wanted('head-of-line')) await benchHeadOfLine(report);

@@ -1,0 +1,81 @@
+// The bodies the outbox's deliveries share (CONVENTIONS.md#transactional-outbox, CONVENTIONS.md#outbox):
+// an event's exact bytes are stored once, in `$outbox-events` under the event's id, with the ids of
+// its deliveries (events.ts), and every attempt of every delivery of the event sends them. A body is
+// kept while a delivery of its event may still be sent (pending, failed, or dead: a dead one can be
+// sent again by `$retry`), and dropped once every delivery is delivered, or with the deliveries
+// when they expire.
+//
+// The drop is decided after a delivery's `delivered` is written, not in the same write: two
+// deliveries of one event finishing together are written in one batch, and each, deciding inside
+// it, would see the other still pending and keep the body for ever. Deciding after, the last to be
+// written sees every one delivered. A crash in between keeps the body until it expires (30 days).
+//
+// A data dir written before events shared their bodies holds a copy per delivery in `$outbox-bodies`
+// under the delivery's id; such a delivery is sent from its copy, which is dropped once it is
+// delivered, as before.
+import type { SharedBodies } from '../jobs/policy.js';
+import type { Logger } from '../log.js';
+import type { Store, StoredRecord } from '../store/types.js';
+import type { Writer } from '../writes/writer.js';
+import { OUTBOX_BODY_SPACE, OUTBOX_EVENT_SPACE, OUTBOX_SPACE } from './events.js';
+
+export interface EventBodiesOptions {
+  readonly store: Store;
+  readonly writer: Writer;
+  readonly log: Logger;
+  /** The status of a delivery sent to its end (`delivered`). */
+  readonly done: string;
+}
+
+export class EventBodies implements SharedBodies {
+  constructor(private readonly options: EventBodiesOptions) {}
+
+  bodyOf(record: StoredRecord): string | undefined {
+    const { store } = this.options;
+    const eventId = record.doc['eventId'];
+    const shared = typeof eventId === 'string' ? store.get(OUTBOX_EVENT_SPACE, eventId)?.doc['body'] : undefined;
+    if (typeof shared === 'string') return shared;
+    const own = store.get(OUTBOX_BODY_SPACE, record.id)?.doc['body'];
+    return typeof own === 'string' ? own : undefined;
+  }
+
+  async release(record: StoredRecord): Promise<void> {
+    const { store } = this.options;
+    const own = store.get(OUTBOX_BODY_SPACE, record.id);
+    if (own !== undefined) {
+      await this.drop(own);
+      return;
+    }
+    const eventId = record.doc['eventId'];
+    const event = typeof eventId === 'string' ? store.get(OUTBOX_EVENT_SPACE, eventId) : undefined;
+    if (event !== undefined && !this.stillNeeded(event, record.id)) await this.drop(event);
+  }
+
+  /**
+   * Does a delivery of the event still need its body? The look starts at the delivery after `id`
+   * and goes round to `id` itself (its own outcome may have been lost), so deliveries that finish
+   * in the order they were written stop at the next one instead of reading them all each time.
+   */
+  private stillNeeded(event: StoredRecord, id: string): boolean {
+    const listed = event.doc['deliveries'];
+    const deliveries = Array.isArray(listed) ? listed : [];
+    const start = deliveries.indexOf(id) + 1;
+    for (let n = 0; n < deliveries.length; n++) {
+      const delivery = deliveries[(start + n) % deliveries.length];
+      const stored = typeof delivery === 'string' ? this.options.store.get(OUTBOX_SPACE, delivery) : undefined;
+      // A delivery gone (expired with its event) needs nothing.
+      if (stored !== undefined && stored.doc['status'] !== this.options.done) return true;
+    }
+    return false;
+  }
+
+  /** Deletes a body record as it was read: if two deliveries drop it at once, the second finds it gone. */
+  private async drop(body: StoredRecord): Promise<void> {
+    const { collection, id, version } = body;
+    const written = await this.options.writer.write([{ kind: 'delete', collection, id, expect: { version } }]);
+    if (!written.ok && written.reason === 'unavailable') {
+      const message = 'webhook deliveries: cannot drop a delivered body now; it goes when it expires';
+      this.options.log('warn', message, { id: body.id, detail: written.detail });
+    }
+  }
+}
