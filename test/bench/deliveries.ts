@@ -6,12 +6,12 @@
 // it got, so the table also shows that nothing was lost or sent twice. Figures are printed, never
 // asserted.
 import { writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { eventually } from '../support/eventually.js';
 import { withTempDir } from '../support/temp-dir.js';
 import type { Report } from './measure.js';
-import { spawnResapi, spawnScript, type Child } from './servers.js';
+import { send, spawnResapi, spawnScript } from './servers.js';
 
 const CLIENTS = 32;
 const ITEMS = 5_000;
@@ -79,19 +79,6 @@ export async function benchDeliveries(report: Report): Promise<void> {
   });
 }
 
-/** A request over the shared keep-alive agent; its body as text, after checking the status when one is expected. */
-function send(agent: Agent, to: Child, method: string, path: string, body?: string, expected = 200): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json', 'If-None-Match': '*', 'Content-Length': String(Buffer.byteLength(body)) };
-    const outgoing = request({ host: to.url.hostname, port: to.url.port, path, method, agent, headers }, (answer) => {
-      let text = '';
-      answer.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      answer.on('end', () => (answer.statusCode === expected ? resolve(text) : reject(new Error(`${method} ${path} answered ${String(answer.statusCode)}: ${text}`))));
-    });
-    outgoing.on('error', reject);
-    outgoing.end(body);
-  });
-}
 
 function seconds(since: bigint): number {
   return Number(process.hrtime.bigint() - since) / 1e9;

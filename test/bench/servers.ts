@@ -4,6 +4,7 @@
 // the same size as resapi's answer), and a receiver that answers every webhook 200 at once.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { request, type Agent } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { silentLogger, type Logger } from '../../lib/log.js';
 import { openFileStore } from '../../lib/store/file.js';
@@ -113,5 +114,19 @@ function spawnChild(command: string, args: readonly string[], env: Readonly<Reco
       if (match !== null) resolve({ url: new URL(match[1] as string), process: child, stop });
     });
     child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${String(code)} before listening: ${out}`)));
+  });
+}
+
+/** A request over a keep-alive agent; its body as text, once the status is the one expected. */
+export function send(agent: Agent, to: Child, method: string, path: string, body?: string, expected = 200): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json', 'If-None-Match': '*', 'Content-Length': String(Buffer.byteLength(body)) };
+    const outgoing = request({ host: to.url.hostname, port: to.url.port, path, method, agent, headers }, (answer) => {
+      let text = '';
+      answer.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      answer.on('end', () => (answer.statusCode === expected ? resolve(text) : reject(new Error(`${method} ${path} answered ${String(answer.statusCode)}: ${text}`))));
+    });
+    outgoing.on('error', reject);
+    outgoing.end(body);
   });
 }

@@ -8,11 +8,11 @@
 // written while the writes are measured: the bytes are the writes' own. Figures are printed, never
 // asserted (the end-to-end test test/e2e/outbox-bodies.test.ts asserts the bound on bytes).
 import { writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { withTempDir } from '../support/temp-dir.js';
 import type { Report } from './measure.js';
-import { spawnResapi, spawnScript, type Child } from './servers.js';
+import { send, spawnResapi, spawnScript, type Child } from './servers.js';
 
 const SUBSCRIPTIONS = [0, 1, 10, 100] as const;
 const WRITES = 7;
@@ -78,18 +78,4 @@ async function diskBytes(agent: Agent, server: Child): Promise<number> {
 
 function median(values: readonly number[]): number {
   return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
-}
-
-/** A request over the keep-alive agent; its body as text, once the status is the one expected. */
-function send(agent: Agent, to: Child, method: string, path: string, body?: string, expected = 200): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': 'application/json', 'If-None-Match': '*', 'Content-Length': String(Buffer.byteLength(body)) };
-    const outgoing = request({ host: to.url.hostname, port: to.url.port, path, method, agent, headers }, (answer) => {
-      let text = '';
-      answer.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      answer.on('end', () => (answer.statusCode === expected ? resolve(text) : reject(new Error(`${method} ${path} answered ${String(answer.statusCode)}: ${text}`))));
-    });
-    outgoing.on('error', reject);
-    outgoing.end(body);
-  });
 }
