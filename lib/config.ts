@@ -34,6 +34,13 @@
 //   maxPropertyNames.document 1–100000, maxSubscriptions 1–100000, maxQueuedResponseBytes 1 MiB–1 TiB,
 //   responseStallMs 1–2147483647, pageBytes 1 KiB–1 GiB, expensiveFilters 1–256.
 // - outbox.refusePrivateAddresses: true or false; outbox.errorDetail: "full" or "class".
+//   outbox.disableAfterS: an integer 60–31536000 (a year), default 432000 (CONVENTIONS.md#auto-disable).
+// - webhooks.sources (CONVENTIONS.md#receiving-sources): 1–16 entries `{ path, scheme, secretsEnv }`;
+//   path "/webhooks" or "/webhooks/<name>" (name as a collection name), each path once; scheme one of
+//   SCHEMES; secretsEnv the name of an environment variable (^[A-Za-z_][A-Za-z0-9_]{0,127}$), never a
+//   secret. Given together with webhooks.path it is refused: two places would say where the receiver is.
+// - webhooks.forward (CONVENTIONS.md#forwarding): an absolute http or https URL of at most 2048
+//   characters, without credentials or fragment.
 // "__proto__" (like any name not listed) is reported as unknown, never merged: results are fresh
 // objects built from the known keys only, frozen like DEFAULT_CONFIG.
 
@@ -70,6 +77,14 @@ const MIB = 1024 * KIB;
 const GIB = 1024 * MIB;
 const TIB = 1024 * GIB;
 const ERROR_DETAILS: readonly ErrorDetail[] = ['full', 'class'];
+const MAX_DISABLE_AFTER_S = 31_536_000;
+const MAX_SOURCES = 16;
+const MAX_URL = 2048;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+const SOURCE_PATH = /^\/webhooks(?:\/[A-Za-z][A-Za-z0-9_-]{0,63})?$/;
+const SOURCE_KEYS = ['path', 'scheme', 'secretsEnv'];
+/** The environment variable of the default source's secrets (CONVENTIONS.md#secrets). */
+export const DEFAULT_SECRETS_ENV = 'RESAPI_WEBHOOK_SECRETS';
 
 export type FieldType = 'string' | 'number' | 'boolean' | 'object' | 'array';
 export interface CollectionConfig {
@@ -80,10 +95,23 @@ export interface CollectionConfig {
 }
 export interface CorsConfig { readonly origins?: readonly string[] }
 export interface PageSizeConfig { readonly default: number; readonly max: number }
+/** How a receiving path authenticates what it receives (CONVENTIONS.md#receiving-sources). */
+export type WebhookScheme = 'resapi' | 'standard' | 'github' | 'stripe';
+export const WEBHOOK_SCHEMES: readonly WebhookScheme[] = ['resapi', 'standard', 'github', 'stripe'];
+/** One receiving endpoint: its path, its scheme, and the environment variable holding its secrets. */
+export interface WebhookSourceConfig {
+  readonly path: string;
+  readonly scheme: WebhookScheme;
+  readonly secretsEnv: string;
+}
 export interface WebhooksConfig {
   readonly path: string; readonly toleranceS: number; readonly requireTimestamp: boolean;
   readonly dedupDays: number; readonly workers: number; readonly handlerTimeoutMs: number;
   readonly retry: RetrySchedule;
+  /** Absent: one source, `webhooks.path` with the resapi scheme (see `webhookSources`). */
+  readonly sources?: readonly WebhookSourceConfig[];
+  /** Where every accepted event is forwarded (CONVENTIONS.md#forwarding). */
+  readonly forward?: string;
 }
 /** What a delivery's `lastError` says: everything, or only its class (timeout, refused, unreachable, HTTP status). */
 export type ErrorDetail = 'full' | 'class';
@@ -93,6 +121,8 @@ export interface OutboxConfig {
   readonly retry: RetrySchedule;
   readonly refusePrivateAddresses: boolean;
   readonly errorDetail: ErrorDetail;
+  /** A subscription whose deliveries all failed this long (and at least 10 times) is disabled. */
+  readonly disableAfterS: number;
 }
 export interface PropertyNameLimits { readonly collection: number; readonly document: number }
 /** The bounds that keep one client from costing everyone else (CONVENTIONS.md#limits). */
@@ -139,6 +169,7 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
   },
   outbox: {
     workers: 4, timeoutMs: 5000, retry: OUTBOX_BACKOFF.schedule, refusePrivateAddresses: false, errorDetail: 'full',
+    disableAfterS: 432_000,
   },
   cors: {},
   allowedHosts: [],
@@ -226,21 +257,31 @@ const CONFIG = fields<Config>({
     },
   ),
   collections: record(collectionName, (value, key) => COLLECTION(value, key, {})),
-  webhooks: fields<WebhooksConfig>({
-    path: webhookPath,
-    toleranceS: integer(1, MAX_TOLERANCE_S),
-    requireTimestamp: boolean,
-    dedupDays: decimal(0, MAX_DAYS, true),
-    workers: integer(1, MAX_WORKERS),
-    handlerTimeoutMs: integer(1, MAX_TIMER_MS),
-    retry: RETRY,
-  }),
+  webhooks: fields<WebhooksConfig>(
+    {
+      path: webhookPath,
+      toleranceS: integer(1, MAX_TOLERANCE_S),
+      requireTimestamp: boolean,
+      dedupDays: decimal(0, MAX_DAYS, true),
+      workers: integer(1, MAX_WORKERS),
+      handlerTimeoutMs: integer(1, MAX_TIMER_MS),
+      retry: RETRY,
+      sources: optional(webhookSourceList),
+      forward: optional(forwardUrl),
+    },
+    (_webhooks, source, key) => {
+      if (!Object.hasOwn(source, 'sources') || !Object.hasOwn(source, 'path')) return undefined;
+      const message = `must not be given with ${joinKey(key, 'sources')}, whose paths say where the receiver listens`;
+      return fail(joinKey(key, 'path'), message);
+    },
+  ),
   outbox: fields<OutboxConfig>({
     workers: integer(1, MAX_WORKERS),
     timeoutMs: integer(1, MAX_TIMER_MS),
     retry: RETRY,
     refusePrivateAddresses: boolean,
     errorDetail: oneOf(ERROR_DETAILS),
+    disableAfterS: integer(60, MAX_DISABLE_AFTER_S),
   }),
   cors: fields<CorsConfig>({ origins: optional(list(MAX_CORS_ORIGINS, corsOrigin)) }),
   allowedHosts: (value, key, fallback) =>
@@ -257,6 +298,12 @@ const CONFIG = fields<Config>({
     expensiveFilters: integer(1, MAX_WORKERS),
   }),
 });
+
+/** The receiving endpoints: `webhooks.sources`, or the one default source at `webhooks.path`. */
+export function webhookSources(config: Config): readonly WebhookSourceConfig[] {
+  const { sources, path } = config.webhooks;
+  return sources ?? [{ path, scheme: 'resapi', secretsEnv: DEFAULT_SECRETS_ENV }];
+}
 
 /** A collection's own configuration; a name such as "constructor" never reaches Object.prototype. */
 export function collectionConfig(config: Config, name: string): CollectionConfig | undefined {
@@ -402,6 +449,47 @@ function webhookPath(value: unknown, key: string, fallback: string): Checked<str
   if (value === undefined) return { ok: true, value: fallback };
   if (typeof value === 'string' && WEBHOOK_PATH.test(value)) return { ok: true, value };
   return fail(key, `must be a path starting with "/" made of non-empty URL path segments, got ${describe(value)}`);
+}
+
+function webhookSourceList(value: unknown, key: string): Checked<readonly WebhookSourceConfig[]> {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_SOURCES) {
+    return fail(key, `must be an array of 1-${MAX_SOURCES} sources, got ${describe(value)}`);
+  }
+  const sources: WebhookSourceConfig[] = [];
+  for (const [index, entry] of value.entries()) {
+    const at = `${key}[${index}]`;
+    const object = asPlainObject(entry);
+    if (object === undefined) return fail(at, `must be an object { path, scheme, secretsEnv }, got ${describe(entry)}`);
+    const unknown = Object.keys(object).find((name) => !SOURCE_KEYS.includes(name));
+    if (unknown !== undefined) {
+      return fail(joinKey(at, unknown), `is not a known key (known keys: ${SOURCE_KEYS.join(', ')})`);
+    }
+    const { path, scheme, secretsEnv } = object;
+    if (typeof path !== 'string' || !SOURCE_PATH.test(path)) {
+      const message = `must be "/webhooks" or "/webhooks/<name>" (name as a collection name), got ${describe(path)}`;
+      return fail(joinKey(at, 'path'), message);
+    }
+    if (sources.some((other) => other.path === path)) return fail(joinKey(at, 'path'), `repeats ${describe(path)}`);
+    const chosen = WEBHOOK_SCHEMES.find((candidate) => candidate === scheme);
+    if (chosen === undefined) {
+      return fail(joinKey(at, 'scheme'), `must be one of ${WEBHOOK_SCHEMES.join(', ')}, got ${describe(scheme)}`);
+    }
+    if (typeof secretsEnv !== 'string' || !ENV_NAME.test(secretsEnv)) {
+      const what = 'must name the environment variable that holds the secrets (such as "STRIPE_WEBHOOK_SECRETS")';
+      const message = `${what}, got ${describe(secretsEnv)}`;
+      return fail(joinKey(at, 'secretsEnv'), message);
+    }
+    sources.push(Object.freeze({ path, scheme: chosen, secretsEnv }));
+  }
+  return { ok: true, value: Object.freeze(sources) };
+}
+
+function forwardUrl(value: unknown, key: string): Checked<string> {
+  const problem = `must be an absolute http or https URL without credentials or fragment, got ${describe(value)}`;
+  if (typeof value !== 'string' || value.length > MAX_URL || !URL.canParse(value)) return fail(key, problem);
+  const url = new URL(value);
+  const plain = (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '';
+  return plain && url.hash === '' ? { ok: true, value } : fail(key, problem);
 }
 
 function fieldType(value: unknown, key: string): Checked<FieldType> {

@@ -22,6 +22,7 @@ import { dataDirExists, openFileStore } from './store/file.js';
 import { MemoryStore } from './store/memory.js';
 import type { Store, StoreObserver } from './store/types.js';
 import { represent } from './protocol/representation.js';
+import { signingKey } from './protocol/standard-signature.js';
 import { RepresentationCache } from './resources/representation-cache.js';
 import { KeysInFlight } from './resources/idempotency.js';
 import { changeProblem, Writer } from './writes/writer.js';
@@ -98,8 +99,6 @@ const USER_AGENT = 'resapi (webhook sender)';
 const MAX_WEBHOOK_SECRETS = 2;
 /** A shorter webhook secret is named in a warning at start (CONVENTIONS.md#secrets). */
 const MIN_SECRET_BYTES = 16;
-/** Standard Webhooks' spelling of a secret: this prefix, then the key's bytes in base64. */
-const WHSEC_PREFIX = 'whsec_';
 const SECRET_ROLES = ['current', 'previous'] as const;
 
 export async function start(options: StartOptions = {}): Promise<ResapiServer> {
@@ -301,8 +300,7 @@ function shortSecretsWarning(secrets: readonly string[]): string | undefined {
 
 /** The bytes of the key a secret stands for: after `whsec_`, the base64-decoded ones; else its UTF-8. */
 function secretBytes(secret: string): number {
-  if (secret.startsWith(WHSEC_PREFIX)) return Buffer.from(secret.slice(WHSEC_PREFIX.length), 'base64').length;
-  return Buffer.byteLength(secret, 'utf8');
+  return signingKey(secret).length;
 }
 
 function handlersOf(handlers: StartOptions['webhookHandlers']): [string, WebhookHandler][] {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Config } from '../lib/config.js';
-import { DEFAULT_CONFIG, parseConfig } from '../lib/config.js';
+import { DEFAULT_CONFIG, parseConfig, webhookSources } from '../lib/config.js';
 
 function accepted(input: unknown): Config {
   const result = parseConfig(input);
@@ -52,6 +52,7 @@ describe('DEFAULT_CONFIG', () => {
         retry: { baseMs: 1000, factor: 3, capMs: 21600000, attempts: 15 },
         refusePrivateAddresses: false,
         errorDetail: 'full',
+        disableAfterS: 432000,
       },
       cors: {},
       allowedHosts: [],
@@ -110,7 +111,7 @@ describe('parseConfig', () => {
           orders: {},
         },
         webhooks: { path: '/hooks/in', toleranceS: 60, requireTimestamp: true, dedupDays: 7, workers: 2, handlerTimeoutMs: 50, retry: { baseMs: 0, factor: 1, capMs: 0, attempts: 1 } },
-        outbox: { workers: 1, timeoutMs: 100, retry: { baseMs: 1, factor: 1.5, capMs: 10, attempts: 2 }, refusePrivateAddresses: true, errorDetail: 'class' },
+        outbox: { workers: 1, timeoutMs: 100, retry: { baseMs: 1, factor: 1.5, capMs: 10, attempts: 2 }, refusePrivateAddresses: true, errorDetail: 'class', disableAfterS: 3600 },
         cors: { origins: ['http://localhost:5173'] },
         allowedHosts: ['myapp.test', '192.168.1.20', '[fd00::1]'],
         limits: {
@@ -153,6 +154,31 @@ describe('parseConfig', () => {
       assert.ok(!limit.ok && limit.key === 'limits.maxPropertyNames.document');
       const unknown = parseConfig({ limits: { maxPages: 3 } });
       assert.ok(!unknown.ok && unknown.key === 'limits.maxPages');
+    });
+
+    it('should read webhooks.sources, defaulting to one resapi source at webhooks.path (CONVENTIONS.md#receiving-sources)', () => {
+      assert.deepEqual(webhookSources(accepted({ webhooks: { path: '/in' } })), [
+        { path: '/in', scheme: 'resapi', secretsEnv: 'RESAPI_WEBHOOK_SECRETS' },
+      ]);
+      const sources = [
+        { path: '/webhooks', scheme: 'resapi', secretsEnv: 'RESAPI_WEBHOOK_SECRETS' },
+        { path: '/webhooks/stripe', scheme: 'stripe', secretsEnv: 'STRIPE_SECRETS' },
+      ];
+      assert.deepEqual(webhookSources(accepted({ webhooks: { sources } })), sources);
+      refused({ webhooks: { sources, path: '/in' } }, 'webhooks.path', /must not be given with webhooks.sources/);
+      refused({ webhooks: { sources: [] } }, 'webhooks.sources', /1-16 sources/);
+      refused({ webhooks: { sources: [{ ...sources[1], path: '/hooks/stripe' }] } }, 'webhooks.sources[0].path', /"\/webhooks\/<name>"/);
+      refused({ webhooks: { sources: [sources[1], sources[1]] } }, 'webhooks.sources[1].path', /repeats/);
+      refused({ webhooks: { sources: [{ ...sources[1], scheme: 'svix' }] } }, 'webhooks.sources[0].scheme', /one of resapi, standard, github, stripe/);
+      refused({ webhooks: { sources: [{ ...sources[1], secretsEnv: 'whsec_abc=' }] } }, 'webhooks.sources[0].secretsEnv', /environment variable/);
+      refused({ webhooks: { sources: [{ ...sources[1], secret: 'x' }] } }, 'webhooks.sources[0].secret', /known keys: path, scheme, secretsEnv/);
+    });
+
+    it('should read webhooks.forward as a plain http(s) URL and outbox.disableAfterS as seconds', () => {
+      assert.equal(accepted({ webhooks: { forward: 'http://127.0.0.1:3000/hooks' } }).webhooks.forward, 'http://127.0.0.1:3000/hooks');
+      refused({ webhooks: { forward: 'ftp://127.0.0.1/' } }, 'webhooks.forward', /absolute http or https URL/);
+      refused({ webhooks: { forward: 'http://user:pw@127.0.0.1/' } }, 'webhooks.forward', /without credentials/);
+      refused({ outbox: { disableAfterS: 10 } }, 'outbox.disableAfterS', /from 60 to 31536000/);
     });
   });
 

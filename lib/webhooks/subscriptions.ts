@@ -21,10 +21,17 @@ export const SECRET_SPACE = '$subscription-secrets';
 const CHANGES = ['created', 'replaced', 'deleted', 'restored'] as const;
 export type Change = (typeof CHANGES)[number];
 
-const MEMBERS = new Set(['id', 'url', 'events', 'secret', 'status']);
+const MEMBERS = new Set(['id', 'url', 'events', 'secret', 'status', 'secretOverlapS', 'rateLimit']);
+/** Members a PUT body may carry but never sets: what the server says about the subscription. */
+const READ_ONLY = new Set(['disabledReason', 'disabledAt']);
 const MAX_URL = 2048;
 const MAX_PATTERNS = 100;
 const MAX_SECRET = 1024;
+/** How long a replaced secret keeps signing by default (CONVENTIONS.md#signing-secrets-and-rotation). */
+export const DEFAULT_SECRET_OVERLAP_S = 86_400;
+const MAX_SECRET_OVERLAP_S = 30 * 86_400;
+/** Deliveries per second a subscription may ask for at most (CONVENTIONS.md#rate-limits-and-timeouts). */
+const MAX_RATE_LIMIT = 10_000;
 
 /** The part of a subscription the write path and the dispatcher read. */
 export interface Subscription {
@@ -32,6 +39,10 @@ export interface Subscription {
   readonly url: string;
   readonly events: readonly string[];
   readonly active: boolean;
+  /** Seconds a replaced secret keeps signing beside the new one. */
+  readonly secretOverlapS: number;
+  /** Deliveries per second at most; undefined: as fast as the workers go. */
+  readonly rateLimit: number | undefined;
 }
 
 export type CheckedSubscription =
@@ -43,9 +54,10 @@ export function checkSubscription(id: string, body: JsonObject, creating: boolea
   const errors: { pointer: string; detail: string }[] = [];
   const refuse = (pointer: string, detail: string): void => void errors.push({ pointer, detail });
   for (const key of Object.keys(body)) {
-    if (!MEMBERS.has(key)) refuse(`/${key}`, 'not a member of a subscription (url, events, secret, status)');
+    if (MEMBERS.has(key) || READ_ONLY.has(key)) continue;
+    refuse(`/${key}`, 'not a member of a subscription (url, events, secret, status, secretOverlapS, rateLimit)');
   }
-  const { url, events, secret, status } = body;
+  const { url, events, secret, status, secretOverlapS, rateLimit } = body;
   if (Object.hasOwn(body, 'id') && body['id'] !== id) refuse('/id', `must be "${id}" (the id in the path) or left out`);
   const badUrl = typeof url === 'string' ? urlProblem(url) : 'must be an absolute http or https URL';
   if (badUrl !== undefined) refuse('/url', badUrl);
@@ -63,20 +75,35 @@ export function checkSubscription(id: string, body: JsonObject, creating: boolea
   if (status !== undefined && status !== 'active' && status !== 'disabled') {
     refuse('/status', 'must be "active" or "disabled"');
   }
+  const overlapOk = Number.isInteger(secretOverlapS) && (secretOverlapS as number) >= 0;
+  if (secretOverlapS !== undefined && !(overlapOk && (secretOverlapS as number) <= MAX_SECRET_OVERLAP_S)) {
+    refuse('/secretOverlapS', `must be an integer from 0 to ${MAX_SECRET_OVERLAP_S} (seconds)`);
+  }
+  const rateOk = typeof rateLimit === 'number' && rateLimit > 0 && rateLimit <= MAX_RATE_LIMIT;
+  if (rateLimit !== undefined && !rateOk) {
+    refuse('/rateLimit', `must be a number of deliveries per second above 0 and at most ${MAX_RATE_LIMIT}`);
+  }
   if (errors.length > 0) {
     return { ok: false, problem: problem('invalid-body', 'The body is not a valid subscription.', { errors }) };
   }
   const chosen = (status as string | undefined) ?? 'active';
-  const doc: JsonObject = { id, url: url as string, events: events as string[], status: chosen };
+  const overlap = (secretOverlapS as number | undefined) ?? DEFAULT_SECRET_OVERLAP_S;
+  const doc: JsonObject = {
+    id, url: url as string, events: events as string[], status: chosen, secretOverlapS: overlap,
+  };
+  if (rateLimit !== undefined) doc['rateLimit'] = rateLimit as number;
   return { ok: true, doc, secret: secret as string | undefined };
 }
 
 /** A stored public document as a Subscription (undefined for a record of another shape). */
 export function subscriptionOf(doc: JsonObject): Subscription | undefined {
-  const { id, url, events, status } = doc;
+  const { id, url, events, status, secretOverlapS, rateLimit } = doc;
   if (typeof id !== 'string' || typeof url !== 'string' || !Array.isArray(events)) return undefined;
   const patterns = events.filter((pattern): pattern is string => typeof pattern === 'string');
-  return { id, url, events: patterns, active: status === 'active' };
+  // A subscription stored before these members existed has the defaults.
+  const overlap = typeof secretOverlapS === 'number' ? secretOverlapS : DEFAULT_SECRET_OVERLAP_S;
+  const rate = typeof rateLimit === 'number' ? rateLimit : undefined;
+  return { id, url, events: patterns, active: status === 'active', secretOverlapS: overlap, rateLimit: rate };
 }
 
 /** Does the subscription want events of `kind` (`<collection>.<change>`)? */

@@ -108,7 +108,7 @@ describe('subscriptions', () => {
 
   it('should never show the secret: not in the PUT answer, the item, or the listing', async () => {
     const created = await subscribe(server.url, 's2', 'http://127.0.0.1:9/hook');
-    assert.deepEqual(created.json(), { id: 's2', url: 'http://127.0.0.1:9/hook', events: ['*'], status: 'active' });
+    assert.deepEqual(created.json(), { id: 's2', url: 'http://127.0.0.1:9/hook', events: ['*'], status: 'active', secretOverlapS: 86400 });
     for (const res of [created, await request(server.url, '/$subscriptions/s2'), await request(server.url, '/$subscriptions')]) {
       assert.doesNotMatch(res.text, new RegExp(SECRET));
     }
