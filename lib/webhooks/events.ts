@@ -15,7 +15,7 @@
 // the item had just before (what was deleted).
 //
 // `data.sequence` is the sequence number of the store commit that made the change: the `version` the
-// item has after it (CONVENTIONS.md#signing-secrets-and-rotation says why). It is strictly increasing
+// item has after it (CONVENTIONS.md#transactional-outbox says why). It is strictly increasing
 // store-wide and durable like the change itself: the journal and the snapshots keep every record's
 // version, a restart goes on from the last one, and a commit is seen by nobody before it is durable,
 // so no restart, snapshot or kill -9 can hand out a number again. Changes committed together (the
