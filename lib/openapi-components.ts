@@ -165,9 +165,11 @@ export function schemas(config: Config): JsonObject {
         url: { type: 'string', format: 'uri' },
         events: { type: 'array', minItems: 1, items: STRING },
         status: { enum: ['active', 'disabled'] },
+        secretOverlapS: { type: 'integer', minimum: 0 },
       },
     },
-    // CONVENTIONS.md#subscriptions: the secret is write-only, required to create, kept when a replace leaves it out.
+    // CONVENTIONS.md#subscriptions: the secret is write-only, generated when a create leaves it out, kept when a
+    // replace does; CONVENTIONS.md#signing-secrets-and-rotation: a new one leaves the old signing secretOverlapS.
     SubscriptionInput: {
       type: 'object',
       additionalProperties: false,
@@ -180,9 +182,17 @@ export function schemas(config: Config): JsonObject {
           minItems: 1,
           items: { type: 'string', examples: ['*', 'products.*', 'products.created'] },
         },
-        secret: { type: 'string', minLength: 1, writeOnly: true },
+        secret: { type: 'string', minLength: 1, maxLength: 1024, writeOnly: true },
         status: { enum: ['active', 'disabled'] },
+        secretOverlapS: { type: 'integer', minimum: 0, maximum: 2592000, default: 86400 },
       },
+    },
+    // No example: a secret is never written in documentation.
+    SubscriptionSecret: {
+      type: 'object',
+      description: 'The current signing secret; a generated one is whsec_ and the base64 of 24 random bytes.',
+      required: ['secret'],
+      properties: { secret: { type: 'string', minLength: 1, maxLength: 1024 } },
     },
     BulkReport: {
       type: 'object',

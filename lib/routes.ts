@@ -24,7 +24,9 @@ import { getOpenApi } from './resources/openapi.js';
 import { getInbox, getInboxEvent, retryInboxEvent } from './resources/inbox.js';
 import { receiveWebhook } from './resources/receiver.js';
 import { getDelivery, getOutbox, retryDelivery } from './resources/outbox.js';
-import { deleteSubscription, getSubscription, getSubscriptions, putSubscription } from './resources/subscriptions.js';
+import {
+  deleteSubscription, getSubscription, getSubscriptions, getSubscriptionSecret, putSubscription,
+} from './resources/subscriptions.js';
 
 /** The methods a route may declare; HEAD and OPTIONS are derived, never declared. */
 export type DeclaredMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -56,7 +58,8 @@ export type RequestInput =
 /** The shapes bodies take, named as lib/openapi.ts names its schema components. */
 export type SchemaName =
   | 'Item' | 'QueryDefinition' | 'ServiceDocument' | 'Health' | 'InboxEvent' | 'Delivery' | 'Subscription'
-  | 'SubscriptionInput' | 'BulkReport' | 'WebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument';
+  | 'SubscriptionInput' | 'BulkReport' | 'WebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument'
+  | 'SubscriptionSecret';
 
 export interface EndpointDoc {
   readonly summary: string;
@@ -75,7 +78,8 @@ export interface EndpointDoc {
 export type RouteName =
   | 'service' | 'health' | 'metrics' | 'openapi' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query'
   | 'query-definition' | 'inbox' | 'inbox-event' | 'inbox-retry' | 'subscriptions' | 'subscription' | 'outbox'
-  | 'delivery' | 'delivery-retry';
+  | 'delivery' | 'delivery-retry'
+  | 'subscription-secret';
 
 export interface RouteEntry extends RoutePattern<RouteName> {
   /**
@@ -316,6 +320,22 @@ export function routeTable(config: Config): readonly RouteEntry[] {
             summary: 'Delete a subscription (idempotent)',
             responses: CONDITIONAL_DELETE,
             reads: WRITE_CONDITIONS,
+          },
+        },
+      },
+    },
+    // The one place a subscription's secret is shown (CONVENTIONS.md#signing-secrets-and-rotation).
+    {
+      name: 'subscription-secret',
+      path: '/$subscriptions/{id}/$secret',
+      methods: {
+        GET: {
+          produces: JSON_ONLY,
+          handle: getSubscriptionSecret,
+          doc: {
+            summary: "A subscription's current signing secret (never stored by a cache)",
+            responses: { 200: NO_STORE, 404: [] },
+            returns: 'SubscriptionSecret',
           },
         },
       },
