@@ -25,6 +25,7 @@ import { getInbox, getInboxEvent, retryInboxEvent } from './resources/inbox.js';
 import { receiveWebhook } from './resources/receiver.js';
 import { getDelivery, getOutbox, retryDelivery } from './resources/outbox.js';
 import { deleteSubscription, getSubscription, getSubscriptions, putSubscription } from './resources/subscriptions.js';
+import { recoverDeliveries, recoverInbox } from './resources/recover.js';
 
 /** The methods a route may declare; HEAD and OPTIONS are derived, never declared. */
 export type DeclaredMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -56,7 +57,8 @@ export type RequestInput =
 /** The shapes bodies take, named as lib/openapi.ts names its schema components. */
 export type SchemaName =
   | 'Item' | 'QueryDefinition' | 'ServiceDocument' | 'Health' | 'InboxEvent' | 'Delivery' | 'Subscription'
-  | 'SubscriptionInput' | 'BulkReport' | 'WebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument';
+  | 'SubscriptionInput' | 'BulkReport' | 'WebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument'
+  | 'RecoverWindow' | 'InboxRecoverWindow' | 'RecoverReport';
 
 export interface EndpointDoc {
   readonly summary: string;
@@ -75,7 +77,7 @@ export interface EndpointDoc {
 export type RouteName =
   | 'service' | 'health' | 'metrics' | 'openapi' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query'
   | 'query-definition' | 'inbox' | 'inbox-event' | 'inbox-retry' | 'subscriptions' | 'subscription' | 'outbox'
-  | 'delivery' | 'delivery-retry';
+  | 'delivery' | 'delivery-retry' | 'inbox-recover' | 'subscription-recover';
 
 export interface RouteEntry extends RoutePattern<RouteName> {
   /**
@@ -137,6 +139,8 @@ const LISTING: readonly RequestInput[] = [
 ];
 /** A $retry action: 202 with the item queued again, 404, 409 unless it is failed or dead, 503 when the store fails. */
 const RETRY = { 202: ['Cache-Control', 'Content-Location'] as const, 404: [], 409: [], 503: [] };
+/** A $recover action (CONVENTIONS.md#recovering-after-an-outage): 202 with how many, 400 naming the member, 503. */
+const RECOVER = { 202: NO_STORE, 400: [], 503: [] };
 
 export function routeTable(config: Config): readonly RouteEntry[] {
   return [
@@ -267,6 +271,23 @@ export function routeTable(config: Config): readonly RouteEntry[] {
       },
     },
     {
+      name: 'inbox-recover',
+      path: '/$inbox/$recover',
+      methods: {
+        POST: {
+          produces: JSON_ONLY,
+          body: JSON_BODY,
+          handle: recoverInbox,
+          doc: {
+            summary: 'Queue again the failed and dead events received in a time window (of one source)',
+            responses: RECOVER,
+            accepts: 'InboxRecoverWindow',
+            returns: 'RecoverReport',
+          },
+        },
+      },
+    },
+    {
       name: 'subscriptions',
       path: '/$subscriptions',
       methods: {
@@ -316,6 +337,24 @@ export function routeTable(config: Config): readonly RouteEntry[] {
             summary: 'Delete a subscription (idempotent)',
             responses: CONDITIONAL_DELETE,
             reads: WRITE_CONDITIONS,
+          },
+        },
+      },
+    },
+    {
+      name: 'subscription-recover',
+      path: '/$subscriptions/{id}/$recover',
+      methods: {
+        POST: {
+          produces: JSON_ONLY,
+          body: JSON_BODY,
+          handle: recoverDeliveries,
+          doc: {
+            summary: "Queue again the subscription's failed and dead deliveries of events in a time window",
+            // 409: the subscription is disabled (re-enable it first).
+            responses: { ...RECOVER, 404: [], 409: [] },
+            accepts: 'RecoverWindow',
+            returns: 'RecoverReport',
           },
         },
       },

@@ -197,6 +197,28 @@ describe('POST /$subscriptions/{id}/$recover', () => {
     assert.deepEqual(receiver.eventIds.slice(arrived), byId);
   });
 
+  it('should send the recovered deliveries before newer ones of the subscription still waiting, as they first came', async () => {
+    assert.equal((await subscribe(server.url, 'late', receiver.url, ['late.*'])).status, 201);
+    receiver.answer = () => 'fail';
+    clock.advance(10_000);
+    const l1 = await dead(await change(server, 'late', 'l1'));
+    clock.advance(10_000);
+    const l2 = await dead(await change(server, 'late', 'l2'));
+    // One delivery at a time goes to a subscription: while n1 is in flight, n2 waits.
+    receiver.answer = (item) => (item === 'n1' ? 'hold' : 'ok');
+    const before = receiver.arrived.length;
+    clock.advance(10_000);
+    await change(server, 'late', 'n1');
+    await receiver.got(before + 1);
+    const n2 = await change(server, 'late', 'n2');
+    const res = await recover(server.url, '/$subscriptions/late/$recover', { since: l1.doc['createdAt'], until: l2.doc['createdAt'] });
+    assert.deepEqual(res.json(), { requeued: 2, remaining: 0 });
+    assert.equal(server.store.get(OUTBOX_SPACE, n2.id)?.doc['status'], 'pending');
+    receiver.release(200);
+    await recordWhere(server.store, OUTBOX_SPACE, n2.id, (r) => r.doc['status'] === 'delivered');
+    assert.deepEqual(receiver.arrived.slice(before), ['n1', 'l1', 'l2', 'n2']);
+  });
+
   it('should leave alone a delivery whose attempt is in flight, so it is never sent twice at once', async () => {
     assert.equal((await subscribe(server.url, 'busy', receiver.url, ['busy.*'])).status, 201);
     receiver.answer = () => 'fail';
