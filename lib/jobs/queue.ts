@@ -53,7 +53,7 @@ const DEAD = 'dead';
 /** Jobs one `requeueWindow` queues again at most, the earliest of its window; a repeat takes the next. */
 export const WINDOW_LIMIT = 10_000;
 /** Jobs queued again per atomic write of a `requeueWindow`. */
-const WINDOW_BATCH = 500;
+export const WINDOW_BATCH = 500;
 /** Items read per look while a `requeueWindow` searches its window; other work runs between looks. */
 const WINDOW_SCAN = 1000;
 /** Bodies moved from a former space per batch, at most (and a budget of their characters). */
