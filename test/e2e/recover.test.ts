@@ -154,6 +154,7 @@ describe('POST /$subscriptions/{id}/$recover', () => {
     const res = await recover(server.url, '/$subscriptions/shop/$recover', window);
     assert.equal(res.status, 202, res.text);
     assert.equal(res.headers['content-type'], 'application/json');
+    assert.equal(res.headers['cache-control'], 'no-store');
     assert.deepEqual(res.json(), { requeued: 3, remaining: 0 });
     for (const record of [t1, t2, t3]) {
       const delivered = await recordWhere(server.store, OUTBOX_SPACE, record.id, (r) => r.doc['status'] === 'delivered');
@@ -405,5 +406,29 @@ describe('POST /$inbox/$recover by source', () => {
     assert.deepEqual(own.json(), { requeued: 1, remaining: 0 });
     await recordWhere(server.store, INBOX_SPACE, 'evt_1', (record) => record.doc['status'] === 'processed');
     assert.deepEqual(handled, ['evt_2', 'evt_1']);
+  });
+});
+
+describe('POST .../$recover behind API keys and the Host and Origin checks', () => {
+  const KEY = 'recover-test-key-aaaaaaaaaaaa';
+  const auth = { Authorization: `Bearer ${KEY}` };
+  const server = serverForSuite({ memory: true, apiKeys: [KEY] }, async (server) => {
+    const body = JSON.stringify({ url: 'http://127.0.0.1:9/hook', events: ['*'], secret: SECRET });
+    const made = await request(server.url, '/$subscriptions/keyed', { method: 'PUT', headers: { ...JSON_HEADERS, ...auth, 'If-None-Match': '*' }, body });
+    assert.equal(made.status, 201);
+  });
+
+  it('should ask for a key, refuse a web origin with 403 and a foreign Host with 421, as any POST', async () => {
+    const body = JSON.stringify({ since: '2026-04-14T09:00:00Z' });
+    const port = new URL(server.url).port;
+    for (const path of ['/$inbox/$recover', '/$subscriptions/keyed/$recover']) {
+      const post = (headers: Record<string, string>): Promise<TestResponse> => request(server.url, path, { method: 'POST', headers: { ...JSON_HEADERS, ...headers }, body });
+      assert.equal((await post({})).status, 401, path);
+      assert.equal((await post({ ...auth, Origin: 'https://pages.example' })).status, 403, path);
+      assert.equal((await post({ ...auth, Host: `evil.example:${port}` })).status, 421, path);
+      const allowed = await post(auth);
+      assert.equal(allowed.status, 202, `${path}: ${allowed.text}`);
+      assert.deepEqual(allowed.json(), { requeued: 0, remaining: 0 });
+    }
   });
 });
