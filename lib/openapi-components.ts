@@ -225,6 +225,31 @@ export function schemas(config: Config): JsonObject {
       required: ['status'],
       properties: { status: { enum: ['accepted', 'duplicate'] } },
     },
+    // CONVENTIONS.md#recovering-after-an-outage: both bounds included; until defaults to now.
+    RecoverWindow: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['since'],
+      properties: { since: DATE_TIME, until: DATE_TIME },
+    },
+    InboxRecoverWindow: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['since'],
+      properties: {
+        since: DATE_TIME,
+        until: DATE_TIME,
+        source: { type: 'string', description: 'A receiving source: "webhooks", or <name> of /webhooks/<name>' },
+      },
+    },
+    RecoverReport: {
+      type: 'object',
+      required: ['requeued', 'remaining'],
+      properties: {
+        requeued: { type: 'integer', minimum: 0 },
+        remaining: { type: 'integer', minimum: 0, description: 'Left for a repeat of the request (past its limit)' },
+      },
+    },
     Text: STRING,
     OpenApiDocument: { type: 'object', required: ['openapi', 'info'], properties: { openapi: { type: 'string' } } },
   };
