@@ -165,6 +165,9 @@ export function schemas(config: Config): JsonObject {
         url: { type: 'string', format: 'uri' },
         events: { type: 'array', minItems: 1, items: STRING },
         status: { enum: ['active', 'disabled'] },
+        // Set by the server when it disables the subscription (CONVENTIONS.md#auto-disable).
+        disabledReason: { ...STRING, readOnly: true },
+        disabledAt: { ...DATE_TIME, readOnly: true },
       },
     },
     // CONVENTIONS.md#subscriptions: the secret is write-only, required to create, kept when a replace leaves it out.

@@ -13,6 +13,7 @@ import type { Reply } from '../http/respond.js';
 import { problem } from '../protocol/problem.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import { checkSubscription, pointsAtSelf, SECRET_SPACE, SUBSCRIPTION_SPACE } from '../webhooks/subscriptions.js';
+import { STREAK_SPACE } from '../webhooks/auto-disable.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { conditionalDelete, conditionalPut, type Admission, type ConditionalWriting } from './conditional-writes.js';
@@ -28,7 +29,7 @@ const GUARD_ID = 'creates';
 const SUBSCRIPTIONS: Listing = {
   space: SUBSCRIPTION_SPACE,
   path: '/$subscriptions',
-  fields: new Set(['id', 'url', 'events', 'status']),
+  fields: new Set(['id', 'url', 'events', 'status', 'disabledReason', 'disabledAt']),
 };
 
 export function getSubscriptions(app: Paging, rq: RequestContext): Promise<Reply> {
@@ -88,7 +89,9 @@ function roomForOneMore(store: Store, limit: number): Admission {
 export function deleteSubscription(app: ConditionalWriting, rq: RequestContext): Promise<Reply> {
   const id = rq.params.get('id');
   const dropSecret: Mutation = { kind: 'delete', collection: SECRET_SPACE, id };
-  return conditionalDelete(app, rq, SUBSCRIPTION_SPACE, id, undefined, [dropSecret]);
+  // Its failure streak goes with it (CONVENTIONS.md#auto-disable).
+  const dropStreak: Mutation = { kind: 'delete', collection: STREAK_SPACE, id };
+  return conditionalDelete(app, rq, SUBSCRIPTION_SPACE, id, undefined, [dropSecret, dropStreak]);
 }
 
 function subscriptionReply(
