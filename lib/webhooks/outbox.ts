@@ -26,7 +26,8 @@
 //
 // A worker takes the next delivery while an outcome is written (deliveries are at least once), and
 // one worker at most serves a subscription, so slow or dead receivers hold one worker each while
-// other receivers are served.
+// other receivers are served. The outcome of a failed attempt, or of a 2xx that ends a failure
+// streak, is written before the subscription's next delivery starts: that one reads the streak.
 import type { Clock, Random } from '../clock.js';
 import type { ErrorDetail, OutboxConfig } from '../config.js';
 import type { DeadOutcome, JobPolicy, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
