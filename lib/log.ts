@@ -13,3 +13,32 @@ export function stderrLogger(now: () => number = systemClock.now): Logger {
 }
 
 export const silentLogger: Logger = () => {};
+
+/**
+ * A logger for lines that a flood of failures multiplies (a handler failing, a job gone dead): at most
+ * `perSecond` lines in each second of `now`. Lines past it are counted, not written, and the next line
+ * written says how many were left out (`omitted`), so the log's volume stays bounded whatever arrives,
+ * and what was left out is still told.
+ */
+export function limitedLogger(log: Logger, now: () => number, perSecond: number): Logger {
+  if (!Number.isInteger(perSecond) || perSecond < 1) {
+    throw new TypeError('limitedLogger: perSecond must be a positive integer');
+  }
+  let second = Number.NaN;
+  let written = 0;
+  let omitted = 0;
+  return (level, message, fields = {}) => {
+    const current = Math.floor(now() / 1000);
+    if (current !== second) {
+      second = current;
+      written = 0;
+    }
+    if (written >= perSecond) {
+      omitted++;
+      return;
+    }
+    written++;
+    log(level, message, omitted === 0 ? fields : { ...fields, omitted });
+    omitted = 0;
+  };
+}

@@ -166,6 +166,9 @@ export function schemas(config: Config): JsonObject {
         events: { type: 'array', minItems: 1, items: STRING },
         status: { enum: ['active', 'disabled'] },
         secretOverlapS: { type: 'integer', minimum: 0 },
+        // Set by the server when it disables the subscription (CONVENTIONS.md#auto-disable).
+        disabledReason: { ...STRING, readOnly: true },
+        disabledAt: { ...DATE_TIME, readOnly: true },
       },
     },
     // CONVENTIONS.md#subscriptions: the secret is write-only, generated when a create leaves it out, kept when a

@@ -1,9 +1,11 @@
 // What the server counts as it works, for GET /$metrics (lib/resources/metrics-scrape.ts; README,
 // Performance): requests by route, method and status, their latency by route (route names come
-// from the route table, never from a path), and each group commit's fdatasync time, size in writes
-// and bytes, which the store reports as the StoreObserver it is given.
+// from the route table, never from a path), each group commit's fdatasync time, size in writes
+// and bytes, which the store reports as the StoreObserver it is given, and the webhook subscriptions
+// the server disabled (CONVENTIONS.md#auto-disable), by cause.
 import { Counter, Histogram, type Labels } from './prometheus.js';
 import type { StoreObserver } from './store/types.js';
+import type { DisableCause } from './webhooks/auto-disable.js';
 
 const LATENCY_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SYNC_SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
@@ -27,11 +29,25 @@ export class ServerMetrics implements StoreObserver {
     GROUP_BATCHES,
   );
   readonly groupBytes = new Counter('resapi_store_written_bytes_total', 'Bytes appended to the journal.');
+  readonly disabled = new Counter(
+    'resapi_subscriptions_disabled_total',
+    'Webhook subscriptions the server disabled, by cause: gone (the receiver answered 410) or failing ' +
+      '(every delivery failed for outbox.disableAfterS).',
+  );
+
+  constructor() {
+    // Both causes from the start, so a rate over them needs no series to appear first.
+    for (const cause of ['gone', 'failing'] satisfies DisableCause[]) this.disabled.add({ cause }, 0);
+  }
 
   request(route: string, method: string, status: number, ms: number): void {
     const labels: Labels = { route, method, status: String(status) };
     this.requests.add(labels);
     this.latency.observe({ route }, ms / 1000);
+  }
+
+  subscriptionDisabled(cause: DisableCause): void {
+    this.disabled.add({ cause });
   }
 
   groupCommitted(batches: number, bytes: number, syncMs: number): void {

@@ -223,6 +223,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
         log,
         drainTimeoutMs,
         userAgent: USER_AGENT,
+        countDisabled: (cause) => metrics.subscriptionDisabled(cause),
       }),
       openapi: represent(JSON.stringify(description)),
       self: () => ({

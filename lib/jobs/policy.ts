@@ -25,11 +25,34 @@ export interface JobWords {
   readonly done: string;
 }
 
-/** What one run came to; `set` holds the fields of the policy the item gains with its next state. */
+/**
+ * What one run came to; `set` holds the fields of the policy the item gains with its next state, and
+ * `also` the policy's own changes written in the same atomic batch. With `recordFirst`, the run's
+ * worker (and its group's room) is held until that batch is written, whatever `releaseBeforeRecording`
+ * says: the next run of the group must see what this one wrote.
+ */
 export type RunOutcome =
-  | { readonly kind: 'done'; readonly set: JsonObject }
-  | { readonly kind: 'retry'; readonly set: JsonObject; readonly error?: string; readonly retryAfterMs?: number }
-  | { readonly kind: 'dead'; readonly set: JsonObject; readonly error: string; readonly also?: readonly Mutation[] }
+  | {
+      readonly kind: 'done';
+      readonly set: JsonObject;
+      readonly also?: readonly Mutation[];
+      readonly recordFirst?: boolean;
+    }
+  | {
+      readonly kind: 'retry';
+      readonly set: JsonObject;
+      readonly error?: string;
+      readonly retryAfterMs?: number;
+      readonly also?: readonly Mutation[];
+      readonly recordFirst?: boolean;
+    }
+  | {
+      readonly kind: 'dead';
+      readonly set: JsonObject;
+      readonly error: string;
+      readonly also?: readonly Mutation[];
+      readonly recordFirst?: boolean;
+    }
   | { readonly kind: 'park' }
   | { readonly kind: 'stopped' };
 
@@ -76,7 +99,10 @@ export interface JobPolicy {
   deadLetterHead(record: StoredRecord): JsonObject;
   /** Fields a `$retry` of a dead job forgets, besides `nextAttemptAt` (it starts from attempt 1). */
   readonly forgetOnRestart: readonly string[];
-  /** Can a parked job run now? Without it, nothing is ever parked for long. */
+  /**
+   * Can a parked job run now? Without it, nothing is ever parked for long. A parked job keeps its
+   * status (`words.waiting`, or `failed` after attempts) and has no next attempt until it can.
+   */
   runnable?(record: StoredRecord): boolean;
   /** Releases what the policy holds (connections). */
   close?(): void;

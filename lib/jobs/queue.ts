@@ -10,7 +10,8 @@
 //   dead    first a line in the dead-letter side log (`dead-letter.jsonl`, `outbox-dead-letter.jsonl`),
 //           then `dead` in the item, so whoever sees `dead` finds its line (a crash in between costs a
 //           second run and a second line, never a dead job without one);
-//   park    not due until the policy can run it (`resume`: a handler registered for its kind);
+//   park    not due until the policy can run it (`resume`: a handler registered for its kind, a
+//           subscription active again), keeping its status, without a next attempt;
 //   stopped a drain stopped it: it stays due and the next start runs it again.
 // A policy (policy.ts; lib/webhooks/inbox.ts, outbox.ts) says what one run is, how its outcome is
 // classified, and which words a user sees. `$retry` (`requeue`) takes only a `failed` or `dead` job,
@@ -29,7 +30,7 @@ import type { Clock, Random } from '../clock.js';
 import { compareAndSwap, type CasStep } from '../compare-and-swap.js';
 import type { JsonObject } from '../json.js';
 import type { Component } from '../lifecycle.js';
-import type { Logger } from '../log.js';
+import { limitedLogger, type Logger } from '../log.js';
 import { mayRetry, retryDelay } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
@@ -59,6 +60,8 @@ const WINDOW_SCAN = 1000;
 /** Bodies moved from a former space per batch, at most (and a budget of their characters). */
 const MOVE_RECORDS = 1000;
 const MOVE_CHARACTERS = 8 * 1024 * 1024;
+/** Log lines a second, at most, saying a job is dead: a flood of them is counted, not written (log.ts). */
+const DEAD_LINES_PER_SECOND = 10;
 
 /** The mutations that add a job: its item, due `now`, and its body; both expire together. */
 export function newJob(
@@ -110,6 +113,8 @@ export class JobQueue implements Component {
   readonly name: string;
   private readonly runner: JobRunner;
   private readonly outcomes: OutcomeWriter;
+  /** Where a dead job is said: one line each (CONVENTIONS.md#metrics), bounded. */
+  private readonly deadLog: Logger;
   private running = false;
 
   constructor(
@@ -118,6 +123,7 @@ export class JobQueue implements Component {
   ) {
     this.name = policy.words.name;
     this.outcomes = new OutcomeWriter(this.name, options.writer, options.clock, options.log);
+    this.deadLog = limitedLogger(options.log, () => options.clock.now(), DEAD_LINES_PER_SECOND);
     this.runner = new JobRunner({
       name: this.name,
       store: options.store,
@@ -222,13 +228,14 @@ export class JobQueue implements Component {
   private async runOnce(record: StoredRecord, signal: AbortSignal, release: () => void): Promise<void> {
     const attempt = Number(record.doc['attempts'] ?? 0) + 1;
     const outcome = await this.policy.run(record, this.bodyOf(record), attempt, signal);
-    if (this.policy.releaseBeforeRecording) release();
+    const recordFirst = 'recordFirst' in outcome && outcome.recordFirst === true;
+    if (this.policy.releaseBeforeRecording && !recordFirst) release();
     const now = this.options.clock.now();
     switch (outcome.kind) {
       case 'stopped':
         return;
       case 'park':
-        await this.outcomes.write([{ ...this.patchOf(record), set: {}, dueAt: null }]);
+        await this.outcomes.write([{ ...this.patchOf(record), set: {}, unset: ['nextAttemptAt'], dueAt: null }]);
         return;
       case 'done': {
         const set: JsonObject = { status: this.policy.words.done, attempts: attempt, ...outcome.set };
@@ -236,7 +243,8 @@ export class JobQueue implements Component {
         const dropBody: Mutation[] =
           shared === undefined ? [{ kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id }] : [];
         const unset = ['nextAttemptAt', 'lastError'];
-        await this.outcomes.write([{ ...this.patchOf(record), set, unset, dueAt: null }, ...dropBody]);
+        const done: Mutation = { ...this.patchOf(record), set, unset, dueAt: null };
+        await this.outcomes.write([done, ...dropBody, ...(outcome.also ?? [])]);
         await shared?.release(record);
         return;
       }
@@ -246,7 +254,8 @@ export class JobQueue implements Component {
           return;
         }
         const error = this.policy.gaveUp(outcome, attempt);
-        await this.bury(record, attempt, now, { kind: 'dead', set: outcome.set, error });
+        const also = outcome.also ?? [];
+        await this.bury(record, attempt, now, { kind: 'dead', set: outcome.set, error, also });
         return;
       }
       case 'dead':
@@ -268,7 +277,7 @@ export class JobQueue implements Component {
     const set: JsonObject = { status: FAILED, attempts: attempt, ...outcome.set, nextAttemptAt };
     if (outcome.error !== undefined) set['lastError'] = outcome.error;
     const unset = outcome.error === undefined ? { unset: ['lastError'] } : {};
-    await this.outcomes.write([{ ...this.patchOf(record), set, ...unset, dueAt: next }]);
+    await this.outcomes.write([{ ...this.patchOf(record), set, ...unset, dueAt: next }, ...(outcome.also ?? [])]);
   }
 
   /** The dead-letter line first, then `dead`: whoever sees the status finds its line. */
@@ -287,6 +296,9 @@ export class JobQueue implements Component {
       const message = `cannot write the ${deadLetterLog} line; the ${words.job} is dead in ${words.path} all the same`;
       this.options.log('error', message, { id: record.id, detail: logged.detail });
     }
+    // And one log line, with its ids and why (never its body), like the dead-letter line.
+    const said: JsonObject = { ...this.policy.deadLetterHead(record), attempts: attempt, lastError: outcome.error };
+    this.deadLog('error', `${this.name}: the ${words.job} is dead`, said);
     const set: JsonObject = { status: DEAD, attempts: attempt, ...outcome.set, lastError: outcome.error };
     const dead: Mutation = { ...this.patchOf(record), set, unset: ['nextAttemptAt'], dueAt: null };
     await this.outcomes.write([dead, ...(outcome.also ?? [])]);
@@ -368,7 +380,12 @@ export class JobQueue implements Component {
     return compareAndSwap(this.options, decide, () => 'unavailable');
   }
 
-  /** Parked jobs (waiting, not due) that the policy can run now, made due in one write. */
+  /**
+   * Parked jobs (waiting or failed, and not due: only a park leaves a failed job without a next
+   * attempt) that the policy can run now, made due in one write, in the order of their ids (which
+   * for deliveries is the order they were written): one write gives them all one version, so each
+   * is due a millisecond after the one before it, the last one now, and the runner takes them in turn.
+   */
   private async resumeParked(): Promise<void> {
     const runnable = this.policy.runnable?.bind(this.policy);
     if (runnable === undefined) return;
@@ -377,12 +394,15 @@ export class JobQueue implements Component {
     const { waiting, job } = this.policy.words;
     const decide = async (): Promise<CasStep<void>> => {
       const now = clock.now();
-      const changes: Mutation[] = [];
+      const parked: StoredRecord[] = [];
       for (const record of store.scan(space)) {
-        if (record.dueAt !== undefined || record.doc['status'] !== waiting || !runnable(record)) continue;
-        changes.push({ ...this.patchOf(record), set: {}, dueAt: now });
+        const status = record.doc['status'];
+        if (record.dueAt !== undefined || (status !== waiting && status !== FAILED) || !runnable(record)) continue;
+        parked.push(record);
       }
-      if (changes.length === 0) return { done: undefined };
+      if (parked.length === 0) return { done: undefined };
+      const first = now - (parked.length - 1);
+      const changes = parked.map((record, n): Mutation => ({ ...this.patchOf(record), set: {}, dueAt: first + n }));
       const written = await writer.write(changes);
       if (!written.ok && written.reason === 'conflict') return { conflict: true };
       if (!written.ok) log('error', `${this.name}: cannot queue parked ${job}s`, { reason: written.reason });

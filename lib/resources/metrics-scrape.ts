@@ -1,7 +1,8 @@
 // GET /$metrics (CONVENTIONS.md#metrics): what the server has done and
 // holds, in the text exposition format 0.0.4 (lib/prometheus.ts). What it counted as it worked
-// (lib/server-metrics.ts: requests, latency, group commits), then what is read at the scrape:
-// received events and deliveries by status (`dead` is what the dead-letter files hold); live
+// (lib/server-metrics.ts: requests, latency, group commits, subscriptions disabled), then what is
+// read at the scrape: received events and deliveries by status now (`dead`: those dead now, which a
+// `$retry` or their expiry takes out; the dead-letter files keep a line for each time one went dead); live
 // records; bytes on disk; resident memory; response bytes queued to sockets and responses abandoned
 // (lib/http/send-queue.ts); expensive filters running (lib/query/expensive.ts).
 import { nextTurn } from '../clock.js';
@@ -39,14 +40,15 @@ export async function getMetrics(
     m.sync,
     m.groups,
     m.groupBytes,
+    m.disabled,
     new Gauge(
       'resapi_inbox_events',
-      'Received webhook events by status (dead ones are in dead-letter.jsonl).',
+      'Received webhook events in /$inbox now, by status (dead: dead now; $retry takes one out).',
       () => inbox,
     ),
     new Gauge(
       'resapi_outbox_deliveries',
-      'Webhook deliveries by status (dead ones are in outbox-dead-letter.jsonl).',
+      'Webhook deliveries in /$outbox now, by status (dead: dead now; $retry takes one out).',
       () => outbox,
     ),
     new Gauge(

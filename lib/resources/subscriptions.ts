@@ -19,6 +19,7 @@ import { generatedSecret, secretWrites } from '../webhooks/secrets.js';
 import {
   checkSubscription, pointsAtSelf, SECRET_SPACE, secretOf, SUBSCRIPTION_SPACE,
 } from '../webhooks/subscriptions.js';
+import { STREAK_SPACE } from '../webhooks/auto-disable.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { conditionalDelete, conditionalPut, type Admission, type ConditionalWriting } from './conditional-writes.js';
@@ -34,7 +35,7 @@ const GUARD_ID = 'creates';
 const SUBSCRIPTIONS: Listing = {
   space: SUBSCRIPTION_SPACE,
   path: '/$subscriptions',
-  fields: new Set(['id', 'url', 'events', 'status']),
+  fields: new Set(['id', 'url', 'events', 'status', 'disabledReason', 'disabledAt']),
 };
 
 export function getSubscriptions(app: Paging, rq: RequestContext): Promise<Reply> {
@@ -121,7 +122,9 @@ function roomForOneMore(store: Store, limit: number): Admission {
 export function deleteSubscription(app: ConditionalWriting, rq: RequestContext): Promise<Reply> {
   const id = rq.params.get('id');
   const dropSecret: Mutation = { kind: 'delete', collection: SECRET_SPACE, id };
-  return conditionalDelete(app, rq, SUBSCRIPTION_SPACE, id, undefined, [dropSecret]);
+  // Its failure streak goes with it (CONVENTIONS.md#auto-disable).
+  const dropStreak: Mutation = { kind: 'delete', collection: STREAK_SPACE, id };
+  return conditionalDelete(app, rq, SUBSCRIPTION_SPACE, id, undefined, [dropSecret, dropStreak]);
 }
 
 function subscriptionReply(

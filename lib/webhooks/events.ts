@@ -23,6 +23,10 @@
 // rows are made, so the stored body leaves it out, `sequenceAt` marks where it goes, and every read
 // of the body (eventBody) puts in the version of the event's own record, written by the same commit:
 // the same bytes on every attempt.
+//
+// One event announces no change of an item: `subscription.disabled`, that the server disabled a
+// subscription (CONVENTIONS.md#auto-disable), written with the disabling, for the other active
+// subscriptions that name it exactly (`disabledNoticeMutations`).
 import type { Clock, Random } from '../clock.js';
 import { newId } from '../ids.js';
 import type { JobSpaces } from '../jobs/policy.js';
@@ -32,6 +36,7 @@ import { isCollectionName } from '../names.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import { represent, type Representation } from '../protocol/representation.js';
 import { SUBSCRIPTION_SPACE, subscriptionOf, wants, type Change, type Subscription } from './subscriptions.js';
+import { SUBSCRIPTION_DISABLED, wantsDisabledNotice } from './subscriptions.js';
 
 export const OUTBOX_SPACE = '$outbox';
 /** One record per event: `{ "body", "deliveries": [delivery ids] }`, under the event's id. */
@@ -150,4 +155,48 @@ function describe(
     case 'patch':
       return undefined;
   }
+}
+
+export interface NoticeContext {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly random: Random;
+}
+
+/**
+ * The outbox rows of the notice that `subscription` was disabled, to go in the batch that disables it:
+ * `{ "id", "event", "type", "occurredAt", "data": { "subscription", "reason", "disabledAt" } }`, one
+ * delivery to each other active subscription that names `subscription.disabled`; nothing when none does.
+ */
+export function disabledNoticeMutations(
+  context: NoticeContext,
+  subscription: string,
+  reason: string,
+  disabledAt: string,
+): Mutation[] {
+  const { store, clock, random } = context;
+  const targets = store
+    .scan(SUBSCRIPTION_SPACE)
+    .map((record) => subscriptionOf(record.doc))
+    .filter((one): one is Subscription => one !== undefined && one.active && one.id !== subscription)
+    .filter(wantsDisabledNotice);
+  if (targets.length === 0) return [];
+  const now = clock.now();
+  const expiresAt = now + OUTBOX_RETENTION_MS;
+  const eventId = newId(now, (size) => random.bytes(size));
+  const event = SUBSCRIPTION_DISABLED;
+  const data = { subscription, reason, disabledAt };
+  const body = JSON.stringify({ id: eventId, event, type: event, occurredAt: disabledAt, data });
+  const deliveries = targets.map(() => newId(now, (size) => random.bytes(size)));
+  const mutations: Mutation[] = [
+    { kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: { body, deliveries }, expiresAt },
+  ];
+  for (const [at, target] of targets.entries()) {
+    const id = deliveries[at] as string;
+    const item: JsonObject = {
+      id, eventId, subscription: target.id, event, status: 'pending', attempts: 0, createdAt: disabledAt,
+    };
+    mutations.push(jobItem(OUTBOX_SPACES, id, item, now, expiresAt));
+  }
+  return mutations;
 }

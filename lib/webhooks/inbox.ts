@@ -25,7 +25,7 @@ import type { WebhooksConfig } from '../config.js';
 import type { JobPolicy, JobSpaces, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
 import { JobQueue, newJob } from '../jobs/queue.js';
 import { isJsonObject, type JsonObject } from '../json.js';
-import type { Logger } from '../log.js';
+import { limitedLogger, type Logger } from '../log.js';
 import { INBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
@@ -63,6 +63,8 @@ const DAY_MS = 86_400_000;
 /** One kind holds at most 1/KIND_SHARE of the handler workers (at least one). */
 const KIND_SHARE = 4;
 const MAX_ERROR_TEXT = 500;
+/** Log lines a second, at most, saying a handler failed (lib/log.ts limitedLogger). */
+const FAILURE_LINES_PER_SECOND = 10;
 
 export interface InboxOptions {
   readonly store: Store;
@@ -123,6 +125,8 @@ class InboxPolicy implements JobPolicy {
   readonly forgetOnRestart = ['lastError'];
   /** One promise for the whole queue, settled when a drain gives up waiting (one listener, not one per event). */
   private stopping: Promise<'stopped'> | undefined;
+  /** Where a failed run is said, one line each, bounded (CONVENTIONS.md#webhook-handlers). */
+  private readonly failureLog: Logger;
 
   constructor(
     private readonly options: InboxOptions,
@@ -131,6 +135,7 @@ class InboxPolicy implements JobPolicy {
     this.backoff = withSchedule(INBOX_BACKOFF, options.config.retry);
     this.workers = options.config.workers;
     this.perGroup = Math.max(1, Math.floor(options.config.workers / KIND_SHARE));
+    this.failureLog = limitedLogger(options.log, () => options.clock.now(), FAILURE_LINES_PER_SECOND);
   }
 
   /** Events are grouped by kind for the workers' shares. */
@@ -149,6 +154,8 @@ class InboxPolicy implements JobPolicy {
     const ran = await this.call(handler, record, body, attempt, stop);
     if (ran === 'stopped') return { kind: 'stopped' };
     if (ran === 'done') return { kind: 'done', set: { processedAt: new Date(this.options.clock.now()).toISOString() } };
+    const said = { id: record.id, event: this.groupOf(record), attempt, error: ran.error };
+    this.failureLog('warn', 'webhook handlers: a handler failed', said);
     return { kind: 'retry', set: {}, error: ran.error };
   }
 

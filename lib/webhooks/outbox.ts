@@ -14,7 +14,10 @@
 // loses nothing, a Retry-After taking the place of the backoff, clamped to the schedule's cap; any
 // other status is dead at once, and a 410 also disables the subscription. A dead delivery keeps its
 // body, says so in /$outbox, and gets a line in `outbox-dead-letter.jsonl`. Redirects are not followed
-// (a receiver moves by a PUT of its subscription), so a 3xx is dead too. With
+// (a receiver moves by a PUT of its subscription), so a 3xx is dead too. Every attempt that is not a
+// 2xx counts in its subscription's failure streak, and one that has failed long and often enough
+// disables it (auto-disable.ts, CONVENTIONS.md#auto-disable); a disabled subscription's deliveries
+// wait (parked: not sent, not lost) and go, in their order, once it is active again. With
 // `outbox.refusePrivateAddresses`, a receiver at a loopback, private, link-local, unique-local or
 // unspecified address (after DNS, post.ts) is dead at once with "address not allowed", nothing more.
 //
@@ -25,7 +28,8 @@
 //
 // A worker takes the next delivery while an outcome is written (deliveries are at least once), and
 // one worker at most serves a subscription, so slow or dead receivers hold one worker each while
-// other receivers are served.
+// other receivers are served. The outcome of a failed attempt, or of a 2xx that ends a failure
+// streak, is written before the subscription's next delivery starts: that one reads the streak.
 import type { Clock, Random } from '../clock.js';
 import type { ErrorDetail, OutboxConfig } from '../config.js';
 import type { DeadOutcome, JobPolicy, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
@@ -36,8 +40,9 @@ import { retryAfterMs } from '../protocol/retry-after.js';
 import { webhookSignature } from '../protocol/signature.js';
 import { standardSignature } from '../protocol/standard-signature.js';
 import { OUTBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
-import type { Mutation, Store, StoredRecord } from '../store/types.js';
+import type { Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
+import { AutoDisable, type DisableCause } from './auto-disable.js';
 import { EventBodies } from './event-bodies.js';
 import { OUTBOX_SPACES } from './events.js';
 import { WebhookPoster, type FailureClass } from './post.js';
@@ -68,6 +73,8 @@ export interface OutboxOptions {
   readonly drainTimeoutMs: number;
   /** The User-Agent deliveries carry. */
   readonly userAgent: string;
+  /** Counts each subscription the server disables, by cause (lib/server-metrics.ts). */
+  readonly countDisabled?: (cause: DisableCause) => void;
 }
 
 export class Outbox {
@@ -75,7 +82,7 @@ export class Outbox {
   readonly queue: JobQueue;
 
   constructor(options: OutboxOptions) {
-    this.queue = new JobQueue(new OutboxPolicy(options), options);
+    this.queue = new JobQueue(new OutboxPolicy(options, () => this.queue.resume()), options);
   }
 
   /** PUT /$outbox/{id}/$retry: `refused` names what the delivery is when it is neither failed nor dead. */
@@ -104,14 +111,20 @@ class OutboxPolicy implements JobPolicy {
   readonly forgetOnRestart = [];
   private readonly poster: WebhookPoster;
   private readonly detail: ErrorDetail;
+  private readonly autoDisable: AutoDisable;
 
-  constructor(private readonly options: OutboxOptions) {
+  constructor(
+    private readonly options: OutboxOptions,
+    resume: () => void,
+  ) {
     this.backoff = withSchedule(OUTBOX_BACKOFF, options.config.retry);
     this.workers = options.config.workers;
     this.perGroup = 1;
     this.poster = new WebhookPoster(options.clock);
     this.sharedBodies = new EventBodies({ ...options, done: this.words.done });
     this.detail = options.config.errorDetail;
+    const { disableAfterS } = options.config;
+    this.autoDisable = new AutoDisable({ ...options, disableAfterS, resume });
   }
 
   groupOf(record: StoredRecord): string {
@@ -120,6 +133,13 @@ class OutboxPolicy implements JobPolicy {
 
   close(): void {
     this.poster.close();
+    this.autoDisable.close();
+  }
+
+  /** A parked delivery goes once its subscription is active again, or deleted (then it is dead). */
+  runnable(record: StoredRecord): boolean {
+    const subscription = this.options.store.get(SUBSCRIPTION_SPACE, String(record.doc['subscription']));
+    return subscription === undefined || subscription.doc['status'] === 'active';
   }
 
   gaveUp(outcome: RetryOutcome, attempts: number): string {
@@ -139,8 +159,9 @@ class OutboxPolicy implements JobPolicy {
     const subscriptionId = String(record.doc['subscription']);
     const stored = store.get(SUBSCRIPTION_SPACE, subscriptionId);
     const subscription = stored === undefined ? undefined : subscriptionOf(stored.doc);
-    if (subscription === undefined) return dead(null, 'the subscription was deleted');
-    if (!subscription.active) return dead(null, 'the subscription is disabled');
+    if (stored === undefined || subscription === undefined) return dead(null, 'the subscription was deleted');
+    // Not sent and not lost: it waits until the subscription is active again (CONVENTIONS.md#auto-disable).
+    if (!subscription.active) return { kind: 'park' };
     const now = clock.now();
     const secrets = signingSecrets(store.get(SECRET_SPACE, subscriptionId)?.doc, now);
     if (secrets.length === 0 || body === undefined) return dead(null, 'the delivery has lost its secret or body');
@@ -159,46 +180,54 @@ class OutboxPolicy implements JobPolicy {
     });
     switch (sent.kind) {
       case 'answered':
-        return this.classify(sent.status, sent.retryAfter, subscriptionId);
+        return this.classify(sent.status, sent.retryAfter, stored);
       case 'timeout': {
         const error = this.told('timeout', `no answer within ${config.timeoutMs} ms`);
-        return { kind: 'retry', set: { lastStatus: null }, error };
+        return this.failed(stored, { kind: 'retry', set: { lastStatus: null }, error }, error);
       }
-      case 'failed':
-        return { kind: 'retry', set: { lastStatus: null }, error: this.told(sent.failure, sent.error) };
+      case 'failed': {
+        const error = this.told(sent.failure, sent.error);
+        return this.failed(stored, { kind: 'retry', set: { lastStatus: null }, error }, error);
+      }
       case 'not-allowed':
-        return dead(null, NOT_ALLOWED);
+        return this.failed(stored, dead(null, NOT_ALLOWED), NOT_ALLOWED);
       case 'stopped':
         return { kind: 'stopped' };
     }
   }
 
-  private classify(status: number, retryAfter: string | undefined, subscriptionId: string): RunOutcome {
+  private classify(status: number, retryAfter: string | undefined, subscription: StoredRecord): RunOutcome {
     const now = this.options.clock.now();
     if (status >= 200 && status < 300) {
-      return { kind: 'done', set: { lastStatus: status, deliveredAt: new Date(now).toISOString() } };
+      const set = { lastStatus: status, deliveredAt: new Date(now).toISOString() };
+      const also = this.autoDisable.delivered(subscription);
+      return also.length === 0 ? { kind: 'done', set } : { kind: 'done', set, also, recordFirst: true };
     }
     if (status >= 500 || RETRIED_STATUSES.has(status)) {
       const wait = retryAfterMs(retryAfter, now);
-      return { kind: 'retry', set: { lastStatus: status }, ...(wait === undefined ? {} : { retryAfterMs: wait }) };
+      const later = wait === undefined ? {} : { retryAfterMs: wait };
+      const retry: RetryOutcome = { kind: 'retry', set: { lastStatus: status }, ...later };
+      return this.failed(subscription, retry, this.told(`HTTP ${status}`, `the receiver answered ${status}`));
     }
     if (status === GONE) {
       const error = this.told(`HTTP ${status}`, 'the receiver answered 410 Gone: the subscription is disabled');
-      return { ...dead(status, error), also: this.disabling(subscriptionId) };
+      return { ...dead(status, error), also: this.autoDisable.gone(subscription), recordFirst: true };
     }
-    return dead(status, this.told(`HTTP ${status}`, `the receiver answered ${status}, which a retry would not change`));
+    const error = this.told(`HTTP ${status}`, `the receiver answered ${status}, which a retry would not change`);
+    return this.failed(subscription, dead(status, error), error);
+  }
+
+  /**
+   * A failed attempt, counted in its subscription's failure streak (auto-disable.ts), which may
+   * disable it: written before the subscription's next delivery starts, so that one reads the streak.
+   */
+  private failed<T extends RetryOutcome | DeadOutcome>(subscription: StoredRecord, outcome: T, error: string): T {
+    return { ...outcome, also: this.autoDisable.failed(subscription, error), recordFirst: true };
   }
 
   /** A `lastError` as `outbox.errorDetail` allows: the whole of it, or only its class. */
   private told(failureClass: FailureClass | `HTTP ${string}`, full: string): string {
     return this.detail === 'class' ? failureClass : full;
-  }
-
-  /** The mutation that disables a subscription (its receiver said 410 Gone). */
-  private disabling(subscriptionId: string): Mutation[] {
-    const stored = this.options.store.get(SUBSCRIPTION_SPACE, subscriptionId);
-    if (stored === undefined || stored.doc['status'] === 'disabled') return [];
-    return [{ kind: 'patch', collection: SUBSCRIPTION_SPACE, id: subscriptionId, set: { status: 'disabled' } }];
   }
 }
 

@@ -5,7 +5,9 @@
 // (secrets.ts: generated when a create leaves it out, kept when a replace does, rotated with an overlap).
 //
 // Event kinds are `<collection>.<change>`, change one of created, replaced, deleted, restored. A
-// subscription's patterns are exact kinds, `<collection>.*` (every change of a collection), or `*`.
+// subscription's patterns are exact kinds, `<collection>.*` (every change of a collection), or `*`;
+// and `subscription.disabled`, the notice that another subscription was disabled, which only that
+// exact pattern matches (CONVENTIONS.md#auto-disable), so a subscriber to `*` sees nothing new.
 // A URL is absolute http or https, without credentials or a fragment; one that points at this server
 // itself is refused, so no delivery can loop back into the changes that cause deliveries.
 import { lookup } from 'node:dns/promises';
@@ -20,6 +22,8 @@ export const SUBSCRIPTION_SPACE = '$subscriptions';
 export const SECRET_SPACE = '$subscription-secrets';
 const CHANGES = ['created', 'replaced', 'deleted', 'restored'] as const;
 export type Change = (typeof CHANGES)[number];
+/** The kind of the notice that a subscription was disabled (CONVENTIONS.md#auto-disable). */
+export const SUBSCRIPTION_DISABLED = 'subscription.disabled';
 
 const MEMBERS = new Set(['id', 'url', 'events', 'secret', 'status', 'secretOverlapS', 'rateLimit']);
 /** Members a PUT body may carry but never sets: what the server says about the subscription. */
@@ -66,7 +70,8 @@ export function checkSubscription(id: string, body: JsonObject): CheckedSubscrip
   if (badUrl !== undefined) refuse('/url', badUrl);
   const patterns = Array.isArray(events) && events.every((one) => typeof one === 'string' && isPattern(one));
   if (!patterns || events.length === 0 || events.length > MAX_PATTERNS) {
-    const kinds = '"*", "<collection>.*" or "<collection>.<created|replaced|deleted|restored>"';
+    const changes = '"<collection>.<created|replaced|deleted|restored>"';
+    const kinds = `"*", "<collection>.*", ${changes} or "${SUBSCRIPTION_DISABLED}"`;
     refuse('/events', `must be 1-${MAX_PATTERNS} patterns: ${kinds}`);
   }
   if (secret !== undefined && (typeof secret !== 'string' || secret === '' || secret.length > MAX_SECRET)) {
@@ -104,6 +109,11 @@ export function subscriptionOf(doc: JsonObject): Subscription | undefined {
   const overlap = typeof secretOverlapS === 'number' ? secretOverlapS : DEFAULT_SECRET_OVERLAP_S;
   const rate = typeof rateLimit === 'number' ? rateLimit : undefined;
   return { id, url, events: patterns, active: status === 'active', secretOverlapS: overlap, rateLimit: rate };
+}
+
+/** Does the subscription want the notice that another one was disabled? Only by its exact name. */
+export function wantsDisabledNotice(subscription: Subscription): boolean {
+  return subscription.events.includes(SUBSCRIPTION_DISABLED);
 }
 
 /** Does the subscription want events of `kind` (`<collection>.<change>`)? */
@@ -178,7 +188,7 @@ function urlProblem(text: string): string | undefined {
 }
 
 function isPattern(pattern: string): boolean {
-  if (pattern === '*') return true;
+  if (pattern === '*' || pattern === SUBSCRIPTION_DISABLED) return true;
   const dot = pattern.lastIndexOf('.');
   if (dot <= 0) return false;
   const collection = pattern.slice(0, dot);

@@ -91,6 +91,36 @@ describe('GET /$metrics', () => {
   });
 });
 
+describe('GET /$metrics: dead is dead now', () => {
+  let answered = 0;
+  let receiver: Server;
+  before(async () => {
+    // 400 the first time (dead at once), 200 after.
+    receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(++answered === 1 ? 400 : 200).end()));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  });
+  after(() => {
+    receiver.close();
+  });
+  const server = serverForSuite({ memory: true });
+
+  it('should count the deliveries dead now (a $retry takes one out; the dead-letter line stays), and each cause of disabling from 0', async () => {
+    const subscription = { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['things.*'], secret: 's' };
+    assert.equal((await request(server.url, '/$subscriptions/once-refused', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body: JSON.stringify(subscription) })).status, 201);
+    assert.equal((await create(server.url, '/things/c', { id: 'c' })).status, 201);
+    const deliveryId = server.store.scan(OUTBOX_SPACE)[0]?.id as string;
+    await recordWhere(server.store, OUTBOX_SPACE, deliveryId, (record) => record.doc['status'] === 'dead');
+    const dead = (families: Map<string, MetricFamily>): number | undefined => sampleValue(families, 'resapi_outbox_deliveries', 'resapi_outbox_deliveries', { status: 'dead' });
+    const before = await scrape(server);
+    assert.equal(dead(before), 1);
+    for (const cause of ['gone', 'failing']) assert.equal(sampleValue(before, 'resapi_subscriptions_disabled_total', 'resapi_subscriptions_disabled_total', { cause }), 0);
+    assert.equal((await request(server.url, `/$outbox/${deliveryId}/$retry`, { method: 'PUT' })).status, 202);
+    await recordWhere(server.store, OUTBOX_SPACE, deliveryId, (record) => record.doc['status'] === 'delivered');
+    assert.equal(dead(await scrape(server)), 0);
+    assert.equal((await server.store.readSideLog('outbox-dead-letter')).length, 1);
+  });
+});
+
 describe('GET /$metrics with --memory', () => {
   it('should report no bytes on disk and no group commits', async () => {
     await withServer({ memory: true }, async (server) => {
