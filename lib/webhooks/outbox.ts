@@ -129,6 +129,12 @@ class OutboxPolicy implements JobPolicy {
     return { id: record.id, eventId: eventId ?? null, subscription: subscription ?? null, event: event ?? null };
   }
 
+  /** A subscription's `rateLimit`: the least time between the starts of its deliveries, ping aside. */
+  spacingMs(record: StoredRecord): number {
+    const rate = this.options.store.get(SUBSCRIPTION_SPACE, String(record.doc['subscription']))?.doc['rateLimit'];
+    return typeof rate === 'number' && rate > 0 ? 1000 / rate : 0;
+  }
+
   /** One POST of the delivery; never throws. */
   async run(record: StoredRecord, body: string | undefined, _attempt: number, stop: AbortSignal): Promise<RunOutcome> {
     const { store, clock, config } = this.options;
