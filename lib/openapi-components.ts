@@ -155,6 +155,18 @@ export function schemas(config: Config): JsonObject {
         nextAttemptAt: DATE_TIME,
         lastStatus: { type: 'integer' },
         lastError: STRING,
+        // CONVENTIONS.md#attempt-log: on the item only, never on a page of /$outbox.
+        attemptLog: {
+          type: 'array',
+          maxItems: 15,
+          items: {
+            type: 'object',
+            required: ['at', 'durationMs'],
+            properties: {
+              at: DATE_TIME, status: { type: 'integer' }, error: STRING, durationMs: { type: 'integer', minimum: 0 },
+            },
+          },
+        },
       },
     },
     Subscription: {

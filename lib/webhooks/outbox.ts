@@ -24,6 +24,10 @@
 // A worker takes the next delivery while an outcome is written (deliveries are at least once), and
 // one worker at most serves a subscription, so slow or dead receivers hold one worker each while
 // other receivers are served.
+//
+// Each attempt adds its entry to the delivery's attempt log in the write of its outcome
+// (attempt-log.ts, CONVENTIONS.md#attempt-log). A subscription's `rateLimit` spaces the starts of its
+// deliveries (the runner's pace, lib/jobs/runner.ts; CONVENTIONS.md#rate-limits-and-timeouts).
 import type { Clock, Random } from '../clock.js';
 import type { ErrorDetail, OutboxConfig } from '../config.js';
 import type { DeadOutcome, JobPolicy, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
@@ -35,6 +39,7 @@ import { webhookSignature } from '../protocol/signature.js';
 import { OUTBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
+import { ATTEMPT_LOG, attemptEntry, withAttempt } from './attempt-log.js';
 import { EventBodies } from './event-bodies.js';
 import { OUTBOX_SPACES } from './events.js';
 import { WebhookPoster, type FailureClass } from './post.js';
@@ -135,8 +140,23 @@ class OutboxPolicy implements JobPolicy {
     return typeof rate === 'number' && rate > 0 ? 1000 / rate : 0;
   }
 
-  /** One POST of the delivery; never throws. */
+  /** One attempt, and its entry in the attempt log, written with its outcome (CONVENTIONS.md#attempt-log). */
   async run(record: StoredRecord, body: string | undefined, _attempt: number, stop: AbortSignal): Promise<RunOutcome> {
+    const { clock } = this.options;
+    const at = clock.now();
+    const started = clock.monotonic();
+    const outcome = await this.send(record, body, stop);
+    if (outcome.kind === 'park' || outcome.kind === 'stopped') return outcome;
+    const status = outcome.set['lastStatus'];
+    // The receiver's status when it answered, else what went wrong (lastError's words, without "gave up").
+    const error = outcome.kind === 'done' ? '' : outcome.error ?? '';
+    const result = typeof status === 'number' ? { status } : { error };
+    const entry = attemptEntry(at, clock.monotonic() - started, result);
+    return { ...outcome, set: { ...outcome.set, [ATTEMPT_LOG]: withAttempt(record.doc[ATTEMPT_LOG], entry) } };
+  }
+
+  /** One POST of the delivery; never throws. */
+  private async send(record: StoredRecord, body: string | undefined, stop: AbortSignal): Promise<RunOutcome> {
     const { store, clock, config } = this.options;
     const subscriptionId = String(record.doc['subscription']);
     const stored = store.get(SUBSCRIPTION_SPACE, subscriptionId);
