@@ -227,6 +227,17 @@ export function schemas(config: Config): JsonObject {
       required: ['status'],
       properties: { status: { enum: ['accepted', 'duplicate'] } },
     },
+    // CONVENTIONS.md#ping: a ping takes no options.
+    PingInput: { type: 'object', additionalProperties: false, maxProperties: 0 },
+    PingAnswer: {
+      type: 'object',
+      required: ['status', 'durationMs'],
+      properties: {
+        status: { type: ['integer', 'null'], description: "The receiver's status; null when it did not answer." },
+        error: STRING,
+        durationMs: { type: 'integer', minimum: 0 },
+      },
+    },
     Text: STRING,
     OpenApiDocument: { type: 'object', required: ['openapi', 'info'], properties: { openapi: { type: 'string' } } },
   };

@@ -25,6 +25,7 @@ import { getInbox, getInboxEvent, retryInboxEvent } from './resources/inbox.js';
 import { receiveWebhook } from './resources/receiver.js';
 import { getDelivery, getOutbox, retryDelivery } from './resources/outbox.js';
 import { deleteSubscription, getSubscription, getSubscriptions, putSubscription } from './resources/subscriptions.js';
+import { pingSubscription } from './resources/ping.js';
 
 /** The methods a route may declare; HEAD and OPTIONS are derived, never declared. */
 export type DeclaredMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -56,7 +57,8 @@ export type RequestInput =
 /** The shapes bodies take, named as lib/openapi.ts names its schema components. */
 export type SchemaName =
   | 'Item' | 'QueryDefinition' | 'ServiceDocument' | 'Health' | 'InboxEvent' | 'Delivery' | 'Subscription'
-  | 'SubscriptionInput' | 'BulkReport' | 'WebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument';
+  | 'SubscriptionInput' | 'BulkReport' | 'WebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument'
+  | 'PingInput' | 'PingAnswer';
 
 export interface EndpointDoc {
   readonly summary: string;
@@ -75,7 +77,7 @@ export interface EndpointDoc {
 export type RouteName =
   | 'service' | 'health' | 'metrics' | 'openapi' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query'
   | 'query-definition' | 'inbox' | 'inbox-event' | 'inbox-retry' | 'subscriptions' | 'subscription' | 'outbox'
-  | 'delivery' | 'delivery-retry';
+  | 'delivery' | 'delivery-retry' | 'subscription-ping';
 
 export interface RouteEntry extends RoutePattern<RouteName> {
   /**
@@ -316,6 +318,24 @@ export function routeTable(config: Config): readonly RouteEntry[] {
             summary: 'Delete a subscription (idempotent)',
             responses: CONDITIONAL_DELETE,
             reads: WRITE_CONDITIONS,
+          },
+        },
+      },
+    },
+    {
+      name: 'subscription-ping',
+      path: '/$subscriptions/{id}/$ping',
+      methods: {
+        POST: {
+          produces: JSON_ONLY,
+          body: JSON_BODY,
+          handle: pingSubscription,
+          doc: {
+            summary: 'Send a signed ping event to the subscription now (not stored, not retried)',
+            // 200 whatever the receiver answered; 409 on a disabled subscription (CONVENTIONS.md#ping).
+            responses: { 200: NO_STORE, 404: [], 409: [], 503: [] },
+            accepts: 'PingInput',
+            returns: 'PingAnswer',
           },
         },
       },

@@ -27,7 +27,8 @@
 //
 // Each attempt adds its entry to the delivery's attempt log in the write of its outcome
 // (attempt-log.ts, CONVENTIONS.md#attempt-log). A subscription's `rateLimit` spaces the starts of its
-// deliveries (the runner's pace, lib/jobs/runner.ts; CONVENTIONS.md#rate-limits-and-timeouts).
+// deliveries (the runner's pace, lib/jobs/runner.ts; CONVENTIONS.md#rate-limits-and-timeouts). A ping
+// goes through the same poster, stored nowhere (ping.ts, CONVENTIONS.md#ping).
 import type { Clock, Random } from '../clock.js';
 import type { ErrorDetail, OutboxConfig } from '../config.js';
 import type { DeadOutcome, JobPolicy, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
@@ -42,6 +43,7 @@ import type { Writer } from '../writes/writer.js';
 import { ATTEMPT_LOG, attemptEntry, withAttempt } from './attempt-log.js';
 import { EventBodies } from './event-bodies.js';
 import { OUTBOX_SPACES } from './events.js';
+import { sendPing, type PingResult } from './ping.js';
 import { WebhookPoster, type FailureClass } from './post.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, secretOf, subscriptionOf } from './subscriptions.js';
 
@@ -75,8 +77,16 @@ export class Outbox {
   /** The lifecycle component: the queue that sends the deliveries. */
   readonly queue: JobQueue;
 
+  private readonly policy: OutboxPolicy;
+
   constructor(options: OutboxOptions) {
-    this.queue = new JobQueue(new OutboxPolicy(options), options);
+    this.policy = new OutboxPolicy(options);
+    this.queue = new JobQueue(this.policy, options);
+  }
+
+  /** POST /$subscriptions/{id}/$ping: one signed ping now, through the deliveries' poster (ping.ts). */
+  ping(subscriptionId: string): Promise<PingResult> {
+    return this.policy.ping(subscriptionId);
   }
 
   /** PUT /$outbox/{id}/$retry: `refused` names what the delivery is when it is neither failed nor dead. */
@@ -105,6 +115,8 @@ class OutboxPolicy implements JobPolicy {
   readonly forgetOnRestart = [];
   private readonly poster: WebhookPoster;
   private readonly detail: ErrorDetail;
+  /** Stops the pings in flight when the queue closes. */
+  private readonly pings = new AbortController();
 
   constructor(private readonly options: OutboxOptions) {
     this.backoff = withSchedule(OUTBOX_BACKOFF, options.config.retry);
@@ -120,7 +132,15 @@ class OutboxPolicy implements JobPolicy {
   }
 
   close(): void {
+    this.pings.abort();
     this.poster.close();
+  }
+
+  ping(subscriptionId: string): Promise<PingResult> {
+    const { store, clock, random, config, userAgent } = this.options;
+    const { timeoutMs, refusePrivateAddresses } = config;
+    const options = { store, clock, random, poster: this.poster, timeoutMs, refusePrivateAddresses, userAgent };
+    return sendPing({ ...options, errorDetail: this.detail, shutdown: this.pings.signal }, subscriptionId);
   }
 
   gaveUp(outcome: RetryOutcome, attempts: number): string {
