@@ -31,6 +31,8 @@ const DATE_TIME: JsonObject = { type: 'string', format: 'date-time' };
 const STRING: JsonObject = { type: 'string' };
 /** CONVENTIONS.md#names: 1-128 characters of [A-Za-z0-9._~-], not "." or "..". */
 const RESOURCE_ID_SCHEMA: JsonObject = { type: 'string', pattern: RESOURCE_ID.source, not: { enum: ['.', '..'] } };
+/** CONVENTIONS.md#rate-limits-and-timeouts: deliveries per second, optional. */
+const RATE_LIMIT: JsonObject = { type: 'number', exclusiveMinimum: 0, maximum: 10_000 };
 
 export function schemas(config: Config): JsonObject {
   const types = Object.keys(PROBLEM_TYPES) as ProblemType[];
@@ -176,6 +178,7 @@ export function schemas(config: Config): JsonObject {
         id: RESOURCE_ID_SCHEMA,
         url: { type: 'string', format: 'uri' },
         events: { type: 'array', minItems: 1, items: STRING },
+        rateLimit: RATE_LIMIT,
         status: { enum: ['active', 'disabled'] },
       },
     },
@@ -192,6 +195,7 @@ export function schemas(config: Config): JsonObject {
           minItems: 1,
           items: { type: 'string', examples: ['*', 'products.*', 'products.created'] },
         },
+        rateLimit: RATE_LIMIT,
         secret: { type: 'string', minLength: 1, writeOnly: true },
         status: { enum: ['active', 'disabled'] },
       },
