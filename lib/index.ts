@@ -1,7 +1,7 @@
 // Public entry point: `import { start } from 'resapi'` (CONVENTIONS.md#embedding), and the conformance
 // checker (CONVENTIONS.md#conformance-checker) for a project's own tests: `import { runChecks } from 'resapi'`.
 export { start } from './server.js';
-export type { ResapiServer, RuntimeOptions, StartOptions } from './server.js';
+export type { ConfigOptions, ResapiServer, RuntimeOptions, StartOptions } from './server.js';
 export type { Config, CollectionConfig } from './config.js';
 export { FilterSlots } from './query/expensive.js';
 export type { RetrySchedule } from './retry.js';

@@ -180,9 +180,11 @@ export function schemas(config: Config): JsonObject {
         events: { type: 'array', minItems: 1, items: STRING },
         rateLimit: RATE_LIMIT,
         status: { enum: ['active', 'disabled'] },
+        secretOverlapS: { type: 'integer', minimum: 0 },
       },
     },
-    // CONVENTIONS.md#subscriptions: the secret is write-only, required to create, kept when a replace leaves it out.
+    // CONVENTIONS.md#subscriptions: the secret is write-only, generated when a create leaves it out, kept when a
+    // replace does; CONVENTIONS.md#signing-secrets-and-rotation: a new one leaves the old signing secretOverlapS.
     SubscriptionInput: {
       type: 'object',
       additionalProperties: false,
@@ -196,9 +198,17 @@ export function schemas(config: Config): JsonObject {
           items: { type: 'string', examples: ['*', 'products.*', 'products.created'] },
         },
         rateLimit: RATE_LIMIT,
-        secret: { type: 'string', minLength: 1, writeOnly: true },
+        secret: { type: 'string', minLength: 1, maxLength: 1024, writeOnly: true },
         status: { enum: ['active', 'disabled'] },
+        secretOverlapS: { type: 'integer', minimum: 0, maximum: 2592000, default: 86400 },
       },
+    },
+    // No example: a secret is never written in documentation.
+    SubscriptionSecret: {
+      type: 'object',
+      description: 'The current signing secret; a generated one is whsec_ and the base64 of 24 random bytes.',
+      required: ['secret'],
+      properties: { secret: { type: 'string', minLength: 1, maxLength: 1024 } },
     },
     BulkReport: {
       type: 'object',
@@ -240,6 +250,31 @@ export function schemas(config: Config): JsonObject {
         status: { type: ['integer', 'null'], description: "The receiver's status; null when it did not answer." },
         error: STRING,
         durationMs: { type: 'integer', minimum: 0 },
+      },
+    },
+    // CONVENTIONS.md#recovering-after-an-outage: both bounds included; until defaults to now.
+    RecoverWindow: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['since'],
+      properties: { since: DATE_TIME, until: DATE_TIME },
+    },
+    InboxRecoverWindow: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['since'],
+      properties: {
+        since: DATE_TIME,
+        until: DATE_TIME,
+        source: { type: 'string', description: 'A receiving source: "webhooks", or <name> of /webhooks/<name>' },
+      },
+    },
+    RecoverReport: {
+      type: 'object',
+      required: ['requeued', 'remaining'],
+      properties: {
+        requeued: { type: 'integer', minimum: 0 },
+        remaining: { type: 'integer', minimum: 0, description: 'Left for a repeat of the request (past its limit)' },
       },
     },
     Text: STRING,

@@ -24,7 +24,10 @@ import { getOpenApi } from './resources/openapi.js';
 import { getInbox, getInboxEvent, retryInboxEvent } from './resources/inbox.js';
 import { receiveWebhook } from './resources/receiver.js';
 import { getDelivery, getOutbox, retryDelivery } from './resources/outbox.js';
-import { deleteSubscription, getSubscription, getSubscriptions, putSubscription } from './resources/subscriptions.js';
+import {
+  deleteSubscription, getSubscription, getSubscriptions, getSubscriptionSecret, putSubscription,
+} from './resources/subscriptions.js';
+import { recoverDeliveries, recoverInbox } from './resources/recover.js';
 import { pingSubscription } from './resources/ping.js';
 
 /** The methods a route may declare; HEAD and OPTIONS are derived, never declared. */
@@ -58,7 +61,8 @@ export type RequestInput =
 export type SchemaName =
   | 'Item' | 'QueryDefinition' | 'ServiceDocument' | 'Health' | 'InboxEvent' | 'Delivery' | 'Subscription'
   | 'SubscriptionInput' | 'BulkReport' | 'WebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument'
-  | 'PingInput' | 'PingAnswer';
+  | 'SubscriptionSecret' | 'PingInput' | 'PingAnswer'
+  | 'RecoverWindow' | 'InboxRecoverWindow' | 'RecoverReport';
 
 export interface EndpointDoc {
   readonly summary: string;
@@ -77,7 +81,9 @@ export interface EndpointDoc {
 export type RouteName =
   | 'service' | 'health' | 'metrics' | 'openapi' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query'
   | 'query-definition' | 'inbox' | 'inbox-event' | 'inbox-retry' | 'subscriptions' | 'subscription' | 'outbox'
-  | 'delivery' | 'delivery-retry' | 'subscription-ping';
+  | 'delivery' | 'delivery-retry'
+  | 'subscription-secret' | 'subscription-ping'
+  | 'inbox-recover' | 'subscription-recover';
 
 export interface RouteEntry extends RoutePattern<RouteName> {
   /**
@@ -139,6 +145,8 @@ const LISTING: readonly RequestInput[] = [
 ];
 /** A $retry action: 202 with the item queued again, 404, 409 unless it is failed or dead, 503 when the store fails. */
 const RETRY = { 202: ['Cache-Control', 'Content-Location'] as const, 404: [], 409: [], 503: [] };
+/** A $recover action (CONVENTIONS.md#recovering-after-an-outage): 202 with how many, 400 naming the member, 503. */
+const RECOVER = { 202: NO_STORE, 400: [], 503: [] };
 
 export function routeTable(config: Config): readonly RouteEntry[] {
   return [
@@ -269,6 +277,23 @@ export function routeTable(config: Config): readonly RouteEntry[] {
       },
     },
     {
+      name: 'inbox-recover',
+      path: '/$inbox/$recover',
+      methods: {
+        POST: {
+          produces: JSON_ONLY,
+          body: JSON_BODY,
+          handle: recoverInbox,
+          doc: {
+            summary: 'Queue again the failed and dead events received in a time window (of one source)',
+            responses: RECOVER,
+            accepts: 'InboxRecoverWindow',
+            returns: 'RecoverReport',
+          },
+        },
+      },
+    },
+    {
       name: 'subscriptions',
       path: '/$subscriptions',
       methods: {
@@ -318,6 +343,40 @@ export function routeTable(config: Config): readonly RouteEntry[] {
             summary: 'Delete a subscription (idempotent)',
             responses: CONDITIONAL_DELETE,
             reads: WRITE_CONDITIONS,
+          },
+        },
+      },
+    },
+    // The one place a subscription's secret is shown (CONVENTIONS.md#signing-secrets-and-rotation).
+    {
+      name: 'subscription-secret',
+      path: '/$subscriptions/{id}/$secret',
+      methods: {
+        GET: {
+          produces: JSON_ONLY,
+          handle: getSubscriptionSecret,
+          doc: {
+            summary: "A subscription's current signing secret (never stored by a cache)",
+            responses: { 200: NO_STORE, 404: [] },
+            returns: 'SubscriptionSecret',
+          },
+        },
+      },
+    },
+    {
+      name: 'subscription-recover',
+      path: '/$subscriptions/{id}/$recover',
+      methods: {
+        POST: {
+          produces: JSON_ONLY,
+          body: JSON_BODY,
+          handle: recoverDeliveries,
+          doc: {
+            summary: "Queue again the subscription's failed and dead deliveries of events in a time window",
+            // 409: the subscription is disabled (re-enable it first).
+            responses: { ...RECOVER, 404: [], 409: [] },
+            accepts: 'RecoverWindow',
+            returns: 'RecoverReport',
           },
         },
       },

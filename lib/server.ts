@@ -4,7 +4,7 @@
 // requests finish (up to the drain timeout), then closes the store so that every acknowledged write
 // is flushed and the data dir released.
 import { systemClock, systemRandom, type Clock, type Random } from './clock.js';
-import { collectionConfig, parseConfig, type CollectionConfig, type Config } from './config.js';
+import { collectionConfig, DEFAULT_CONFIG, parseConfig, type CollectionConfig, type Config } from './config.js';
 import { createHandler } from './app.js';
 import { ApiKeys } from './http/auth.js';
 import { corsPolicy } from './http/cors.js';
@@ -74,7 +74,20 @@ export interface RuntimeOptions {
   readonly filterSlots?: FilterSlots;
 }
 
-export type StartOptions = RuntimeOptions & Readonly<Record<string, unknown>>;
+/**
+ * The configuration as start() and `--config FILE` take it: the keys of Config, each optional at every
+ * depth (a list is given whole). No index signature, so a misspelt key in an object literal does not
+ * compile (TypeScript's excess property check); JavaScript callers get the runtime refusal of configOf.
+ */
+export type ConfigOptions = Optional<Config>;
+type Optional<T> = T extends readonly unknown[]
+  ? T
+  : T extends object
+    ? { readonly [K in keyof T]?: Optional<T[K]> }
+    : T;
+
+/** Every option of start(): its own (RuntimeOptions) and every configuration key (CONVENTIONS.md#embedding). */
+export type StartOptions = RuntimeOptions & ConfigOptions;
 
 export interface ResapiServer {
   /** http://host:port of the listening server. */
@@ -85,10 +98,15 @@ export interface ResapiServer {
   close(): Promise<void>;
 }
 
-const RUNTIME_KEYS = new Set([
-  'host', 'port', 'dataDir', 'memory', 'store', 'baseUrl', 'noCacheMode', 'seed', 'apiKeys', 'webhookSecrets',
-  'webhookHandlers', 'clock', 'random', 'log', 'drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs', 'filterSlots',
-]);
+// Every key of RuntimeOptions, checked by the compiler both ways: start() keeps these away from the
+// configuration, and names them (with the configuration's) when a key is unknown.
+const RUNTIME_KEYS: { readonly [K in keyof RuntimeOptions]-?: true } = {
+  host: true, port: true, dataDir: true, memory: true, store: true, baseUrl: true, noCacheMode: true, seed: true,
+  apiKeys: true, webhookSecrets: true, webhookHandlers: true, clock: true, random: true, log: true,
+  drainTimeoutMs: true, headersTimeoutMs: true, requestTimeoutMs: true, filterSlots: true,
+};
+/** An unknown key this close to a known one (edits) is named as the likely one meant. */
+const MAX_SUGGESTION_EDITS = 2;
 const KEY_SPACE = '$keys';
 const PAGING_KEY = 'paging';
 const PAGING_KEY_BYTES = 32;
@@ -383,10 +401,50 @@ async function pagingKeyOf(store: Store, writer: Writer, random: Random): Promis
   return key;
 }
 
+/**
+ * The configuration among start()'s options. An unknown key is refused naming every key start() knows,
+ * its own and the configuration's (CONVENTIONS.md#configuration-file): a JavaScript caller who wrote
+ * `prot` sees `port` in the list, not only the configuration's keys.
+ */
 function configOf(options: StartOptions): Config {
-  const fileKeys: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(options)) if (!RUNTIME_KEYS.has(key)) fileKeys[key] = value;
+  // fromEntries defines own properties, so a "__proto__" key reaches the parser as a key (refused there).
+  const fileKeys = Object.fromEntries(Object.entries(options).filter(([key]) => !Object.hasOwn(RUNTIME_KEYS, key)));
   const parsed = parseConfig(fileKeys);
-  if (!parsed.ok) throw new TypeError(`start(): ${parsed.message}`);
-  return parsed.config;
+  if (parsed.ok) return parsed.config;
+  // Only the parser knows the configuration's keys: asked about each top-level key alone, it says
+  // which one it does not know.
+  for (const key of Object.keys(fileKeys)) {
+    const alone = parseConfig({ [key]: undefined });
+    if (alone.ok) continue;
+    const known = [...Object.keys(RUNTIME_KEYS), ...Object.keys(DEFAULT_CONFIG)];
+    const meant = closest(key, known);
+    const hint = meant === undefined ? '' : ` (did you mean ${meant}?)`;
+    throw new TypeError(`start(): ${alone.key} is not a known key${hint}; known keys: ${known.join(', ')}`);
+  }
+  throw new TypeError(`start(): ${parsed.message}`);
+}
+
+/** The known key fewest edits away from `key`, if it is at most MAX_SUGGESTION_EDITS away. */
+function closest(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestEdits = MAX_SUGGESTION_EDITS + 1;
+  for (const candidate of known) {
+    const edits = editDistance(key.toLowerCase(), candidate.toLowerCase());
+    if (edits < bestEdits) [best, bestEdits] = [candidate, edits];
+  }
+  return best;
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions), one row at a time. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      row.push(Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, substitution));
+    }
+    previous = row;
+  }
+  return previous[b.length] as number;
 }

@@ -17,6 +17,8 @@
 // - Conflicts (a 412 means GET, merge and retry: CONVENTIONS.md#conditional-replace): `update` does GET,
 //   mutate, PUT with If-Match, and on 412 reads again and applies the change again, up to a limit.
 // Errors are values (errors.ts): the server's problem document, or why no answer came.
+// The README's "The client" lists every public member, what it returns and the errors worth handling;
+// test/client/readme-client.test.ts fails when a member is added here and not there.
 import { STATUS_CODES } from 'node:http';
 import { systemClock, systemRandom, type Clock, type Random } from '../clock.js';
 import type { JsonObject } from '../json.js';

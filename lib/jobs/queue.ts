@@ -16,11 +16,15 @@
 // classified, and which words a user sees. `$retry` (`requeue`) takes only a `failed` or `dead` job,
 // never one that runs (CONVENTIONS.md#inbox-retries-and-dead-letters), and is one bounded
 // compare-and-swap (lib/compare-and-swap.ts): a job that keeps changing under it answers
-// `unavailable` (a 503 with Retry-After) instead of trying for ever.
+// `unavailable` (a 503 with Retry-After) instead of trying for ever. `$recover` (`requeueWindow`,
+// CONVENTIONS.md#recovering-after-an-outage) does the same for every failed or dead job of a time
+// window, at most WINDOW_LIMIT of them, earliest first, in atomic batches: each due at its own time,
+// so the runner takes them in their original order.
 //
 // The queue is a lifecycle component, and nothing it owns writes outside start() … drain(): bodies
 // kept under a former name move at start, parked jobs are resumed from start on, and a drain waits
 // for the outcomes being written.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock, Random } from '../clock.js';
 import { compareAndSwap, type CasStep } from '../compare-and-swap.js';
 import type { JsonObject } from '../json.js';
@@ -46,6 +50,12 @@ export interface JobQueueOptions {
 /** The statuses a `$retry` queues again; the rest are the policy's words (policy.ts JobWords). */
 const FAILED = 'failed';
 const DEAD = 'dead';
+/** Jobs one `requeueWindow` queues again at most, the earliest of its window; a repeat takes the next. */
+export const WINDOW_LIMIT = 10_000;
+/** Jobs queued again per atomic write of a `requeueWindow`. */
+export const WINDOW_BATCH = 500;
+/** Items read per look while a `requeueWindow` searches its window; other work runs between looks. */
+const WINDOW_SCAN = 1000;
 /** Bodies moved from a former space per batch, at most (and a budget of their characters). */
 const MOVE_RECORDS = 1000;
 const MOVE_CHARACTERS = 8 * 1024 * 1024;
@@ -68,6 +78,32 @@ export function newJob(
 /** The mutation that adds a job's item alone, due `now`: for a policy with shared bodies (policy.ts). */
 export function jobItem(spaces: JobSpaces, id: string, item: JsonObject, now: number, expiresAt: number): Mutation {
   return { kind: 'put', collection: spaces.space, id, doc: item, expect: { absent: true }, expiresAt, dueAt: now };
+}
+
+/** The jobs a `requeueWindow` takes: failed or dead, their time within [since, until], chosen by `where`. */
+export interface JobWindow {
+  /** The item's member that holds the job's time, an RFC 3339 text: `createdAt`, `receivedAt`. */
+  readonly field: string;
+  /** Milliseconds since the epoch, both bounds included. */
+  readonly since: number;
+  readonly until: number;
+  /** Which of them: one subscription's deliveries, one source's events. */
+  readonly where: (doc: JsonObject) => boolean;
+}
+
+/**
+ * What `requeueWindow` came to: how many jobs it queued again, and how many of the window's it left
+ * for a repeat (past WINDOW_LIMIT); `unavailable` (a 503) when the store could not write a batch or
+ * its jobs kept changing, the batches before it being written all the same.
+ */
+export type WindowRequeue =
+  | { readonly result: 'queued'; readonly requeued: number; readonly remaining: number }
+  | { readonly result: 'unavailable'; readonly requeued: number };
+
+/** A job a window takes: its id and its time, which orders it. */
+interface WindowJob {
+  readonly id: string;
+  readonly at: number;
 }
 
 export class JobQueue implements Component {
@@ -162,6 +198,27 @@ export class JobQueue implements Component {
     return compareAndSwap(this.options, decide, () => ({ result: 'unavailable' }));
   }
 
+  /**
+   * `$recover`: queues again the failed and dead jobs of a window, each from its first attempt (as a
+   * `$retry` of a dead one), at most WINDOW_LIMIT, earliest first. Each is due at its own time
+   * (never later than now), ties broken by id (lib/store/time-heap.ts), so the runner takes them in
+   * the order they first came, before anything that came after them. Written in atomic batches of
+   * WINDOW_BATCH in that order: a crash leaves a batch whole or not written, the jobs queued again
+   * are the earliest ones, and a repeat takes the rest (what it finds queued is no longer failed or
+   * dead). A running job is left to its attempt, and the jobs of a batch are held while it is written,
+   * so none starts twice.
+   */
+  async requeueWindow(window: JobWindow): Promise<WindowRequeue> {
+    const { jobs, found } = await this.jobsIn(window);
+    let requeued = 0;
+    for (let start = 0; start < jobs.length; start += WINDOW_BATCH) {
+      const written = await this.requeueBatch(jobs.slice(start, start + WINDOW_BATCH), window);
+      if (written === 'unavailable') return { result: 'unavailable', requeued };
+      requeued += written;
+    }
+    return { result: 'queued', requeued, remaining: found - jobs.length };
+  }
+
   /** One run of one job, then its next state. */
   private async runOnce(record: StoredRecord, signal: AbortSignal, release: () => void): Promise<void> {
     const attempt = Number(record.doc['attempts'] ?? 0) + 1;
@@ -247,6 +304,71 @@ export class JobQueue implements Component {
     return typeof body === 'string' ? body : undefined;
   }
 
+  /**
+   * The earliest WINDOW_LIMIT jobs of the window by (time, id), and how many it holds in all. The
+   * space is read a page at a time, other work running between pages, and the earliest are kept as
+   * they come (sorted and cut whenever twice the limit is reached), so memory stays bounded.
+   */
+  private async jobsIn(window: JobWindow): Promise<{ jobs: WindowJob[]; found: number }> {
+    const { store } = this.options;
+    const { space } = this.policy.spaces;
+    let jobs: WindowJob[] = [];
+    let found = 0;
+    let after: string | undefined;
+    for (;;) {
+      const page = store.scan(space, { limit: WINDOW_SCAN, ...(after === undefined ? {} : { after }) });
+      for (const record of page) {
+        const at = timeInWindow(record, window);
+        if (at === undefined) continue;
+        found++;
+        jobs.push({ id: record.id, at });
+        if (jobs.length >= 2 * WINDOW_LIMIT) jobs = earliest(jobs);
+      }
+      if (page.length < WINDOW_SCAN) break;
+      after = (page[page.length - 1] as StoredRecord).id;
+      await nextTurn();
+    }
+    return { jobs: earliest(jobs), found };
+  }
+
+  /** One batch of a window, one atomic write; the jobs that are no longer failed or dead are left out. */
+  private requeueBatch(batch: readonly WindowJob[], window: JobWindow): Promise<number | 'unavailable'> {
+    const { store, clock, writer } = this.options;
+    const { space } = this.policy.spaces;
+    const decide = async (): Promise<CasStep<number | 'unavailable'>> => {
+      const now = clock.now();
+      const changes: Mutation[] = [];
+      const unholds: (() => void)[] = [];
+      try {
+        for (const job of batch) {
+          const record = store.get(space, job.id);
+          // Queued or done meanwhile (by a `$retry`, another recover, its run) or gone: not ours.
+          if (record === undefined || timeInWindow(record, window) === undefined) continue;
+          // Running (its attempt is the send), or held by a `$retry` that queues it: left to them.
+          const unhold = this.runner.hold(job.id);
+          if (unhold === undefined) continue;
+          unholds.push(unhold);
+          changes.push({
+            kind: 'patch',
+            collection: space,
+            id: job.id,
+            set: { status: this.policy.words.waiting, attempts: 0 },
+            unset: [...this.policy.forgetOnRestart, 'nextAttemptAt'],
+            dueAt: Math.min(job.at, now),
+            expect: { version: record.version },
+          });
+        }
+        if (changes.length === 0) return { done: 0 };
+        const written = await writer.write(changes);
+        if (written.ok) return { done: changes.length };
+        return written.reason === 'conflict' ? { conflict: true } : { done: 'unavailable' };
+      } finally {
+        for (const unhold of unholds) unhold();
+      }
+    };
+    return compareAndSwap(this.options, decide, () => 'unavailable');
+  }
+
   /** Parked jobs (waiting, not due) that the policy can run now, made due in one write. */
   private async resumeParked(): Promise<void> {
     const runnable = this.policy.runnable?.bind(this.policy);
@@ -294,4 +416,20 @@ export class JobQueue implements Component {
       }
     }
   }
+}
+
+/** The job's time when it is failed or dead and in the window; undefined otherwise. */
+function timeInWindow(record: StoredRecord, window: JobWindow): number | undefined {
+  const { doc } = record;
+  if (doc['status'] !== FAILED && doc['status'] !== DEAD) return undefined;
+  const text = doc[window.field];
+  const at = typeof text === 'string' ? Date.parse(text) : Number.NaN;
+  if (!(at >= window.since && at <= window.until) || !window.where(doc)) return undefined;
+  return at;
+}
+
+/** The WINDOW_LIMIT earliest jobs by time, then id (the order the runner takes them in). */
+function earliest(jobs: WindowJob[]): WindowJob[] {
+  jobs.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return jobs.length > WINDOW_LIMIT ? jobs.slice(0, WINDOW_LIMIT) : jobs;
 }

@@ -1,18 +1,24 @@
 // Subscriptions of the webhook sender (CONVENTIONS.md#routes `PUT|GET|DELETE /$subscriptions/{id}`,
 // CONVENTIONS.md#subscriptions): a resource like any other (CONVENTIONS.md#conditional-create,
 // CONVENTIONS.md#conditional-replace, CONVENTIONS.md#precondition-required: If-None-Match: * creates,
-// If-Match replaces, neither → 428; DELETE 204), except that its secret is write-only (stored apart
-// and never in a response; a replace may leave it out to keep the current one) and that a URL
+// If-Match replaces, neither → 428; DELETE 204), except that its secret is stored apart and shown by
+// `GET /$subscriptions/{id}/$secret` alone (generated when a create leaves it out, kept when a
+// replace does, the replaced one kept for the overlap: CONVENTIONS.md#signing-secrets-and-rotation,
+// lib/webhooks/secrets.ts), and that a URL
 // pointing at this server is refused (400), so a delivery can never loop back into the changes that
 // cause deliveries, and that a create past `limits.maxSubscriptions` is refused with 409
 // (CONVENTIONS.md#limits): every change fans out to every subscription that wants it, so their
 // number bounds what one write costs. Creates take turns through one guard record: the count is
 // read and the guard's version expected in the same write, so concurrent creates cannot pass the
 // limit together (the loser decides again, and finds the limit reached).
-import type { Reply } from '../http/respond.js';
+import { noStoreCacheControl } from '../http/cache-policy.js';
+import { jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { problem } from '../protocol/problem.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
-import { checkSubscription, pointsAtSelf, SECRET_SPACE, SUBSCRIPTION_SPACE } from '../webhooks/subscriptions.js';
+import { generatedSecret, secretWrites } from '../webhooks/secrets.js';
+import {
+  checkSubscription, pointsAtSelf, SECRET_SPACE, secretOf, SUBSCRIPTION_SPACE,
+} from '../webhooks/subscriptions.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { conditionalDelete, conditionalPut, type Admission, type ConditionalWriting } from './conditional-writes.js';
@@ -46,11 +52,14 @@ export function putSubscription(
   rq: RequestContext,
 ): Promise<Reply> {
   const id = rq.params.get('id');
+  // What the body says of the secret, for the write's decision against the secret record as it is then.
+  let given: string | undefined;
+  let overlapS = 0;
   return conditionalPut(app, rq, {
     collection: SUBSCRIPTION_SPACE,
     id,
     document: async (body) => {
-      const checked = checkSubscription(id, body, app.store.get(SUBSCRIPTION_SPACE, id) === undefined);
+      const checked = checkSubscription(id, body);
       if (!checked.ok) return checked;
       if (await pointsAtSelf(checked.doc['url'] as string, app.self())) {
         const detail =
@@ -58,14 +67,38 @@ export function putSubscription(
         const errors = [{ pointer: '/url', detail: 'points at this server' }];
         return { ok: false, problem: problem('invalid-body', detail, { errors }) };
       }
-      const { secret } = checked;
-      const extra: Mutation[] = [];
-      if (secret !== undefined) extra.push({ kind: 'put', collection: SECRET_SPACE, id, doc: { secret } });
-      return { ok: true, doc: checked.doc, extra };
+      given = checked.secret;
+      overlapS = checked.doc['secretOverlapS'] as number;
+      return { ok: true, doc: checked.doc };
     },
-    admit: (current) => (current === undefined ? roomForOneMore(app.store, app.config.limits.maxSubscriptions) : KEEP),
+    admit: (current) => {
+      const room = current === undefined ? roomForOneMore(app.store, app.config.limits.maxSubscriptions) : KEEP;
+      if (!room.ok) return room;
+      const secret = secretWrites(app.store.get(SECRET_SPACE, id), {
+        id,
+        creating: current === undefined,
+        given,
+        overlapS,
+        now: app.clock.now(),
+        generate: () => generatedSecret(app.random),
+      });
+      return { ok: true, extra: [...room.extra, ...secret] };
+    },
     reply: (status, record) => subscriptionReply(app, status, record),
   });
+}
+
+/**
+ * GET /$subscriptions/{id}/$secret: the one answer that holds a secret (the current one). Made for
+ * this request alone (never from a cache), `no-store`, and without validators: nothing about a secret
+ * is to be kept or compared (CONVENTIONS.md#signing-secrets-and-rotation).
+ */
+export function getSubscriptionSecret(app: Pick<App, 'store' | 'policy'>, rq: RequestContext): Reply {
+  const id = rq.params.get('id');
+  const exists = app.store.get(SUBSCRIPTION_SPACE, id) !== undefined;
+  const secret = exists ? secretOf(app.store.get(SECRET_SPACE, id)?.doc) : undefined;
+  if (secret === undefined) return problemReply(problem('not-found', `There is no subscription ${shown(id)}.`));
+  return jsonReply(200, Buffer.from(JSON.stringify({ secret })), { 'Cache-Control': noStoreCacheControl(app.policy) });
 }
 
 /** A replace changes no count. */

@@ -9,6 +9,11 @@ export interface Timed {
   readonly at: number;
   /** Breaks ties between equal times: lower first (first come, first served). */
   readonly order?: number;
+  /**
+   * Breaks ties of time and order: lower first (code-unit order), so entries written by one commit
+   * come out in a known order, not in whatever order the heap happens to hold them.
+   */
+  readonly id?: string;
 }
 
 export class TimeHeap<T extends Timed> {
@@ -59,9 +64,12 @@ export class TimeHeap<T extends Timed> {
   }
 }
 
-/** Does `a` come strictly before `b`: an earlier time, or the same time and a lower order? */
+/** Does `a` come strictly before `b`: an earlier time, else a lower order, else a lower id? */
 function before(a: Timed, b: Timed): boolean {
-  return a.at < b.at || (a.at === b.at && (a.order ?? 0) < (b.order ?? 0));
+  if (a.at !== b.at) return a.at < b.at;
+  const order = (a.order ?? 0) - (b.order ?? 0);
+  if (order !== 0) return order < 0;
+  return a.id !== undefined && b.id !== undefined && a.id < b.id;
 }
 
 /** A binary min-heap under `before`, in an array: the parent of position i is at (i - 1) >> 1. */

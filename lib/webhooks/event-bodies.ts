@@ -17,7 +17,7 @@ import type { SharedBodies } from '../jobs/policy.js';
 import type { Logger } from '../log.js';
 import type { Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
-import { OUTBOX_BODY_SPACE, OUTBOX_EVENT_SPACE, OUTBOX_SPACE } from './events.js';
+import { eventBody, OUTBOX_BODY_SPACE, OUTBOX_EVENT_SPACE, OUTBOX_SPACE } from './events.js';
 
 export interface EventBodiesOptions {
   readonly store: Store;
@@ -33,8 +33,9 @@ export class EventBodies implements SharedBodies {
   bodyOf(record: StoredRecord): string | undefined {
     const { store } = this.options;
     const eventId = record.doc['eventId'];
-    const shared = typeof eventId === 'string' ? store.get(OUTBOX_EVENT_SPACE, eventId)?.doc['body'] : undefined;
-    if (typeof shared === 'string') return shared;
+    const event = typeof eventId === 'string' ? store.get(OUTBOX_EVENT_SPACE, eventId) : undefined;
+    const shared = event === undefined ? undefined : eventBody(event);
+    if (shared !== undefined) return shared;
     const own = store.get(OUTBOX_BODY_SPACE, record.id)?.doc['body'];
     return typeof own === 'string' ? own : undefined;
   }

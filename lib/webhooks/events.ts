@@ -9,9 +9,20 @@
 // subscriptions want writes its body once, not a hundred times. A change nobody subscribes to
 // writes nothing more.
 //
-// The body is `{ "id", "event", "occurredAt", "data": { "collection", "id", "etag", "resource" } }`:
+// The body is `{ "id", "event", "type", "occurredAt", "data": { "collection", "id", "etag", "sequence",
+// "resource" } }`: `type` is `event` again (the member Standard Webhooks receivers read the kind from),
 // the resource as stored and the ETag of its JSON representation; for a delete, the representation
 // the item had just before (what was deleted).
+//
+// `data.sequence` is the sequence number of the store commit that made the change: the `version` the
+// item has after it (CONVENTIONS.md#transactional-outbox says why). It is strictly increasing
+// store-wide and durable like the change itself: the journal and the snapshots keep every record's
+// version, a restart goes on from the last one, and a commit is seen by nobody before it is durable,
+// so no restart, snapshot or kill -9 can hand out a number again. Changes committed together (the
+// rows of one bulk file) share it. The number exists only once the commit is ordered, after these
+// rows are made, so the stored body leaves it out, `sequenceAt` marks where it goes, and every read
+// of the body (eventBody) puts in the version of the event's own record, written by the same commit:
+// the same bytes on every attempt.
 import type { Clock, Random } from '../clock.js';
 import { newId } from '../ids.js';
 import type { JobSpaces } from '../jobs/policy.js';
@@ -76,11 +87,13 @@ export function eventMutations(
     const eventId = newId(now, (size) => random.bytes(size));
     const event = `${change.collection}.${described.change}`;
     const data = { collection: change.collection, id: change.id, etag: described.representation.etag };
-    const envelope = JSON.stringify({ id: eventId, event, occurredAt, data });
-    // `{..."data":{...,"etag":"…"}}` becomes `{..."data":{...,"etag":"…","resource":<bytes>}}`.
-    const body = `${envelope.slice(0, -2)},"resource":${described.representation.bytes.toString('utf8')}}}`;
+    const envelope = JSON.stringify({ id: eventId, event, type: event, occurredAt, data });
+    // `{..."data":{...,"etag":"…"}}` becomes `{..."data":{...,"etag":"…","resource":<bytes>}}`, and
+    // `"sequence":<n>,` goes in before `"resource"` when the body is read.
+    const head = `${envelope.slice(0, -2)},`;
+    const body = `${head}"resource":${described.representation.bytes.toString('utf8')}}}`;
     const deliveries = targets.map(() => newId(now, (size) => random.bytes(size)));
-    const eventDoc: JsonObject = { body, deliveries };
+    const eventDoc: JsonObject = { body, deliveries, sequenceAt: head.length };
     mutations.push({ kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: eventDoc, expiresAt });
     for (const [at, subscription] of targets.entries()) {
       const deliveryId = deliveries[at] as string;
@@ -97,6 +110,18 @@ export function eventMutations(
     }
   }
   return mutations;
+}
+
+/**
+ * The bytes every attempt of the event's deliveries sends: the stored body with `data.sequence`, the
+ * version of the event's record (its commit's), put in where `sequenceAt` says. A body stored without
+ * `sequenceAt` (written before events had one) is sent as it is.
+ */
+export function eventBody(event: StoredRecord): string | undefined {
+  const { body, sequenceAt } = event.doc;
+  if (typeof body !== 'string') return undefined;
+  if (typeof sequenceAt !== 'number') return body;
+  return `${body.slice(0, sequenceAt)}"sequence":${event.version},${body.slice(sequenceAt)}`;
 }
 
 /** What a change does to its item, and the representation an event carries; undefined when it changes nothing. */

@@ -4,7 +4,9 @@
 // exact bytes are stored once for all its deliveries (event-bodies.ts). One run is one `POST url` of
 // those bytes (the same bytes and id on every attempt), `X-Signature` under the subscription's current
 // secret, `X-Timestamp` stamped at each attempt (so a late retry is not stale at the receiver),
-// `Content-Type: application/json`.
+// `Content-Type: application/json`, and the same delivery as Standard Webhooks signs it: `webhook-id`
+// (the event id), `webhook-timestamp` (= X-Timestamp) and `webhook-signature` under the current secret
+// and, during a rotation's overlap, the previous one (CONVENTIONS.md#signing-secrets-and-rotation).
 //
 // Outcomes (CONVENTIONS.md#delivery-retries): a 2xx delivers; a network error, a timeout
 // (`outbox.timeoutMs`), a 5xx, 408 or 429 is retried on the outbox's backoff (1 s × 3^n, 6 h cap, 15
@@ -37,6 +39,7 @@ import type { JsonObject } from '../json.js';
 import type { Logger } from '../log.js';
 import { retryAfterMs } from '../protocol/retry-after.js';
 import { webhookSignature } from '../protocol/signature.js';
+import { standardSignature } from '../protocol/standard-signature.js';
 import { OUTBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
@@ -45,7 +48,8 @@ import { EventBodies } from './event-bodies.js';
 import { OUTBOX_SPACES } from './events.js';
 import { sendPing, type PingResult } from './ping.js';
 import { WebhookPoster, type FailureClass } from './post.js';
-import { SECRET_SPACE, SUBSCRIPTION_SPACE, secretOf, subscriptionOf } from './subscriptions.js';
+import { signingSecrets } from './secrets.js';
+import { SECRET_SPACE, SUBSCRIPTION_SPACE, subscriptionOf } from './subscriptions.js';
 
 /** The side log `outbox-dead-letter.jsonl` (CONVENTIONS.md#delivery-retries). */
 const OUTBOX_DEAD_LETTER = 'outbox-dead-letter';
@@ -136,11 +140,13 @@ class OutboxPolicy implements JobPolicy {
     this.poster.close();
   }
 
+  /** A ping (ping.ts): this poster, these signing fields, this timeout, these address checks. */
   ping(subscriptionId: string): Promise<PingResult> {
     const { store, clock, random, config, userAgent } = this.options;
     const { timeoutMs, refusePrivateAddresses } = config;
-    const options = { store, clock, random, poster: this.poster, timeoutMs, refusePrivateAddresses, userAgent };
-    return sendPing({ ...options, errorDetail: this.detail, shutdown: this.pings.signal }, subscriptionId);
+    const options = { store, clock, random, timeoutMs, refusePrivateAddresses, userAgent, errorDetail: this.detail };
+    const sending = { poster: this.poster, sign: signatureFields, shutdown: this.pings.signal };
+    return sendPing({ ...options, ...sending }, subscriptionId);
   }
 
   gaveUp(outcome: RetryOutcome, attempts: number): string {
@@ -183,8 +189,10 @@ class OutboxPolicy implements JobPolicy {
     const subscription = stored === undefined ? undefined : subscriptionOf(stored.doc);
     if (subscription === undefined) return dead(null, 'the subscription was deleted');
     if (!subscription.active) return dead(null, 'the subscription is disabled');
-    const secret = secretOf(store.get(SECRET_SPACE, subscriptionId)?.doc);
-    if (secret === undefined || body === undefined) return dead(null, 'the delivery has lost its secret or body');
+    const now = clock.now();
+    const secrets = signingSecrets(store.get(SECRET_SPACE, subscriptionId)?.doc, now);
+    if (secrets.length === 0 || body === undefined) return dead(null, 'the delivery has lost its secret or body');
+    const eventId = record.doc['eventId'];
     const sent = await this.poster.post({
       url: subscription.url,
       body,
@@ -194,8 +202,7 @@ class OutboxPolicy implements JobPolicy {
       headers: {
         'Content-Type': 'application/json',
         'User-Agent': this.options.userAgent,
-        'X-Signature': webhookSignature(body, secret),
-        'X-Timestamp': String(Math.floor(clock.now() / 1000)),
+        ...signatureFields(typeof eventId === 'string' ? eventId : record.id, body, secrets, now),
       },
     });
     switch (sent.kind) {
@@ -241,6 +248,27 @@ class OutboxPolicy implements JobPolicy {
     if (stored === undefined || stored.doc['status'] === 'disabled') return [];
     return [{ kind: 'patch', collection: SUBSCRIPTION_SPACE, id: subscriptionId, set: { status: 'disabled' } }];
   }
+}
+
+/**
+ * The fields that sign one attempt, stamped with its time: resapi's own (X-Signature under the current
+ * secret; CONVENTIONS.md#deliveries) and Standard Webhooks' (one `v1,` entry per signing secret, the
+ * current first; CONVENTIONS.md#signing-secrets-and-rotation), the two timestamps the same second.
+ */
+function signatureFields(
+  eventId: string,
+  body: string,
+  secrets: readonly string[],
+  now: number,
+): Record<string, string> {
+  const timestamp = String(Math.floor(now / 1000));
+  return {
+    'X-Signature': webhookSignature(body, secrets[0] as string),
+    'X-Timestamp': timestamp,
+    'webhook-id': eventId,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': standardSignature(eventId, timestamp, body, secrets),
+  };
 }
 
 /** Dead at once: a retry would not change the answer. */

@@ -1,5 +1,6 @@
 // `POST /$subscriptions/{id}/$ping` (CONVENTIONS.md#ping): one signed `ping` event sent to the
-// subscription's URL at once, through the poster and the signing of deliveries, so it tells whether
+// subscription's URL at once, through the poster and the signing of deliveries (resapi's fields and
+// Standard Webhooks', under every secret that signs a delivery now), so it tells whether
 // the deliveries would get through: the same address checks (`outbox.refusePrivateAddresses`), the
 // same timeout, the same words for what went wrong (`outbox.errorDetail`). Nothing is stored: no
 // event, no delivery, no attempt; it is not retried and waits for no rate limit (a person is
@@ -11,10 +12,10 @@ import type { Clock, Random } from '../clock.js';
 import type { ErrorDetail } from '../config.js';
 import { newId } from '../ids.js';
 import type { JsonObject } from '../json.js';
-import { webhookSignature } from '../protocol/signature.js';
 import type { Store } from '../store/types.js';
 import type { WebhookPoster } from './post.js';
-import { SECRET_SPACE, SUBSCRIPTION_SPACE, secretOf, subscriptionOf } from './subscriptions.js';
+import { signingSecrets } from './secrets.js';
+import { SECRET_SPACE, SUBSCRIPTION_SPACE, subscriptionOf } from './subscriptions.js';
 
 export const PING_EVENT = 'ping';
 /** What a ping's answer says of a receiver `outbox.refusePrivateAddresses` keeps deliveries from. */
@@ -29,6 +30,8 @@ export interface PingOptions {
   readonly refusePrivateAddresses: boolean;
   readonly errorDetail: ErrorDetail;
   readonly userAgent: string;
+  /** The fields that sign a delivery (outbox.ts), so a ping is signed exactly as a delivery is. */
+  readonly sign: (eventId: string, body: string, secrets: readonly string[], now: number) => Record<string, string>;
   /** Aborts a ping in flight (the server is closing). */
   readonly shutdown: AbortSignal;
 }
@@ -48,11 +51,12 @@ export async function sendPing(options: PingOptions, id: string): Promise<PingRe
   const subscription = stored === undefined ? undefined : subscriptionOf(stored.doc);
   if (subscription === undefined) return { kind: 'missing' };
   if (!subscription.active) return { kind: 'disabled' };
-  const secret = secretOf(store.get(SECRET_SPACE, id)?.doc);
-  if (secret === undefined) return { kind: 'no-secret' };
   const now = clock.now();
+  const secrets = signingSecrets(store.get(SECRET_SPACE, id)?.doc, now);
+  if (secrets.length === 0) return { kind: 'no-secret' };
+  const pingId = newId(now, (size) => random.bytes(size));
   const body = JSON.stringify({
-    id: newId(now, (size) => random.bytes(size)),
+    id: pingId,
     event: PING_EVENT,
     type: PING_EVENT,
     occurredAt: new Date(now).toISOString(),
@@ -65,12 +69,11 @@ export async function sendPing(options: PingOptions, id: string): Promise<PingRe
     timeoutMs: options.timeoutMs,
     refusePrivateAddresses: options.refusePrivateAddresses,
     shutdown: options.shutdown,
-    // The fields of a delivery (CONVENTIONS.md#deliveries), signed with the current secret.
+    // The fields of a delivery (CONVENTIONS.md#deliveries), `webhook-id` the ping's own id.
     headers: {
       'Content-Type': 'application/json',
       'User-Agent': options.userAgent,
-      'X-Signature': webhookSignature(body, secret),
-      'X-Timestamp': String(Math.floor(now / 1000)),
+      ...options.sign(pingId, body, secrets, now),
     },
   });
   const durationMs = Math.max(0, Math.round(clock.monotonic() - started));

@@ -1,8 +1,8 @@
 // Subscriptions of the webhook sender (CONVENTIONS.md#subscriptions): `PUT /$subscriptions/{id}`
 // with `{ "url", "events", "secret", "status"? }`. A subscription is two records written together:
 // its public document in `$subscriptions` (url, events, status: what GET answers and what its ETag is
-// of) and its secret in `$subscription-secrets`, which no response ever serializes (the secret is
-// write-only: a replace may leave it out to keep the current one).
+// of) and its secret in `$subscription-secrets`, which no response but `GET .../$secret` serializes
+// (secrets.ts: generated when a create leaves it out, kept when a replace does, rotated with an overlap).
 //
 // Event kinds are `<collection>.<change>`, change one of created, replaced, deleted, restored. A
 // subscription's patterns are exact kinds, `<collection>.*` (every change of a collection), or `*`.
@@ -49,8 +49,11 @@ export type CheckedSubscription =
   | { readonly ok: true; readonly doc: JsonObject; readonly secret: string | undefined }
   | { readonly ok: false; readonly problem: Problem };
 
-/** A PUT body as the public document to store (id, url, events, status) and the secret, if given. */
-export function checkSubscription(id: string, body: JsonObject, creating: boolean): CheckedSubscription {
+/**
+ * A PUT body as the public document to store (id, url, events, status, ...) and the secret, if given
+ * (a create without one gets a generated one: secrets.ts).
+ */
+export function checkSubscription(id: string, body: JsonObject): CheckedSubscription {
   const errors: { pointer: string; detail: string }[] = [];
   const refuse = (pointer: string, detail: string): void => void errors.push({ pointer, detail });
   for (const key of Object.keys(body)) {
@@ -68,9 +71,6 @@ export function checkSubscription(id: string, body: JsonObject, creating: boolea
   }
   if (secret !== undefined && (typeof secret !== 'string' || secret === '' || secret.length > MAX_SECRET)) {
     refuse('/secret', `must be a non-empty string of at most ${MAX_SECRET} characters`);
-  }
-  if (secret === undefined && creating) {
-    refuse('/secret', 'is required to create a subscription (it signs every delivery)');
   }
   if (status !== undefined && status !== 'active' && status !== 'disabled') {
     refuse('/status', 'must be "active" or "disabled"');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { start } from '../../lib/index.js';
+import { start, type StartOptions } from '../../lib/index.js';
 import { runBinary, startBinary } from '../support/binary.js';
 import { eventually } from '../support/eventually.js';
 import { JSON_HEADERS, request, startSlowRequest } from '../support/http.js';
@@ -131,7 +131,9 @@ describe('start() (library)', () => {
   });
 
   it('should throw a TypeError naming an invalid option', async () => {
-    await assert.rejects(start({ port: 0, memory: true, log: silentLogger, tombstoneDays: 'soon' }), { name: 'TypeError', message: /tombstoneDays/ });
+    // A JavaScript caller's mistake: TypeScript refuses the string, so it is cast through unknown.
+    const options = { port: 0, memory: true, log: silentLogger, tombstoneDays: 'soon' } as unknown as StartOptions;
+    await assert.rejects(start(options), { name: 'TypeError', message: /tombstoneDays/ });
   });
 });
 

@@ -14,10 +14,13 @@ import { endpointFor, routeTable } from '../../lib/routes.js';
 import { create, JSON_HEADERS, request, type TestResponse } from '../support/http.js';
 import { documentedHeaders, documentedStatuses, methodsOf, objectAt, pathItem, refsOf, resolve } from '../support/openapi.js';
 import { serverForSuite } from '../support/server.js';
+import type { ConfigOptions } from '../../lib/index.js';
 
 const SECRET = 'openapi-test-secret';
 const KEY = 'openapi-test-key';
-const CONFIG_INPUT = { collections: { products: { schema: { name: 'string', price: 'number', tags: 'array' } } } };
+const CONFIG_INPUT: ConfigOptions = {
+  collections: { products: { schema: { name: 'string', price: 'number', tags: 'array' } } },
+};
 /** Fields every response may carry that no operation lists: they belong to the exchange, not the resource. */
 const EXCHANGE_FIELDS = new Set(['x-request-id', 'date', 'content-type', 'content-length', 'connection', 'keep-alive']);
 

@@ -13,6 +13,7 @@ import { systemClock, type Clock, type Random } from '../../lib/clock.js';
 import type { ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
 import { verifySignature } from '../../lib/protocol/signature.js';
+import { standardSignature } from '../../lib/protocol/standard-signature.js';
 import { OUTBOX_EVENT_SPACE, OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
@@ -293,6 +294,11 @@ describe('POST /$subscriptions/{id}/$ping', () => {
     assert.equal(sent.headers['content-type'], 'application/json');
     assert.equal(verifySignature(sent.body, [sent.headers['x-signature'] as string], [SECRET]), true);
     assert.equal(sent.headers['x-timestamp'], String(Math.floor(clock.now() / 1000)));
+    // Standard Webhooks' fields too, as on every delivery: the ping's id, the same second.
+    assert.equal(sent.headers['webhook-id'], body['id']);
+    assert.equal(sent.headers['webhook-timestamp'], sent.headers['x-timestamp']);
+    const expected = standardSignature(body['id'] as string, sent.headers['x-timestamp'] as string, sent.body, [SECRET]);
+    assert.equal(sent.headers['webhook-signature'], expected);
     assert.equal(server.store.scan(OUTBOX_SPACE).length, 0, 'no delivery');
     assert.equal(server.store.scan(OUTBOX_EVENT_SPACE).length, 0, 'no event');
     const listed = (await request(server.url, '/$outbox')).json() as { value: unknown[] };

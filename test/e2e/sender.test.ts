@@ -121,7 +121,7 @@ describe('subscriptions', () => {
       [{ url: 'http://user:pw@example.test/', events: ['*'], secret: 'x' }, '/url'],
       [{ url: 'http://example.test/', events: [], secret: 'x' }, '/events'],
       [{ url: 'http://example.test/', events: ['products.updated'], secret: 'x' }, '/events'],
-      [{ url: 'http://example.test/', events: ['*'] }, '/secret'],
+      [{ url: 'http://example.test/', events: ['*'], secret: '' }, '/secret'],
       [{ url: 'http://example.test/', events: ['*'], secret: 'x', colour: 'red' }, '/colour'],
       [{ url: self, events: ['*'], secret: 'x' }, '/url'],
       [{ url: self.replace('127.0.0.1', 'localhost'), events: ['*'], secret: 'x' }, '/url'],
@@ -188,10 +188,12 @@ describe('deliveries on the injected clock', () => {
     const created = await create(server.url, '/things/t1', { name: 'Lamp' });
     await receiver.got(1);
     const [first] = receiver.received;
-    const body = JSON.parse((first as Received).body.toString()) as { id: string; event: string; occurredAt: string; data: JsonObject };
-    assert.deepEqual(Object.keys(body), ['id', 'event', 'occurredAt', 'data']);
+    const body = JSON.parse((first as Received).body.toString()) as { id: string; event: string; type: string; occurredAt: string; data: JsonObject };
+    assert.deepEqual(Object.keys(body), ['id', 'event', 'type', 'occurredAt', 'data']);
     assert.equal(body.event, 'things.created');
-    assert.deepEqual(body.data, { collection: 'things', id: 't1', etag: created.headers.etag as string, resource: { id: 't1', name: 'Lamp' } });
+    assert.equal(body.type, 'things.created');
+    const sequence = server.store.get('things', 't1')?.version;
+    assert.deepEqual(body.data, { collection: 'things', id: 't1', etag: created.headers.etag as string, sequence, resource: { id: 't1', name: 'Lamp' } });
     assert.equal(first?.headers['content-type'], 'application/json');
     assert.equal(verifySignature((first as Received).body, [first?.headers['x-signature'] as string], [SECRET]), true);
     assert.match(first?.headers['x-signature'] as string, /^[0-9a-f]{64}$/);

@@ -37,6 +37,17 @@ describe('TimeHeap', () => {
     assert.equal(queue.size, 500);
     queue.visitDue(-1, () => assert.fail('nothing is due before the earliest time'));
   });
+
+  it('should break ties of time and order by id, lower first, whatever the order of pushing', () => {
+    const queue = new TimeHeap<{ at: number; order: number; id: string }>();
+    const ids = ['f', 'a', 'e', 'b', 'd', 'c', 'g'];
+    for (const id of ids) queue.push({ at: 10, order: 1, id });
+    queue.push({ at: 10, order: 0, id: 'z' });
+    queue.push({ at: 9, order: 5, id: 'y' });
+    const popped: string[] = [];
+    for (let entry = queue.pop(); entry !== undefined; entry = queue.pop()) popped.push(entry.id);
+    assert.deepEqual(popped, ['y', 'z', 'a', 'b', 'c', 'd', 'e', 'f', 'g']);
+  });
 });
 
 describe('StoreState expiry', () => {
