@@ -31,6 +31,8 @@ const DATE_TIME: JsonObject = { type: 'string', format: 'date-time' };
 const STRING: JsonObject = { type: 'string' };
 /** CONVENTIONS.md#names: 1-128 characters of [A-Za-z0-9._~-], not "." or "..". */
 const RESOURCE_ID_SCHEMA: JsonObject = { type: 'string', pattern: RESOURCE_ID.source, not: { enum: ['.', '..'] } };
+/** CONVENTIONS.md#rate-limits-and-timeouts: deliveries per second, optional. */
+const RATE_LIMIT: JsonObject = { type: 'number', exclusiveMinimum: 0, maximum: 10_000 };
 
 export function schemas(config: Config): JsonObject {
   const types = Object.keys(PROBLEM_TYPES) as ProblemType[];
@@ -155,6 +157,18 @@ export function schemas(config: Config): JsonObject {
         nextAttemptAt: DATE_TIME,
         lastStatus: { type: 'integer' },
         lastError: STRING,
+        // CONVENTIONS.md#attempt-log: on the item only, never on a page of /$outbox.
+        attemptLog: {
+          type: 'array',
+          maxItems: 15,
+          items: {
+            type: 'object',
+            required: ['at', 'durationMs'],
+            properties: {
+              at: DATE_TIME, status: { type: 'integer' }, error: STRING, durationMs: { type: 'integer', minimum: 0 },
+            },
+          },
+        },
       },
     },
     Subscription: {
@@ -164,6 +178,7 @@ export function schemas(config: Config): JsonObject {
         id: RESOURCE_ID_SCHEMA,
         url: { type: 'string', format: 'uri' },
         events: { type: 'array', minItems: 1, items: STRING },
+        rateLimit: RATE_LIMIT,
         status: { enum: ['active', 'disabled'] },
         secretOverlapS: { type: 'integer', minimum: 0 },
         // Set by the server when it disables the subscription (CONVENTIONS.md#auto-disable).
@@ -185,6 +200,7 @@ export function schemas(config: Config): JsonObject {
           minItems: 1,
           items: { type: 'string', examples: ['*', 'products.*', 'products.created'] },
         },
+        rateLimit: RATE_LIMIT,
         secret: { type: 'string', minLength: 1, maxLength: 1024, writeOnly: true },
         status: { enum: ['active', 'disabled'] },
         secretOverlapS: { type: 'integer', minimum: 0, maximum: 2592000, default: 86400 },
@@ -227,6 +243,17 @@ export function schemas(config: Config): JsonObject {
       type: 'object',
       required: ['status'],
       properties: { status: { enum: ['accepted', 'duplicate'] } },
+    },
+    // CONVENTIONS.md#ping: a ping takes no options.
+    PingInput: { type: 'object', additionalProperties: false, maxProperties: 0 },
+    PingAnswer: {
+      type: 'object',
+      required: ['status', 'durationMs'],
+      properties: {
+        status: { type: ['integer', 'null'], description: "The receiver's status; null when it did not answer." },
+        error: STRING,
+        durationMs: { type: 'integer', minimum: 0 },
+      },
     },
     // CONVENTIONS.md#recovering-after-an-outage: both bounds included; until defaults to now.
     RecoverWindow: {

@@ -28,6 +28,7 @@ import {
   deleteSubscription, getSubscription, getSubscriptions, getSubscriptionSecret, putSubscription,
 } from './resources/subscriptions.js';
 import { recoverDeliveries, recoverInbox } from './resources/recover.js';
+import { pingSubscription } from './resources/ping.js';
 
 /** The methods a route may declare; HEAD and OPTIONS are derived, never declared. */
 export type DeclaredMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -60,7 +61,7 @@ export type RequestInput =
 export type SchemaName =
   | 'Item' | 'QueryDefinition' | 'ServiceDocument' | 'Health' | 'InboxEvent' | 'Delivery' | 'Subscription'
   | 'SubscriptionInput' | 'BulkReport' | 'WebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument'
-  | 'SubscriptionSecret'
+  | 'SubscriptionSecret' | 'PingInput' | 'PingAnswer'
   | 'RecoverWindow' | 'InboxRecoverWindow' | 'RecoverReport';
 
 export interface EndpointDoc {
@@ -81,7 +82,7 @@ export type RouteName =
   | 'service' | 'health' | 'metrics' | 'openapi' | 'webhook' | 'collection' | 'item' | 'undo' | 'bulk' | 'query'
   | 'query-definition' | 'inbox' | 'inbox-event' | 'inbox-retry' | 'subscriptions' | 'subscription' | 'outbox'
   | 'delivery' | 'delivery-retry'
-  | 'subscription-secret'
+  | 'subscription-secret' | 'subscription-ping'
   | 'inbox-recover' | 'subscription-recover';
 
 export interface RouteEntry extends RoutePattern<RouteName> {
@@ -376,6 +377,24 @@ export function routeTable(config: Config): readonly RouteEntry[] {
             responses: { ...RECOVER, 404: [], 409: [] },
             accepts: 'RecoverWindow',
             returns: 'RecoverReport',
+          },
+        },
+      },
+    },
+    {
+      name: 'subscription-ping',
+      path: '/$subscriptions/{id}/$ping',
+      methods: {
+        POST: {
+          produces: JSON_ONLY,
+          body: JSON_BODY,
+          handle: pingSubscription,
+          doc: {
+            summary: 'Send a signed ping event to the subscription now (not stored, not retried)',
+            // 200 whatever the receiver answered; 409 on a disabled subscription (CONVENTIONS.md#ping).
+            responses: { 200: NO_STORE, 404: [], 409: [], 503: [] },
+            accepts: 'PingInput',
+            returns: 'PingAnswer',
           },
         },
       },

@@ -69,6 +69,17 @@ export interface ItemView {
   readonly nav: Navigation;
   readonly doc: JsonObject;
   readonly facts: readonly Fact[];
+  /** Parts of the item easier read as a table (a delivery's attempt log), shown after its JSON. */
+  readonly tables?: readonly ItemTable[];
+}
+
+/** A table on an item's page: a row per object, a column per named field, in that order. */
+export interface ItemTable {
+  /** The table's `id` attribute and heading. */
+  readonly id: string;
+  readonly heading: string;
+  readonly columns: readonly string[];
+  readonly rows: readonly JsonObject[];
 }
 
 export interface ListRow {
@@ -97,7 +108,20 @@ export function itemPage(view: ItemView): string {
   const compact = JSON.stringify(view.doc);
   const shown = compact.length <= PRETTY_JSON_CHARACTERS ? JSON.stringify(view.doc, null, 2) : compact;
   const body = `<h2>JSON</h2>\n<pre id="json">${escapeHtml(shown)}</pre>`;
-  return layout(view.title, view.nav, view.facts, body);
+  const tables = (view.tables ?? []).map(itemTable).join('');
+  return layout(view.title, view.nav, view.facts, body + tables);
+}
+
+/** An item's table, its cells escaped and clipped like a list page's. */
+function itemTable(table: ItemTable): string {
+  const headings = table.columns.map((column) => `<th>${escapeHtml(clip(column))}</th>`).join('');
+  const rows = table.rows.map((row) => {
+    const cells = table.columns.map((column) => `<td>${cell(row[column])}</td>`).join('');
+    return `<tr>${cells}</tr>`;
+  });
+  const id = escapeHtml(table.id);
+  return `\n<h2>${escapeHtml(table.heading)}</h2>\n<table id="${id}">\n<thead><tr>${headings}</tr></thead>\n` +
+    `<tbody>\n${rows.join('\n')}\n</tbody>\n</table>`;
 }
 
 export function listPage(view: ListView): string {

@@ -86,6 +86,8 @@ export interface JobPolicy {
   readonly workers: number;
   readonly groupOf?: (record: StoredRecord) => string;
   readonly perGroup?: number;
+  /** How long after a job of its group starts the group's next may start (runner.ts); 0 or absent: at once. */
+  spacingMs?(record: StoredRecord): number;
   /**
    * true: a run's worker takes the next job while the outcome is written (outcomes share commits).
    * false: it waits for the outcome, which bounds the runs a crash repeats to `workers`.

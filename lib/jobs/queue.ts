@@ -132,6 +132,7 @@ export class JobQueue implements Component {
       workers: policy.workers,
       ...(policy.groupOf === undefined ? {} : { groupOf: policy.groupOf.bind(policy) }),
       ...(policy.perGroup === undefined ? {} : { perGroup: policy.perGroup }),
+      ...(policy.spacingMs === undefined ? {} : { spacingMs: policy.spacingMs.bind(policy) }),
       work: (record, signal, release) => this.runOnce(record, signal, release),
       drainTimeoutMs: options.drainTimeoutMs,
       log: options.log,

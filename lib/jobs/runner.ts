@@ -17,6 +17,10 @@
 // updated: a job that changes is pushed again, and a look drops entries that no longer describe their
 // record, and those of jobs running (re-entered when a job ends still due) or held by a `$retry`.
 //
+// A group may also be paced (a subscription's `rateLimit`): `spacingMs` says how long after one of
+// its jobs starts the next may start, and until then a look treats the group's head as due at that
+// time, so the group waits on the one timer of the runner, in its order, while others go on.
+//
 // A job whose work is done (a delivery answered) may release its worker while its next state is
 // being written (lib/jobs/outcomes.ts): the worker takes the next job meanwhile, so the outcomes of
 // many jobs share one commit; the job is not taken again until it ends.
@@ -55,6 +59,11 @@ export interface JobRunnerOptions {
   /** The group a job belongs to (one group without it), and how many of one group may work at once. */
   readonly groupOf?: (record: StoredRecord) => string;
   readonly perGroup?: number;
+  /**
+   * Milliseconds that must pass after a job of this record's group starts before the next of the
+   * group may start (0: none); asked when the job starts.
+   */
+  readonly spacingMs?: (record: StoredRecord) => number;
   /** How long a drain waits for running jobs. */
   readonly drainTimeoutMs: number;
   readonly log: Logger;
@@ -95,6 +104,8 @@ export class JobRunner implements Component {
   private readonly workingIn = new Map<string, number>();
   /** The due jobs of each group (see the header); a group without any has no entry. */
   private readonly queues = new Map<string, TimeHeap<DueEntry>>();
+  /** Paced groups: the earliest time their next job may start (see the header). */
+  private readonly notBefore = new Map<string, number>();
   /** Jobs a `$retry` is rewriting: none of them starts until its new state is written. */
   private readonly held = new Set<string>();
   private state: RunnerState = 'stopped';
@@ -210,6 +221,7 @@ export class JobRunner implements Component {
     this.unwatch?.();
     this.unwatch = undefined;
     this.queues.clear();
+    this.notBefore.clear();
   }
 
   /** Free workers take the earliest due head of each group with room, earliest first, while they last. */
@@ -229,8 +241,9 @@ export class JobRunner implements Component {
     const consider = (group: string, queue: TimeHeap<DueEntry>): void => {
       const head = this.headOf(group, queue);
       if (head === undefined) return;
-      if (head.at <= now) heads.push(head);
-      else later = Math.min(later, head.at);
+      const at = Math.max(head.at, this.pacedUntil(group, now));
+      if (at <= now) heads.push(head);
+      else later = Math.min(later, at);
     };
     for (const [group, queue] of this.queues) if (this.hasRoom(group)) consider(group, queue);
     for (let head = heads.pop(); head !== undefined; head = heads.pop()) {
@@ -280,7 +293,17 @@ export class JobRunner implements Component {
     return (this.workingIn.get(group) ?? 0) < this.perGroup;
   }
 
+  /** The time a paced group's next job may start; a pace that has passed is forgotten. */
+  private pacedUntil(group: string, now: number): number {
+    const until = this.notBefore.get(group);
+    if (until === undefined) return 0;
+    if (until <= now) this.notBefore.delete(group);
+    return until;
+  }
+
   private begin(record: StoredRecord, group: string): void {
+    const spacing = this.options.spacingMs?.(record) ?? 0;
+    if (spacing > 0) this.notBefore.set(group, this.options.clock.now() + spacing);
     const job: Running = { working: true, done: Promise.resolve() };
     this.working++;
     this.workingIn.set(group, (this.workingIn.get(group) ?? 0) + 1);

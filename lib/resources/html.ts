@@ -2,19 +2,23 @@
 // HTML page is a representation of its own: its ETag is derived from its bytes, so it differs from
 // the JSON one (CONVENTIONS.md#etags), and the page shows the JSON representation's ETag, which is the one a
 // client sends back in If-Match, together with the Cache-Control the resource is served with.
-import { itemPage, ListPage, type Fact, type NavLink } from '../html/views.js';
+import { itemPage, ListPage, type Fact, type ItemTable, type NavLink } from '../html/views.js';
 import type { StoredRecord } from '../store/types.js';
 import { represent, type Representation } from '../protocol/representation.js';
 import type { App } from './context.js';
 import { link } from './common.js';
 
-/** The page of one item: its JSON, the JSON's ETag and Last-Modified, and the read Cache-Control. */
+/**
+ * The page of one item: its JSON, the JSON's ETag and Last-Modified, and the read Cache-Control; then
+ * the `tables` its resource shows besides.
+ */
 export function itemHtml(
   app: Pick<App, 'representations' | 'baseUrl'>,
   record: StoredRecord,
   path: string,
   listPath: string,
   cacheControl: string,
+  tables: readonly ItemTable[] = [],
 ): Representation {
   const json = app.representations.itemJson(record);
   const facts: Fact[] = [
@@ -23,7 +27,7 @@ export function itemHtml(
     { name: 'Cache-Control', value: cacheControl },
   ];
   const nav = { home: link(app, '/'), list: link(app, listPath) };
-  return represent(itemPage({ title: path, nav, doc: record.doc, facts }));
+  return represent(itemPage({ title: path, nav, doc: record.doc, facts, tables }));
 }
 
 export interface ListHtml {

@@ -6,6 +6,9 @@ import { jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { noStoreCacheControl, readCacheControl } from '../http/cache-policy.js';
 import { pathSegment } from '../names.js';
 import { problem } from '../protocol/problem.js';
+import type { ItemTable } from '../html/views.js';
+import type { JsonObject } from '../json.js';
+import type { RecordSource } from '../query/execute.js';
 import type { StoredRecord } from '../store/types.js';
 import type { CollectionQuery } from '../query/options.js';
 import { planQuery, type PlanContext } from '../query/plan.js';
@@ -21,6 +24,13 @@ export interface Listing {
   readonly path: string;
   /** The fields of an item. */
   readonly fields: ReadonlySet<string>;
+  /**
+   * Fields only the item itself shows (a delivery's attempt log): pages leave them out, so a page of
+   * many items stays small, and no query names them.
+   */
+  readonly itemOnly?: readonly string[];
+  /** The tables an item's HTML page shows after its JSON. */
+  readonly tables?: (doc: JsonObject) => readonly ItemTable[];
 }
 
 export function listingReply(app: Paging, rq: RequestContext, listing: Listing): Promise<Reply> {
@@ -28,8 +38,8 @@ export function listingReply(app: Paging, rq: RequestContext, listing: Listing):
 }
 
 /** A listing pages like a collection, but its properties are its items' fixed fields, also on later pages. */
-function listingWalk(app: Pick<App, 'baseUrl'>, listing: Listing): Walk<CollectionQuery> {
-  const { space, path, fields } = listing;
+function listingWalk(app: Pick<App, 'baseUrl' | 'store'>, listing: Listing): Walk<CollectionQuery> {
+  const { space, path, fields, itemOnly } = listing;
   const context: PlanContext = {
     known: (property) => property.length === 1 && fields.has(property[0] as string),
     itemLink: (id) => link(app, listedPath(listing, id)),
@@ -47,6 +57,28 @@ function listingWalk(app: Pick<App, 'baseUrl'>, listing: Listing): Walk<Collecti
       return planned.ok ? { ok: true, plan: planned.plan, carry: { query }, sortKeys: query.orderby.length } : planned;
     },
     resume: (position) => (position.query === undefined ? undefined : planQuery(position.query, context)),
+    ...(itemOnly === undefined ? {} : { records: withoutFields(app.store, itemOnly) }),
+  };
+}
+
+/** The store as a page reads it: records without the fields only their item shows. */
+function withoutFields(store: RecordSource, omitted: readonly string[]): RecordSource {
+  const strip = (record: StoredRecord): StoredRecord => {
+    const { doc } = record;
+    if (!omitted.some((field) => Object.hasOwn(doc, field))) return record;
+    const kept: JsonObject = {};
+    for (const [field, value] of Object.entries(doc)) if (!omitted.includes(field)) kept[field] = value;
+    // Spelled out: a stored record's `doc` is an accessor, which a spread would not copy.
+    const { collection, id, version, modifiedAt, expiresAt, dueAt } = record;
+    const times = { ...(expiresAt === undefined ? {} : { expiresAt }), ...(dueAt === undefined ? {} : { dueAt }) };
+    return { collection, id, version, modifiedAt, ...times, doc: kept };
+  };
+  return {
+    scan: (collection, options) => store.scan(collection, options).map(strip),
+    get: (collection, id) => {
+      const record = store.get(collection, id);
+      return record === undefined ? undefined : strip(record);
+    },
   };
 }
 
@@ -66,6 +98,7 @@ export function listedItemReply(
     path: listedPath(listing, record.id),
     listPath: listing.path,
     cacheControl: readCacheControl(app.policy),
+    ...(listing.tables === undefined ? {} : { tables: listing.tables }),
   });
 }
 

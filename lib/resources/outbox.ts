@@ -3,9 +3,14 @@
 // delivery, `{ "id", "eventId", "subscription", "event",
 // "status": "pending" | "delivered" | "failed" | "dead", "attempts", "createdAt", "deliveredAt"?,
 // "nextAttemptAt"?, "lastStatus"?, "lastError"? }`. The body sent and the secret are never shown.
+// The item also holds its `attemptLog` (CONVENTIONS.md#attempt-log), which pages leave out and its
+// HTML page shows as a table.
+import type { ItemTable } from '../html/views.js';
 import { problemReply, type Reply } from '../http/respond.js';
+import { isJsonObject, type JsonObject } from '../json.js';
 import { problem } from '../protocol/problem.js';
 import { OUTBOX_SPACE } from '../webhooks/events.js';
+import { ATTEMPT_LOG } from '../webhooks/attempt-log.js';
 import { OUTBOX_FIELDS } from '../webhooks/outbox.js';
 import type { App, RequestContext } from './context.js';
 import { shown } from './common.js';
@@ -13,7 +18,13 @@ import { actionReply, listedItemReply, listingReply, type Listing } from './list
 import type { Paging } from './paging.js';
 import type { ItemReading } from './replies.js';
 
-const OUTBOX: Listing = { space: OUTBOX_SPACE, path: '/$outbox', fields: OUTBOX_FIELDS };
+const OUTBOX: Listing = {
+  space: OUTBOX_SPACE,
+  path: '/$outbox',
+  fields: OUTBOX_FIELDS,
+  itemOnly: [ATTEMPT_LOG],
+  tables: (doc) => [attemptTable(doc)],
+};
 
 export function getOutbox(app: Paging, rq: RequestContext): Promise<Reply> {
   return listingReply(app, rq, OUTBOX);
@@ -56,4 +67,11 @@ export async function retryDelivery(
     case 'queued':
       return actionReply(app, 202, outcome.record, OUTBOX);
   }
+}
+
+/** A delivery's attempt log as its HTML page's table (CONVENTIONS.md#html-pages): a row per attempt, oldest first. */
+function attemptTable(delivery: JsonObject): ItemTable {
+  const log = delivery[ATTEMPT_LOG];
+  const rows = Array.isArray(log) ? log.filter(isJsonObject) : [];
+  return { id: 'attempts', heading: 'Attempt log', columns: ['at', 'status', 'error', 'durationMs'], rows };
 }

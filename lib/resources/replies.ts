@@ -13,7 +13,8 @@ import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { itemPath, link, verdictProblem } from './common.js';
 import type { Representation } from '../protocol/representation.js';
-import { HTML_CONTENT_TYPE, HTML_SECURITY_POLICY, HTML_TYPE } from '../html/views.js';
+import { HTML_CONTENT_TYPE, HTML_SECURITY_POLICY, HTML_TYPE, type ItemTable } from '../html/views.js';
+import type { JsonObject } from '../json.js';
 import { itemHtml } from './html.js';
 
 export interface ReadOptions {
@@ -65,13 +66,15 @@ export interface ItemRead {
   /** Where the page's List link leads. */
   readonly listPath: string;
   readonly cacheControl: string;
+  /** The tables its HTML page shows after the JSON (lib/html/views.ts ItemTable). */
+  readonly tables?: (doc: JsonObject) => readonly ItemTable[];
 }
 
 /** GET of one stored item: its JSON, or its HTML page when that is what was negotiated. */
 export function itemReadReply(app: ItemReading, rq: RequestContext, record: StoredRecord, read: ItemRead): Reply {
   const options = { cacheControl: read.cacheControl, negotiated: ['Accept'], lastModified: record.modifiedAt };
   if (rq.media !== HTML_TYPE) return readReply(app, rq, app.representations.itemJson(record), options);
-  const page = itemHtml(app, record, read.path, read.listPath, read.cacheControl);
+  const page = itemHtml(app, record, read.path, read.listPath, read.cacheControl, read.tables?.(record.doc));
   return readReply(app, rq, page, { ...options, contentType: HTML_CONTENT_TYPE });
 }
 

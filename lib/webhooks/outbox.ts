@@ -30,6 +30,11 @@
 // one worker at most serves a subscription, so slow or dead receivers hold one worker each while
 // other receivers are served. The outcome of a failed attempt, or of a 2xx that ends a failure
 // streak, is written before the subscription's next delivery starts: that one reads the streak.
+//
+// Each attempt adds its entry to the delivery's attempt log in the write of its outcome
+// (attempt-log.ts, CONVENTIONS.md#attempt-log). A subscription's `rateLimit` spaces the starts of its
+// deliveries (the runner's pace, lib/jobs/runner.ts; CONVENTIONS.md#rate-limits-and-timeouts). A ping
+// goes through the same poster, stored nowhere (ping.ts, CONVENTIONS.md#ping).
 import type { Clock, Random } from '../clock.js';
 import type { ErrorDetail, OutboxConfig } from '../config.js';
 import type { DeadOutcome, JobPolicy, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
@@ -43,8 +48,10 @@ import { OUTBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
 import type { Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 import { AutoDisable, type DisableCause } from './auto-disable.js';
+import { ATTEMPT_LOG, attemptEntry, withAttempt } from './attempt-log.js';
 import { EventBodies } from './event-bodies.js';
 import { OUTBOX_SPACES } from './events.js';
+import { sendPing, type PingResult } from './ping.js';
 import { WebhookPoster, type FailureClass } from './post.js';
 import { signingSecrets } from './secrets.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, subscriptionOf } from './subscriptions.js';
@@ -81,8 +88,16 @@ export class Outbox {
   /** The lifecycle component: the queue that sends the deliveries. */
   readonly queue: JobQueue;
 
+  private readonly policy: OutboxPolicy;
+
   constructor(options: OutboxOptions) {
-    this.queue = new JobQueue(new OutboxPolicy(options, () => this.queue.resume()), options);
+    this.policy = new OutboxPolicy(options, () => this.queue.resume());
+    this.queue = new JobQueue(this.policy, options);
+  }
+
+  /** POST /$subscriptions/{id}/$ping: one signed ping now, through the deliveries' poster (ping.ts). */
+  ping(subscriptionId: string): Promise<PingResult> {
+    return this.policy.ping(subscriptionId);
   }
 
   /** PUT /$outbox/{id}/$retry: `refused` names what the delivery is when it is neither failed nor dead. */
@@ -112,6 +127,8 @@ class OutboxPolicy implements JobPolicy {
   private readonly poster: WebhookPoster;
   private readonly detail: ErrorDetail;
   private readonly autoDisable: AutoDisable;
+  /** Stops the pings in flight when the queue closes. */
+  private readonly pings = new AbortController();
 
   constructor(
     private readonly options: OutboxOptions,
@@ -132,6 +149,7 @@ class OutboxPolicy implements JobPolicy {
   }
 
   close(): void {
+    this.pings.abort();
     this.poster.close();
     this.autoDisable.close();
   }
@@ -140,6 +158,15 @@ class OutboxPolicy implements JobPolicy {
   runnable(record: StoredRecord): boolean {
     const subscription = this.options.store.get(SUBSCRIPTION_SPACE, String(record.doc['subscription']));
     return subscription === undefined || subscription.doc['status'] === 'active';
+  }
+
+  /** A ping (ping.ts): this poster, these signing fields, this timeout, these address checks. */
+  ping(subscriptionId: string): Promise<PingResult> {
+    const { store, clock, random, config, userAgent } = this.options;
+    const { timeoutMs, refusePrivateAddresses } = config;
+    const options = { store, clock, random, timeoutMs, refusePrivateAddresses, userAgent, errorDetail: this.detail };
+    const sending = { poster: this.poster, sign: signatureFields, shutdown: this.pings.signal };
+    return sendPing({ ...options, ...sending }, subscriptionId);
   }
 
   gaveUp(outcome: RetryOutcome, attempts: number): string {
@@ -153,8 +180,29 @@ class OutboxPolicy implements JobPolicy {
     return { id: record.id, eventId: eventId ?? null, subscription: subscription ?? null, event: event ?? null };
   }
 
-  /** One POST of the delivery; never throws. */
+  /** A subscription's `rateLimit`: the least time between the starts of its deliveries, ping aside. */
+  spacingMs(record: StoredRecord): number {
+    const rate = this.options.store.get(SUBSCRIPTION_SPACE, String(record.doc['subscription']))?.doc['rateLimit'];
+    return typeof rate === 'number' && rate > 0 ? 1000 / rate : 0;
+  }
+
+  /** One attempt, and its entry in the attempt log, written with its outcome (CONVENTIONS.md#attempt-log). */
   async run(record: StoredRecord, body: string | undefined, _attempt: number, stop: AbortSignal): Promise<RunOutcome> {
+    const { clock } = this.options;
+    const at = clock.now();
+    const started = clock.monotonic();
+    const outcome = await this.send(record, body, stop);
+    if (outcome.kind === 'park' || outcome.kind === 'stopped') return outcome;
+    const status = outcome.set['lastStatus'];
+    // The receiver's status when it answered, else what went wrong (lastError's words, without "gave up").
+    const error = outcome.kind === 'done' ? '' : outcome.error ?? '';
+    const result = typeof status === 'number' ? { status } : { error };
+    const entry = attemptEntry(at, clock.monotonic() - started, result);
+    return { ...outcome, set: { ...outcome.set, [ATTEMPT_LOG]: withAttempt(record.doc[ATTEMPT_LOG], entry) } };
+  }
+
+  /** One POST of the delivery; never throws. */
+  private async send(record: StoredRecord, body: string | undefined, stop: AbortSignal): Promise<RunOutcome> {
     const { store, clock, config } = this.options;
     const subscriptionId = String(record.doc['subscription']);
     const stored = store.get(SUBSCRIPTION_SPACE, subscriptionId);

@@ -53,6 +53,17 @@ describe('itemPage', () => {
   it('should show the facts it is given', () => {
     assert.ok(page.includes('<dt>ETag</dt><dd>&quot;abc&quot;</dd>'));
   });
+
+  it('should show its tables after the JSON, a row per object and a cell per named column, escaped and clipped', () => {
+    const rows: JsonObject[] = [{ at: 't1', status: 503 }, { at: 't2', error: HOSTILE.repeat(10), extra: 'not a column' }];
+    const tables = [{ id: 'attempts', heading: 'Attempt log', columns: ['at', 'status', 'error'], rows }];
+    const withTable = itemPage({ title: '/$outbox/d1', nav: {}, doc: { id: 'd1' }, facts: [], tables });
+    const table = withTable.slice(withTable.indexOf('</pre>'));
+    assert.match(table, /<h2>Attempt log<\/h2>\n<table id="attempts">\n<thead><tr><th>at<\/th><th>status<\/th><th>error<\/th><\/tr><\/thead>/);
+    assert.ok(table.includes('<tr><td>t1</td><td>503</td><td></td></tr>'));
+    assert.ok(!table.includes('<script>') && !table.includes('not a column'));
+    assert.ok(table.includes('&lt;script&gt;alert(1)') && table.includes('…</td></tr>'), 'escaped, and clipped to 120 characters');
+  });
 });
 
 describe('listPage', () => {

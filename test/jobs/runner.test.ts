@@ -2,9 +2,10 @@
 // no more than `workers` at once and `perGroup` per group, a job due later runs when the clock gets
 // there even while others run, a drain waits and then stops what still runs, leaving it due. A group
 // with room finds its job behind any backlog of another's, and the store's due index is read at
-// start only; a job held for a `$retry` does not start until it is let go. The `capped` state holds
-// new jobs while too many released ones are still writing, and lets go when one ends. Driven by a
-// manual clock and jobs the test finishes itself: no real time passes.
+// start only; a job held for a `$retry` does not start until it is let go; a paced group's jobs start
+// no closer than its spacing. The `capped` state holds new jobs while too many released ones are
+// still writing, and lets go when one ends. Driven by a manual clock and jobs the test finishes
+// itself: no real time passes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { JobRunner, RELEASED_PER_WORKER } from '../../lib/jobs/runner.js';
@@ -43,7 +44,7 @@ interface Harness {
   startedCount(count: number): Promise<void>;
 }
 
-function harness(options: { workers: number; perGroup?: number; drainTimeoutMs?: number }): Harness {
+function harness(options: { workers: number; perGroup?: number; drainTimeoutMs?: number; spacingMs?: (record: StoredRecord) => number }): Harness {
   const clock = new ManualClock();
   const store = new CountingStore({ clock });
   const started: Started[] = [];
@@ -56,6 +57,7 @@ function harness(options: { workers: number; perGroup?: number; drainTimeoutMs?:
     workers: options.workers,
     ...(options.perGroup === undefined ? {} : { perGroup: options.perGroup, groupOf: (record: StoredRecord) => String(record.doc['group']) }),
     drainTimeoutMs: options.drainTimeoutMs ?? 1000,
+    ...(options.spacingMs === undefined ? {} : { spacingMs: options.spacingMs }),
     log: () => {},
     work: (record, signal, release) =>
       new Promise<void>((resolve) => {
@@ -273,6 +275,34 @@ describe('JobRunner', () => {
     assert.deepEqual(ids(h.started), ['a000', 'b1', 'c1', 'a001']);
     assert.equal(h.store.dueReads, reads, 'looks keep their own index');
     for (const job of h.started.slice(2)) await job.finish();
+    await h.runner.close();
+  });
+
+  it('should start the jobs of a paced group no closer than its spacing, in order, on one timer, and hold up no other group', async () => {
+    // Groups a and c are paced at 500 ms (a rate of 2 per second), b is not.
+    const h = harness({ workers: 3, perGroup: 1, spacingMs: (record) => (record.doc['group'] === 'b' ? 0 : 500) });
+    const now = h.clock.now();
+    for (const [id, group] of [['a1', 'a'], ['a2', 'a'], ['a3', 'a'], ['b1', 'b'], ['b2', 'b'], ['c1', 'c'], ['c2', 'c']] as const) await h.add(id, now, group);
+    await h.runner.start();
+    await settle();
+    assert.deepEqual(ids(h.started).sort(), ['a1', 'b1', 'c1']);
+    for (const job of h.started.slice()) await job.finish();
+    await settle();
+    assert.deepEqual(ids(h.started).slice(3), ['b2'], 'the group without a pace goes on at once');
+    assert.equal(h.clock.timers, 1, 'one timer for both paced groups');
+    h.clock.advance(499);
+    await settle();
+    assert.equal(h.started.length, 4, 'not before the spacing has passed');
+    h.clock.advance(1);
+    await settle();
+    assert.deepEqual(ids(h.started).slice(4).sort(), ['a2', 'c2']);
+    for (const job of h.started.slice(3)) await job.finish();
+    await settle();
+    assert.equal(h.started.length, 6, 'a3 waits for its turn');
+    h.clock.advance(500);
+    await settle();
+    assert.deepEqual(ids(h.started).slice(6), ['a3']);
+    await (h.started[6] as Started).finish();
     await h.runner.close();
   });
 
