@@ -7,8 +7,9 @@ import { noStoreCacheControl, readCacheControl } from '../http/cache-policy.js';
 import { pathSegment } from '../names.js';
 import { problem } from '../protocol/problem.js';
 import type { StoredRecord } from '../store/types.js';
+import type { RecordSource } from '../query/execute.js';
 import type { CollectionQuery } from '../query/options.js';
-import { planQuery, type PlanContext } from '../query/plan.js';
+import { planQuery, type PlanContext, type PlanResult } from '../query/plan.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { pagedReply, queryOptions, type Paging, type Walk } from './paging.js';
@@ -21,6 +22,18 @@ export interface Listing {
   readonly path: string;
   /** The fields of an item. */
   readonly fields: ReadonlySet<string>;
+  /**
+   * How a stored record is read, when items are read with fields they were not stored with (the
+   * inbox's `source`, CONVENTIONS.md#inbox): its pages read `records`, and an item is shown `view`ed.
+   * The equality indexes know only what is stored, so a filter's terms on `derived` fields scan.
+   */
+  readonly read?: {
+    readonly records: RecordSource;
+    readonly view: (record: StoredRecord) => StoredRecord;
+    readonly derived: ReadonlySet<string>;
+  };
+  /** The id that makes the longest paging token, when ids may be longer than resource ids. */
+  readonly longestId?: string;
 }
 
 export function listingReply(app: Paging, rq: RequestContext, listing: Listing): Promise<Reply> {
@@ -34,6 +47,12 @@ function listingWalk(app: Pick<App, 'baseUrl'>, listing: Listing): Walk<Collecti
     known: (property) => property.length === 1 && fields.has(property[0] as string),
     itemLink: (id) => link(app, listedPath(listing, id)),
   };
+  const derived = listing.read?.derived;
+  const indexed = (planned: PlanResult): PlanResult => {
+    if (!planned.ok || derived === undefined) return planned;
+    const equalities = planned.plan.equalities.filter((term) => !derived.has(term.path[0] as string));
+    return { ok: true, plan: { ...planned.plan, equalities } };
+  };
   return {
     collection: space,
     scope: space,
@@ -43,10 +62,12 @@ function listingWalk(app: Pick<App, 'baseUrl'>, listing: Listing): Walk<Collecti
     cacheable: false,
     options: queryOptions,
     begin: (query) => {
-      const planned = planQuery(query, context);
+      const planned = indexed(planQuery(query, context));
       return planned.ok ? { ok: true, plan: planned.plan, carry: { query }, sortKeys: query.orderby.length } : planned;
     },
-    resume: (position) => (position.query === undefined ? undefined : planQuery(position.query, context)),
+    resume: (position) => (position.query === undefined ? undefined : indexed(planQuery(position.query, context))),
+    ...(listing.read === undefined ? {} : { records: listing.read.records }),
+    ...(listing.longestId === undefined ? {} : { longestId: listing.longestId }),
   };
 }
 
@@ -62,7 +83,8 @@ export function listedItemReply(
   missing: string,
 ): Reply {
   if (record === undefined) return problemReply(problem('not-found', missing));
-  return itemReadReply(app, rq, record, {
+  const shown = listing.read === undefined ? record : listing.read.view(record);
+  return itemReadReply(app, rq, shown, {
     path: listedPath(listing, record.id),
     listPath: listing.path,
     cacheControl: readCacheControl(app.policy),
@@ -76,7 +98,8 @@ export function actionReply(
   record: StoredRecord,
   listing: Listing,
 ): Reply {
-  const representation = app.representations.itemJson(record);
+  const shown = listing.read === undefined ? record : listing.read.view(record);
+  const representation = app.representations.itemJson(shown);
   return jsonReply(status, representation.bytes, {
     'Cache-Control': noStoreCacheControl(app.policy),
     'Content-Location': link(app, listedPath(listing, record.id)),
