@@ -16,9 +16,10 @@ import type { IncomingMessage } from 'node:http';
 import { readBody, unreadBodyReply } from '../http/body.js';
 import { noStoreCacheControl } from '../http/cache-policy.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
-import { problem, secretMissingProblem } from '../protocol/problem.js';
+import { problem, secretMissingProblem, type Problem } from '../protocol/problem.js';
+import type { StoredRecord } from '../store/types.js';
 import { inboxItemId, INBOX_SPACE, sourceOf } from '../webhooks/inbox.js';
-import type { HeaderLines, ReceivedEvent, Scheme } from '../webhooks/schemes/common.js';
+import type { HeaderLines, Scheme } from '../webhooks/schemes/common.js';
 import { githubScheme } from '../webhooks/schemes/github.js';
 import { resapiScheme } from '../webhooks/schemes/resapi.js';
 import { standardScheme } from '../webhooks/schemes/standard.js';
@@ -63,13 +64,13 @@ export async function receiveWebhook(app: Receiving, rq: RequestContext, source:
     return problemReply(refusal.problem);
   }
   const event = verdict.event;
-  const clash = addressClash(app, source, event);
+  const stored = app.store.get(INBOX_SPACE, inboxItemId(source.name, event.id));
+  const clash = addressClash(app, source, event.id, stored);
   if (clash !== undefined) {
     app.refusals.refused(source.name, clash.status, 'event id clashes with another source', rq.requestId);
     return problemReply(clash);
   }
-  const itemId = inboxItemId(source.name, event.id);
-  if (app.store.get(INBOX_SPACE, itemId) !== undefined) return status(app, 'duplicate');
+  if (stored !== undefined) return status(app, 'duplicate');
   const { id: eventId, kind, text, headers: kept } = event;
   const accepted = { source: source.name, eventId, kind, text, headers: kept };
   const written = await app.writer.write(app.inbox.acceptance(accepted));
@@ -94,13 +95,14 @@ function status(app: Pick<App, 'policy'>, value: 'accepted' | 'duplicate'): Repl
  * a store written before that source was configured) is a 409, never a false "duplicate".
  */
 function addressClash(
-  app: Pick<App, 'store' | 'webhookSources'>,
+  app: Pick<App, 'webhookSources'>,
   source: ReceivingSource,
-  event: ReceivedEvent,
-): ReturnType<typeof problem> | undefined {
+  eventId: string,
+  stored: StoredRecord | undefined,
+): Problem | undefined {
   if (source.name === DEFAULT_SOURCE) {
-    const colon = event.id.indexOf(':');
-    const prefix = colon === -1 ? undefined : event.id.slice(0, colon);
+    const colon = eventId.indexOf(':');
+    const prefix = colon === -1 ? undefined : eventId.slice(0, colon);
     const named = (other: ReceivingSource): boolean => other.name === prefix && other.name !== DEFAULT_SOURCE;
     if (prefix !== undefined && app.webhookSources.some(named)) {
       const detail = `The event id starts with "${prefix}:", which addresses the events of the source ${prefix} ` +
@@ -108,10 +110,9 @@ function addressClash(
       return problem('bad-request', detail);
     }
   }
-  const stored = app.store.get(INBOX_SPACE, inboxItemId(source.name, event.id));
   if (stored === undefined) return undefined;
   const owner = sourceOf(stored);
-  if (owner.source === source.name && owner.eventId === event.id) return undefined;
+  if (owner.source === source.name && owner.eventId === eventId) return undefined;
   const detail = `The inbox item ${JSON.stringify(stored.id)} holds an event of the source ${owner.source}, ` +
     'received before this source was configured; it is kept until its dedup window ends.';
   return problem('conflict', detail);

@@ -197,11 +197,20 @@ describe('receiving sources, one scheme per path', () => {
     assert.equal((await sendStripe(server.url, `${id}é`)).status, 400, 'the 255 limit is on the event id');
   });
 
-  it('should refuse, on the default source, an id that starts with a named source\'s name and a colon', async () => {
+  it('should refuse, on the default source, an id that starts with a named source\'s name and a colon, and never call a clash a duplicate', async () => {
     const res = await sendResapi(server.url, 'stripe:evt_x');
     assert.equal(res.status, 400, res.text);
     assert.match(problemOf(res).detail, /source stripe/);
     assert.equal((await request(server.url, itemPath('stripe:evt_x'))).status, 404);
+
+    // A store written before the stripe source existed may hold a default-source event at that address.
+    const doc = { id: 'stripe:evt_old', event: 'order.created', status: 'processed', attempts: 1, receivedAt: new Date(NOW_S * 1000).toISOString() };
+    assert.equal((await server.store.commit({ mutations: [{ kind: 'put', collection: '$inbox', id: doc.id, doc }] })).ok, true);
+    const clash = await sendStripe(server.url, 'evt_old');
+    assert.equal(clash.status, 409, clash.text);
+    assert.match(problemOf(clash).detail, /holds an event of the source webhooks/);
+    const old = (await request(server.url, itemPath('stripe:evt_old'))).json();
+    assert.deepEqual(pick(old, ['source', 'eventId']), { source: 'webhooks', eventId: 'stripe:evt_old' });
   });
 
   it('should pick the scheme by the path: another scheme\'s signed delivery is refused there', async () => {
