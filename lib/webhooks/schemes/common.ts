@@ -190,8 +190,9 @@ export function providerHeaders(headers: HeaderLines, signatureFields: readonly 
     if (CONNECTION_FIELDS.has(name) || signatureFields.includes(name)) continue;
     const value = lines.join(', ');
     if (fields === MAX_HEADER_FIELDS || characters + name.length + value.length > MAX_HEADER_CHARACTERS) break;
-    // defineProperty: a field named __proto__ stays a field.
-    Object.defineProperty(kept, name, { value, enumerable: true, writable: true, configurable: true });
+    // A field named __proto__ stays a field: an assignment would set the object's prototype.
+    if (name === '__proto__') Object.defineProperty(kept, name, { value, enumerable: true, writable: true });
+    else kept[name] = value;
     fields += 1;
     characters += name.length + value.length;
   }
