@@ -36,7 +36,8 @@
 // - outbox.refusePrivateAddresses: true or false; outbox.errorDetail: "full" or "class".
 //   outbox.disableAfterS: an integer 60–31536000 (a year), default 432000 (CONVENTIONS.md#auto-disable).
 // - webhooks.sources (CONVENTIONS.md#receiving-sources): 1–16 entries `{ path, scheme, secretsEnv }`;
-//   path "/webhooks" or "/webhooks/<name>" (name as a collection name), each path once; scheme one of
+//   path "/webhooks" or "/webhooks/<name>" (name as a collection name, but not "webhooks", the default
+//   source's name in /$inbox, CONVENTIONS.md#receiving-sources), each path once; scheme one of
 //   SCHEMES; secretsEnv the name of an environment variable (^[A-Za-z_][A-Za-z0-9_]{0,127}$), never a
 //   secret. Given together with webhooks.path it is refused: two places would say where the receiver is.
 // - webhooks.forward (CONVENTIONS.md#forwarding): an absolute http or https URL of at most 2048
@@ -470,6 +471,10 @@ function webhookSourceList(value: unknown, key: string): Checked<readonly Webhoo
       return fail(joinKey(at, 'path'), message);
     }
     if (sources.some((other) => other.path === path)) return fail(joinKey(at, 'path'), `repeats ${describe(path)}`);
+    if (path === '/webhooks/webhooks') {
+      const message = 'must not name a source "webhooks": that is the name of the source at /webhooks';
+      return fail(joinKey(at, 'path'), message);
+    }
     const chosen = WEBHOOK_SCHEMES.find((candidate) => candidate === scheme);
     if (chosen === undefined) {
       return fail(joinKey(at, 'scheme'), `must be one of ${WEBHOOK_SCHEMES.join(', ')}, got ${describe(scheme)}`);

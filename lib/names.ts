@@ -6,12 +6,19 @@
 // Event ids are the providers' (CONVENTIONS.md#webhook-event-body): any text of 1-255 code points,
 // percent-encoded in a path. Text means well-formed Unicode: a JSON string may spell a lone surrogate
 // ("\ud800"), which no UTF-8 can carry, so such an id could be neither addressed nor linked to.
+// An inbox item's id is its event id, or `<source>:<eventId>` for a named receiving source
+// (CONVENTIONS.md#inbox): the 255 limit is on the event id, so an item id may be longer.
 
 // Exported for GET /$openapi, which states them as the path parameters' patterns.
 export const COLLECTION_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 export const RESOURCE_ID = /^[A-Za-z0-9._~-]{1,128}$/;
 /** The longest event id, in code points. */
 export const MAX_EVENT_ID = 255;
+/** The longest inbox item id, in code points: a source name (64), ":" and an event id. */
+export const MAX_INBOX_ITEM_ID = 64 + 1 + MAX_EVENT_ID;
+
+/** A named receiving source's prefix of an inbox item id: its name (a collection name) and ":". */
+const SOURCE_PREFIX = /^[A-Za-z][A-Za-z0-9_-]{0,63}:/;
 
 /** With the u flag a surrogate pair is one code point, so only a lone surrogate is category Cs. */
 const LONE_SURROGATE = /\p{Cs}/u;
@@ -42,6 +49,21 @@ export function eventIdProblem(id: string): string | undefined {
 
 export function isEventId(id: string): boolean {
   return eventIdProblem(id) === undefined;
+}
+
+/**
+ * What is wrong with an inbox item id, or undefined: an event id, or a source name, ":" and an event
+ * id. Said as for an event id, whose rule is the one a wrong item id breaks.
+ */
+export function inboxItemIdProblem(id: string): string | undefined {
+  const plain = eventIdProblem(id);
+  if (plain === undefined) return undefined;
+  const prefix = SOURCE_PREFIX.exec(id);
+  return prefix !== null && eventIdProblem(id.slice(prefix[0].length)) === undefined ? undefined : plain;
+}
+
+export function isInboxItemId(id: string): boolean {
+  return inboxItemIdProblem(id) === undefined;
 }
 
 /**

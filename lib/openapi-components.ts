@@ -4,7 +4,7 @@
 // (test/e2e/openapi.test.ts) checks the description against a running server.
 import type { Config, FieldType } from './config.js';
 import type { JsonObject, JsonValue } from './json.js';
-import { COLLECTION_NAME, RESOURCE_ID } from './names.js';
+import { COLLECTION_NAME, MAX_INBOX_ITEM_ID, RESOURCE_ID } from './names.js';
 import { PROBLEM_TYPE_PREFIX, PROBLEM_TYPES, type ProblemType } from './protocol/problem.js';
 import type { RequestInput, ResponseField, SchemaName } from './routes.js';
 
@@ -130,9 +130,11 @@ export function schemas(config: Config): JsonObject {
     },
     InboxEvent: {
       type: 'object',
-      required: ['id', 'event', 'status', 'attempts', 'receivedAt'],
+      required: ['id', 'source', 'eventId', 'event', 'status', 'attempts', 'receivedAt'],
       properties: {
-        id: { type: 'string', minLength: 1, maxLength: 255 },
+        id: { type: 'string', minLength: 1, maxLength: MAX_INBOX_ITEM_ID },
+        source: { type: 'string', description: 'webhooks, or <name> of the receiving source /webhooks/<name>' },
+        eventId: { type: 'string', minLength: 1, maxLength: 255 },
         event: STRING,
         status: { enum: ['accepted', 'processed', 'failed', 'dead'] },
         attempts: { type: 'integer', minimum: 0 },
@@ -239,6 +241,24 @@ export function schemas(config: Config): JsonObject {
       required: ['id', 'event'],
       properties: { id: { type: 'string', minLength: 1, maxLength: 255 }, event: { type: 'string', minLength: 1 } },
     },
+    // CONVENTIONS.md#standard-webhooks-scheme: the id is webhook-id; the kind is the body's type.
+    StandardWebhookEvent: {
+      type: 'object',
+      required: ['type'],
+      properties: { type: { type: 'string', minLength: 1 } },
+    },
+    // CONVENTIONS.md#github-scheme: the id and the kind are header fields; a form body's payload field holds this.
+    GitHubWebhookEvent: {
+      type: 'object',
+      description: 'A GitHub event payload; its action, when present, is appended to the kind (X-GitHub-Event).',
+      properties: { action: STRING },
+    },
+    // CONVENTIONS.md#stripe-scheme: a Stripe event.
+    StripeWebhookEvent: {
+      type: 'object',
+      required: ['id', 'type'],
+      properties: { id: { type: 'string', minLength: 1, maxLength: 255 }, type: { type: 'string', minLength: 1 } },
+    },
     WebhookReceipt: {
       type: 'object',
       required: ['status'],
@@ -318,8 +338,9 @@ export function parameters(): JsonObject {
     deliveryId: path('deliveryId', RESOURCE_ID_SCHEMA, 'A delivery id.'),
     eventId: path(
       'eventId',
-      { type: 'string', minLength: 1, maxLength: 255 },
-      'A received event id, percent-encoded (any 1-255 characters).',
+      { type: 'string', minLength: 1, maxLength: MAX_INBOX_ITEM_ID },
+      'A received event\'s inbox id, percent-encoded: the event id (any 1-255 characters), or ' +
+        '<source>:<eventId> for a named receiving source (CONVENTIONS.md#inbox).',
     ),
     'If-Match': header(
       'If-Match',
@@ -354,6 +375,43 @@ export function parameters(): JsonObject {
       'Unix time in seconds of the delivery; refused when outside the tolerance.',
       { type: 'string', pattern: '^[0-9]+$' },
     ),
+    // The receiving schemes' fields (CONVENTIONS.md#receiving-sources): each source's route reads its scheme's.
+    'webhook-id': header(
+      'webhook-id',
+      'Standard Webhooks: the event id, signed (svix-id is read instead when no webhook- field is sent).',
+    ),
+    'webhook-timestamp': header(
+      'webhook-timestamp',
+      'Standard Webhooks: Unix seconds of the attempt, signed; refused outside the tolerance (or svix-timestamp).',
+      { type: 'string', pattern: '^[0-9]+$' },
+    ),
+    'webhook-signature': header(
+      'webhook-signature',
+      'Standard Webhooks: space-separated v1,<base64 HMAC-SHA256 of id.timestamp.body> (or svix-signature).',
+    ),
+    'X-Hub-Signature-256': {
+      ...header(
+        'X-Hub-Signature-256',
+        'GitHub: sha256= and the lowercase hex HMAC-SHA256 of the exact body bytes under the webhook\'s secret.',
+        { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' },
+      ),
+      required: true,
+    },
+    'X-GitHub-Delivery': {
+      ...header('X-GitHub-Delivery', 'GitHub: the delivery id, the event id (not signed).'),
+      required: true,
+    },
+    'X-GitHub-Event': {
+      ...header('X-GitHub-Event', 'GitHub: the event name; the body\'s action is appended for the kind (not signed).'),
+      required: true,
+    },
+    'Stripe-Signature': {
+      ...header(
+        'Stripe-Signature',
+        'Stripe: t=<Unix seconds>,v1=<lowercase hex HMAC-SHA256 of t.body>, several v1 allowed; v0 is ignored.',
+      ),
+      required: true,
+    },
     filter: query('$filter', 'An OData 4.01 filter expression (CONVENTIONS.md#filter-expressions).'),
     select: query('$select', 'Comma-separated property paths: summaries with those fields and @id.'),
     orderby: query('$orderby', 'Comma-separated property paths, each optionally asc or desc; the id breaks ties.'),

@@ -6,10 +6,11 @@
 // what its handler itself answers and reads; GET /$openapi (lib/openapi.ts) describes the server from
 // that and from the pipeline's own statuses, so no route is described anywhere else. Adding a route is
 // one entry here plus its handler.
-import type { Config } from './config.js';
+import type { Config, WebhookScheme } from './config.js';
 import { EXPOSITION_TYPE } from './prometheus.js';
 import { getMetrics } from './resources/metrics-scrape.js';
 import { CSV_BODY, JSON_BODY, type BodyKind } from './http/body.js';
+import { isJsonMediaType } from './protocol/content-type.js';
 import { JSON_TYPE } from './http/respond.js';
 import { HTML_TYPE } from './html/views.js';
 import type { RoutePattern } from './http/route.js';
@@ -23,6 +24,8 @@ import { getHealth, getServiceDocument } from './resources/service.js';
 import { getOpenApi } from './resources/openapi.js';
 import { getInbox, getInboxEvent, retryInboxEvent } from './resources/inbox.js';
 import { receiveWebhook } from './resources/receiver.js';
+import { isFormMediaType } from './webhooks/schemes/github.js';
+import { receivingSources, DEFAULT_SOURCE, type ReceivingSource } from './webhooks/sources.js';
 import { getDelivery, getOutbox, retryDelivery } from './resources/outbox.js';
 import {
   deleteSubscription, getSubscription, getSubscriptions, getSubscriptionSecret, putSubscription,
@@ -55,12 +58,15 @@ export type ResponseField =
 export type RequestInput =
   | 'If-Match' | 'If-None-Match' | 'If-Modified-Since' | 'If-Unmodified-Since' | 'Idempotency-Key' | 'Prefer'
   | 'X-Signature' | 'X-Timestamp'
+  | 'webhook-id' | 'webhook-timestamp' | 'webhook-signature'
+  | 'X-Hub-Signature-256' | 'X-GitHub-Delivery' | 'X-GitHub-Event' | 'Stripe-Signature'
   | '$filter' | '$select' | '$orderby' | '$top' | '$count' | '$skiptoken' | 'field=value';
 
 /** The shapes bodies take, named as lib/openapi.ts names its schema components. */
 export type SchemaName =
   | 'Item' | 'QueryDefinition' | 'ServiceDocument' | 'Health' | 'InboxEvent' | 'Delivery' | 'Subscription'
-  | 'SubscriptionInput' | 'BulkReport' | 'WebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument'
+  | 'SubscriptionInput' | 'BulkReport' | 'WebhookEvent' | 'StandardWebhookEvent' | 'GitHubWebhookEvent'
+  | 'StripeWebhookEvent' | 'WebhookReceipt' | 'Text' | 'OpenApiDocument'
   | 'SubscriptionSecret' | 'PingInput' | 'PingAnswer'
   | 'RecoverWindow' | 'InboxRecoverWindow' | 'RecoverReport';
 
@@ -83,7 +89,9 @@ export type RouteName =
   | 'query-definition' | 'inbox' | 'inbox-event' | 'inbox-retry' | 'subscriptions' | 'subscription' | 'outbox'
   | 'delivery' | 'delivery-retry'
   | 'subscription-secret' | 'subscription-ping'
-  | 'inbox-recover' | 'subscription-recover';
+  | 'inbox-recover' | 'subscription-recover'
+  /** A named receiving source, `/webhooks/<name>` (the default source is `webhook`). */
+  | `webhook-${string}`;
 
 export interface RouteEntry extends RoutePattern<RouteName> {
   /**
@@ -147,6 +155,34 @@ const LISTING: readonly RequestInput[] = [
 const RETRY = { 202: ['Cache-Control', 'Content-Location'] as const, 404: [], 409: [], 503: [] };
 /** A $recover action (CONVENTIONS.md#recovering-after-an-outage): 202 with how many, 400 naming the member, 503. */
 const RECOVER = { 202: NO_STORE, 400: [], 503: [] };
+/**
+ * A GitHub webhook sends JSON, or a form with a `payload` field when its Content type is set so
+ * (CONVENTIONS.md#github-scheme); anything else is a 415 that says which to choose.
+ */
+const GITHUB_BODY: BodyKind = {
+  accepts: (type) => isJsonMediaType(type) || isFormMediaType(type),
+  name: 'application/json (choose it as the Content type in the webhook\'s settings on GitHub), or ' +
+    'application/x-www-form-urlencoded with a payload field',
+  media: 'application/json',
+};
+/** What each receiving scheme reads, as its route describes it (CONVENTIONS.md#receiving-sources). */
+interface SchemeDoc {
+  readonly reads: readonly RequestInput[];
+  readonly accepts: SchemaName;
+  readonly body: BodyKind;
+}
+const SCHEME_DOCS: Readonly<Record<WebhookScheme, SchemeDoc>> = {
+  resapi: { reads: ['X-Signature', 'X-Timestamp'], accepts: 'WebhookEvent', body: JSON_BODY },
+  standard: {
+    reads: ['webhook-id', 'webhook-timestamp', 'webhook-signature'], accepts: 'StandardWebhookEvent', body: JSON_BODY,
+  },
+  github: {
+    reads: ['X-Hub-Signature-256', 'X-GitHub-Delivery', 'X-GitHub-Event'],
+    accepts: 'GitHubWebhookEvent',
+    body: GITHUB_BODY,
+  },
+  stripe: { reads: ['Stripe-Signature'], accepts: 'StripeWebhookEvent', body: JSON_BODY },
+};
 
 export function routeTable(config: Config): readonly RouteEntry[] {
   return [
@@ -179,29 +215,7 @@ export function routeTable(config: Config): readonly RouteEntry[] {
         },
       },
     },
-    // Answers JSON whatever Accept says: a provider that cannot be answered would only retry
-    // (RFC 9110 §12.5.1 lets a server disregard Accept).
-    {
-      name: 'webhook',
-      path: config.webhooks.path,
-      reserveBelow: true,
-      public: true,
-      signed: true,
-      methods: {
-        POST: {
-          produces: [],
-          body: JSON_BODY,
-          handle: receiveWebhook,
-          doc: {
-            summary: 'Receive a signed webhook event (at-least-once; deduplicated by its id)',
-            responses: { 200: NO_STORE, 401: [], 503: [] },
-            reads: ['X-Signature', 'X-Timestamp'],
-            accepts: 'WebhookEvent',
-            returns: 'WebhookReceipt',
-          },
-        },
-      },
-    },
+    ...receivingSources(config).map(sourceRoute),
     {
       name: 'metrics',
       path: '/$metrics',
@@ -591,6 +605,39 @@ export function routeTable(config: Config): readonly RouteEntry[] {
       },
     },
   ];
+}
+
+/**
+ * One receiving source's route (CONVENTIONS.md#receiving-sources): its path, bound to its source, so the
+ * scheme is the path's, never guessed from the header fields. Every path below it is reserved. It
+ * answers JSON whatever Accept says: a provider that cannot be answered would only retry (RFC 9110
+ * §12.5.1 lets a server disregard Accept).
+ */
+function sourceRoute(source: ReceivingSource): RouteEntry {
+  const { reads, accepts, body } = SCHEME_DOCS[source.scheme];
+  const named = source.name === DEFAULT_SOURCE ? '' : ` from the source ${source.name}`;
+  return {
+    name: source.name === DEFAULT_SOURCE ? 'webhook' : `webhook-${source.name}`,
+    path: source.path,
+    reserveBelow: true,
+    public: true,
+    signed: true,
+    methods: {
+      POST: {
+        produces: [],
+        body,
+        handle: (app, rq) => receiveWebhook(app, rq, source),
+        doc: {
+          summary: `Receive a signed webhook event${named} (${source.scheme} scheme; at-least-once, deduplicated)`,
+          // 409: an event id whose inbox address another source's event holds.
+          responses: { 200: NO_STORE, 401: [], 409: [], 503: [] },
+          reads,
+          accepts,
+          returns: 'WebhookReceipt',
+        },
+      },
+    },
+  };
 }
 
 /** Allow (RFC 9110 §10.2.1): the declared methods, HEAD wherever GET, and OPTIONS everywhere. */

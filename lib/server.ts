@@ -22,13 +22,16 @@ import { dataDirExists, openFileStore } from './store/file.js';
 import { MemoryStore } from './store/memory.js';
 import type { Store, StoreObserver } from './store/types.js';
 import { represent } from './protocol/representation.js';
-import { signingKey } from './protocol/standard-signature.js';
 import { RepresentationCache } from './resources/representation-cache.js';
 import { KeysInFlight } from './resources/idempotency.js';
 import { changeProblem, Writer } from './writes/writer.js';
 import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inbox.js';
 import { eventMutations } from './webhooks/events.js';
 import { Outbox } from './webhooks/outbox.js';
+import { RefusalLog } from './webhooks/refusal-log.js';
+import {
+  missingSecretLines, receivingSources, shortSecretLines, sourceSecrets, type WebhookSecretsOption,
+} from './webhooks/sources.js';
 import { PageCache } from './resources/page-cache.js';
 import { ServerMetrics } from './server-metrics.js';
 import { EqualityIndexes } from './query/equality-index.js';
@@ -54,10 +57,12 @@ export interface RuntimeOptions {
   readonly seed?: string;
   readonly apiKeys?: readonly string[];
   /**
-   * Secrets a webhook's X-Signature may be made with: the current one, and the previous during a rotation
-   * (at most two).
+   * The receiving sources' secrets (CONVENTIONS.md#receiving-sources): an array is the first source's
+   * (without `webhooks.sources`, the default receiver's), a record gives each source's by its name
+   * (`webhooks` for /webhooks, `<name>` for /webhooks/<name>). Each: the current secret, and the
+   * previous one during a rotation (at most two).
    */
-  readonly webhookSecrets?: readonly string[];
+  readonly webhookSecrets?: WebhookSecretsOption;
   /** Webhook handlers by event kind (or "*"), registered before the first event can arrive. */
   readonly webhookHandlers?: Readonly<Record<string, WebhookHandler>>;
   /** The one clock of the server: the time and every timer (default: the system clock). */
@@ -113,11 +118,6 @@ const PAGING_KEY_BYTES = 32;
 const DEFAULT_DRAIN_MS = 10_000;
 /** What deliveries of the webhook sender say they come from. */
 const USER_AGENT = 'resapi (webhook sender)';
-/** At most two: the current first, the previous second (CONVENTIONS.md#secret-rotation). */
-const MAX_WEBHOOK_SECRETS = 2;
-/** A shorter webhook secret is named in a warning at start (CONVENTIONS.md#secrets). */
-const MIN_SECRET_BYTES = 16;
-const SECRET_ROLES = ['current', 'previous'] as const;
 
 export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const config = configOf(options);
@@ -127,7 +127,8 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   const apiKeys = new ApiKeys(options.apiKeys ?? []);
   const cors = corsPolicy(config.cors.origins, apiKeys.enabled);
   if (!cors.ok) throw new TypeError(`start(): ${cors.message}`);
-  const webhookSecrets = secretsOf(options.webhookSecrets);
+  const webhookSources = receivingSources(config);
+  const webhookSecrets = sourceSecrets(options.webhookSecrets, webhookSources);
   const handlers = handlersOf(options.webhookHandlers);
   const drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_MS;
   const collectionConfigOf = (name: string): CollectionConfig | undefined => collectionConfig(config, name);
@@ -212,7 +213,9 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       knownProperties,
       bulkTurns: new SerialQueues(),
       postTurns: new SerialQueues(),
+      webhookSources,
       webhookSecrets,
+      refusals: new RefusalLog(log, clock),
       inbox: new Inbox({ store, writer, clock, random, config: config.webhooks, log, drainTimeoutMs }),
       outbox: new Outbox({
         store,
@@ -234,14 +237,8 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     };
     for (const [kind, handler] of handlers) app.inbox.on(kind, handler);
     // Said once here, never per request: an anonymous sender must not be able to flood the log.
-    if (webhookSecrets.length === 0) {
-      const warning =
-        `the webhook receiver at ${config.webhooks.path} answers 503: ` +
-        'no secret is configured (RESAPI_WEBHOOK_SECRETS)';
-      log('warn', warning);
-    }
-    const short = shortSecretsWarning(webhookSecrets);
-    if (short !== undefined) log('warn', short);
+    for (const line of missingSecretLines(webhookSources, webhookSecrets)) log('warn', line);
+    for (const line of shortSecretLines(webhookSources, webhookSecrets)) log('warn', line);
     lifecycle.add(readCaches(app.pages, app.indexes));
     lifecycle.add(app.inbox.queue);
     lifecycle.add(app.outbox.queue);
@@ -278,48 +275,6 @@ async function readNewStoreSeed(
   const refused = checkSeed(read.data, (mutation) => changeProblem(mutation, collectionConfigOf));
   if (refused !== undefined) throw new Error(refused);
   return read.data;
-}
-
-/**
- * The webhook secrets: non-empty strings, at most two (CONVENTIONS.md#secret-rotation,
- * CONVENTIONS.md#secrets). Never logged.
- */
-function secretsOf(secrets: readonly string[] | undefined): readonly string[] {
-  if (secrets === undefined) return [];
-  if (!Array.isArray(secrets) || secrets.some((secret) => typeof secret !== 'string')) {
-    throw new TypeError('webhookSecrets: must be an array of strings');
-  }
-  const empty = secrets.indexOf('');
-  if (empty !== -1) {
-    const detail = `secret ${empty + 1} is empty; a webhook secret cannot be empty (CONVENTIONS.md#secrets)`;
-    throw new TypeError(`webhookSecrets: ${detail}`);
-  }
-  if (secrets.length > MAX_WEBHOOK_SECRETS) {
-    throw new TypeError('webhookSecrets: at most two secrets, the current one first and the previous one second');
-  }
-  return [...secrets];
-}
-
-/**
- * One warning line when a secret is shorter than MIN_SECRET_BYTES, or undefined. Such a secret still
- * starts the server: providers' published test vectors use short ones. The line names the secret's
- * role, never the secret.
- */
-function shortSecretsWarning(secrets: readonly string[]): string | undefined {
-  const short = SECRET_ROLES.filter((_, index) => {
-    const secret = secrets[index];
-    return secret !== undefined && secretBytes(secret) < MIN_SECRET_BYTES;
-  });
-  if (short.length === 0) return undefined;
-  const which =
-    short.length === 2 ? 'both the current and the previous webhook secret are' : `the ${short[0]} webhook secret is`;
-  return `${which} shorter than ${MIN_SECRET_BYTES} bytes, which makes a signature easier to forge: ` +
-    `use at least ${MIN_SECRET_BYTES} random bytes (CONVENTIONS.md#secrets)`;
-}
-
-/** The bytes of the key a secret stands for: after `whsec_`, the base64-decoded ones; else its UTF-8. */
-function secretBytes(secret: string): number {
-  return signingKey(secret).length;
 }
 
 function handlersOf(handlers: StartOptions['webhookHandlers']): [string, WebhookHandler][] {

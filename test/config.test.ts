@@ -169,6 +169,8 @@ describe('parseConfig', () => {
       refused({ webhooks: { sources: [] } }, 'webhooks.sources', /1-16 sources/);
       refused({ webhooks: { sources: [{ ...sources[1], path: '/hooks/stripe' }] } }, 'webhooks.sources[0].path', /"\/webhooks\/<name>"/);
       refused({ webhooks: { sources: [sources[1], sources[1]] } }, 'webhooks.sources[1].path', /repeats/);
+      // "webhooks" is the default source's name in /$inbox: a named source may not take it.
+      refused({ webhooks: { sources: [{ ...sources[1], path: '/webhooks/webhooks' }] } }, 'webhooks.sources[0].path', /name of the source at \/webhooks/);
       refused({ webhooks: { sources: [{ ...sources[1], scheme: 'svix' }] } }, 'webhooks.sources[0].scheme', /one of resapi, standard, github, stripe/);
       refused({ webhooks: { sources: [{ ...sources[1], secretsEnv: 'whsec_abc=' }] } }, 'webhooks.sources[0].secretsEnv', /environment variable/);
       refused({ webhooks: { sources: [{ ...sources[1], secret: 'x' }] } }, 'webhooks.sources[0].secret', /known keys: path, scheme, secretsEnv/);

@@ -2,7 +2,9 @@
 // unreserved characters; §5.2.4 dot-segments).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventIdProblem, isCollectionName, isEventId, isResourceId, isSystemSegment, pathSegment } from '../lib/names.js';
+import {
+  eventIdProblem, inboxItemIdProblem, isCollectionName, isEventId, isResourceId, isSystemSegment, pathSegment,
+} from '../lib/names.js';
 
 describe('isCollectionName', () => {
   it('should accept a letter followed by letters, digits, "_" and "-"', () => {
@@ -84,6 +86,20 @@ describe('eventIdProblem', () => {
     assert.match(eventIdProblem('\ud800') ?? '', /lone surrogate \(\\ud800\) at UTF-16 offset 0/);
     assert.match(eventIdProblem('evt-\udc00') ?? '', /\\udc00\) at UTF-16 offset 4/);
     assert.match(eventIdProblem('\u{1F600}\udc00\ud800') ?? '', /\\udc00\) at UTF-16 offset 2/);
+  });
+});
+
+describe('inboxItemIdProblem (CONVENTIONS.md#inbox)', () => {
+  it('should accept an event id, and a source name, ":" and an event id of up to 255 code points', () => {
+    for (const id of ['evt_1', 'a:b', `stripe:${'x'.repeat(255)}`, `${'s'.repeat(64)}:${'\u{1F600}'.repeat(255)}`]) {
+      assert.equal(inboxItemIdProblem(id), undefined, id.slice(0, 20));
+    }
+  });
+
+  it('should refuse 256 code points that are no source name and event id, and a named one whose event id is too long', () => {
+    for (const id of ['x'.repeat(256), `stripe:${'x'.repeat(256)}`, `${'s'.repeat(65)}:x${'y'.repeat(250)}`, `1abc:${'x'.repeat(255)}`, '', 'stripe:\ud800']) {
+      assert.notEqual(inboxItemIdProblem(id), undefined, id.slice(0, 20));
+    }
   });
 });
 

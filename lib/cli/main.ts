@@ -3,14 +3,16 @@
 // accepting, drains in-flight requests (up to 10 s), flushes the store and exits 0.
 import { readFile } from 'node:fs/promises';
 import { packageVersion } from '../version.js';
-import { parseConfig } from '../config.js';
+import { DEFAULT_CONFIG, parseConfig, type Config } from '../config.js';
 import { start, type StartOptions } from '../server.js';
+import { receivingSources } from '../webhooks/sources.js';
 import { parseArgs, splitList, USAGE, type ServeArgs } from './args.js';
 import { check } from './check.js';
 import { loadHandlers } from './handlers.js';
 import { sign } from './sign.js';
 
-const SECRETS_ENV = 'RESAPI_WEBHOOK_SECRETS';
+/** A source's secrets: the current one and, during a rotation, the previous one. */
+const MAX_SECRETS = 2;
 
 export async function main(argv: readonly string[]): Promise<number> {
   const parsed = parseArgs(argv);
@@ -37,15 +39,16 @@ async function serve(args: ServeArgs): Promise<number> {
     process.stderr.write(`resapi: cannot start: ${handlers.message}\n`);
     return 1;
   }
-  const fileConfig = args.config === undefined ? {} : await readConfigFile(args.config);
+  const fileConfig =
+    args.config === undefined ? { raw: {}, config: DEFAULT_CONFIG } : await readConfigFile(args.config);
   if (fileConfig === undefined) return 1;
-  const webhookSecrets = secretsFromEnv(SECRETS_ENV);
+  const webhookSecrets = sourceSecretsFromEnv(fileConfig.config);
   if (!webhookSecrets.ok) {
     process.stderr.write(`resapi: cannot start: ${webhookSecrets.message}\n`);
     return 1;
   }
   const options: StartOptions = {
-    ...fileConfig,
+    ...fileConfig.raw,
     host: args.host,
     port: args.port,
     dataDir: args.dataDir,
@@ -86,6 +89,28 @@ async function serve(args: ServeArgs): Promise<number> {
 }
 
 /**
+ * Each receiving source's secrets, from the environment variable its configuration names
+ * (`secretsEnv`; RESAPI_WEBHOOK_SECRETS for the default source): secrets never sit in the config
+ * file (CONVENTIONS.md#receiving-sources). A source whose variable is unset or blank has none.
+ */
+function sourceSecretsFromEnv(
+  config: Config,
+): { ok: true; secrets: Record<string, string[]> } | { ok: false; message: string } {
+  const secrets: Record<string, string[]> = {};
+  for (const source of receivingSources(config)) {
+    const read = secretsFromEnv(source.secretsEnv);
+    if (!read.ok) return read;
+    if (read.secrets.length > MAX_SECRETS) {
+      const message = `${source.secretsEnv}: at most ${MAX_SECRETS} secrets, the current one first and the previous ` +
+        'one second (CONVENTIONS.md#secret-rotation)';
+      return { ok: false, message };
+    }
+    if (read.secrets.length > 0) secrets[source.name] = read.secrets;
+  }
+  return { ok: true, secrets };
+}
+
+/**
  * The webhook secrets in the environment variable `name` (CONVENTIONS.md#secrets): comma-separated,
  * each trimmed. Unset or blank means none (the receiver answers 503); an empty member of a list
  * (`a,`, `a,,b`) is a mistake that refuses the start, naming the variable, never a secret.
@@ -103,7 +128,7 @@ function secretsFromEnv(name: string): { ok: true; secrets: string[] } | { ok: f
 }
 
 /** Reads and validates --config; on failure prints why (naming the key) and returns undefined. */
-async function readConfigFile(path: string): Promise<Record<string, unknown> | undefined> {
+async function readConfigFile(path: string): Promise<{ raw: Record<string, unknown>; config: Config } | undefined> {
   let value: unknown;
   try {
     value = JSON.parse(await readFile(path, 'utf8'));
@@ -116,5 +141,5 @@ async function readConfigFile(path: string): Promise<Record<string, unknown> | u
     process.stderr.write(`resapi: config ${path}: ${parsed.message}\n`);
     return undefined;
   }
-  return value as Record<string, unknown>;
+  return { raw: value as Record<string, unknown>, config: parsed.config };
 }

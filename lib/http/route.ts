@@ -8,7 +8,7 @@
 // with "$" is a system segment and never fills a parameter (CONVENTIONS.md#names); dot-segments are refused
 // rather than resolved (RFC 3986 §5.2.4 would let "/a/../b" reach another resource). When several
 // patterns fit a path, the one with the most literal segments wins, whatever the declaration order.
-import { eventIdProblem, isCollectionName, isEventId, isResourceId, MAX_EVENT_ID } from '../names.js';
+import { inboxItemIdProblem, isCollectionName, isInboxItemId, isResourceId, MAX_EVENT_ID } from '../names.js';
 
 export interface RoutePattern<N extends string> {
   readonly name: N;
@@ -58,10 +58,12 @@ const PARAM_RULES: Readonly<Record<string, ParamRule>> = {
   id: { valid: isResourceId, detail: invalidIdDetail },
   name: { valid: isResourceId, detail: invalidIdDetail },
   deliveryId: { valid: isResourceId, detail: invalidIdDetail },
+  // An inbox item id: the event id, or `<source>:<eventId>` for a named source (CONVENTIONS.md#inbox).
   eventId: {
-    valid: isEventId,
+    valid: isInboxItemId,
     detail: (shown, value) =>
-      `'${shown}' is not a valid event id: it ${eventIdProblem(value) ?? `must be 1-${MAX_EVENT_ID} code points`} ` +
+      `'${shown}' is not a valid event id: it ` +
+      `${inboxItemIdProblem(value) ?? `must be 1-${MAX_EVENT_ID} code points`} ` +
       '(an event id is text, percent-encoded as UTF-8 in the path).',
   },
 };
@@ -99,13 +101,20 @@ export class Router<N extends string> {
       decoded.push(text);
     }
     let best: CompiledPattern<N> | undefined;
+    let reserved: CompiledPattern<N> | undefined;
     for (const pattern of this.patterns) {
       const below = decoded.length > pattern.segments.length;
-      if (pattern.reserveBelow && below && fits(pattern.segments, raw, decoded)) return { kind: 'unknown' };
+      if (pattern.reserveBelow && below && fits(pattern.segments, raw, decoded)) {
+        if (reserved === undefined || pattern.literals > reserved.literals) reserved = pattern;
+        continue;
+      }
       if (pattern.segments.length !== decoded.length || !fits(pattern.segments, raw, decoded)) continue;
       if (best === undefined || pattern.literals > best.literals) best = pattern;
     }
-    if (best === undefined) return { kind: 'unknown' };
+    // A reserved prefix (`/webhooks`) hides every path below it but one a longer literal route names
+    // (a receiving source `/webhooks/stripe`, CONVENTIONS.md#receiving-sources).
+    const hidden = reserved !== undefined && (best === undefined || best.literals <= reserved.literals);
+    if (best === undefined || hidden) return { kind: 'unknown' };
     const params = new Map<string, string>();
     for (const [index, segment] of best.segments.entries()) {
       if ('literal' in segment) continue;

@@ -33,6 +33,7 @@ export const PROBLEM_TYPES = {
   internal: { status: 500, title: 'Internal Server Error' },
   'not-implemented': { status: 501, title: 'Not Implemented' },
   unavailable: { status: 503, title: 'Service Unavailable' },
+  'webhook-secret-missing': { status: 503, title: 'No webhook secret is configured' },
   'send-queue-full': { status: 503, title: 'Too many response bytes wait for slow readers' },
   'filters-busy': { status: 503, title: 'Too many expensive filters are running' },
 } as const satisfies Record<string, { status: number; title: string }>;
@@ -87,6 +88,17 @@ export function problem(
       : { type, status, title, detail: fixed, headers: extras.headers };
   }
   return { type, status, title, detail, ...extras };
+}
+
+/**
+ * The 503 of a webhook source without a secret (CONVENTIONS.md#receiving-sources). Its detail is resapi's
+ * own words about its configuration (which source, which environment variable), never an internal
+ * message or a secret: the operator reads it in the provider's delivery log, so it is kept, unlike the
+ * detail `problem()` is given for a 5xx.
+ */
+export function secretMissingProblem(detail: string, headers: Readonly<Record<string, string>>): Problem {
+  const { status, title } = PROBLEM_TYPES['webhook-secret-missing'];
+  return { type: 'webhook-secret-missing', status, title, detail, headers };
 }
 
 /** The JSON body of a problem (RFC 9457 §3). */

@@ -63,13 +63,19 @@ export function verifyToken(key: Buffer, token: string, scope: string): PagePosi
 
 /**
  * The longest token a walk can produce once it starts from `start` with `sortKeys` order-by keys:
- * every key at its largest (MAX_SORT_TEXT characters that each take six bytes of JSON), the longest id, the
- * largest count. A query whose longest token would not fit in a link is refused up front (CONVENTIONS.md#skip-tokens),
- * rather than failing on a page deep into the walk.
+ * every key at its largest (MAX_SORT_TEXT characters that each take six bytes of JSON), the longest id
+ * (a resource id unless the walk names a longer one: an inbox item's), the largest count. A query
+ * whose longest token would not fit in a link is refused up front (CONVENTIONS.md#skip-tokens), rather
+ * than failing on a page deep into the walk.
  */
-export function longestToken(key: Buffer, start: Omit<PagePosition, 'after' | 'returned'>, sortKeys: number): number {
+export function longestToken(
+  key: Buffer,
+  start: Omit<PagePosition, 'after' | 'returned'>,
+  sortKeys: number,
+  longestId = 'x'.repeat(MAX_ID_LENGTH),
+): number {
   const worstValue: SortValue = WORST_ESCAPED_CHAR.repeat(MAX_SORT_TEXT);
-  const after: SortValue[] = [...Array.from({ length: sortKeys }, () => worstValue), 'x'.repeat(MAX_ID_LENGTH)];
+  const after: SortValue[] = [...Array.from({ length: sortKeys }, () => worstValue), longestId];
   return signToken(key, { ...start, after, returned: Number.MAX_SAFE_INTEGER }).length;
 }
 

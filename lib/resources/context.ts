@@ -16,6 +16,8 @@ import type { ServerMetrics } from '../server-metrics.js';
 import type { PageCache } from './page-cache.js';
 import type { Inbox } from '../webhooks/inbox.js';
 import type { Outbox } from '../webhooks/outbox.js';
+import type { RefusalLog } from '../webhooks/refusal-log.js';
+import type { ReceivingSource } from '../webhooks/sources.js';
 import type { SelfAddress } from '../webhooks/subscriptions.js';
 import type { Store } from '../store/types.js';
 import type { Representation } from '../protocol/representation.js';
@@ -61,11 +63,15 @@ export interface App {
   readonly bulkTurns: SerialQueues;
   /** Conditional POSTs take turns per collection, so their preconditions hold at commit time. */
   readonly postTurns: SerialQueues;
+  /** The receiving sources, in configuration order (CONVENTIONS.md#receiving-sources). */
+  readonly webhookSources: readonly ReceivingSource[];
   /**
-   * The secrets a webhook's X-Signature may be made with: the current, then the previous
-   * (CONVENTIONS.md#secret-rotation).
+   * Each source's secrets by source name: the current, then the previous (CONVENTIONS.md#secret-rotation).
+   * A source without an entry has none.
    */
-  readonly webhookSecrets: readonly string[];
+  readonly webhookSecrets: ReadonlyMap<string, readonly string[]>;
+  /** The bounded log lines of refused deliveries. */
+  readonly refusals: RefusalLog;
   /** Received webhook events and the workers that process them. */
   readonly inbox: Inbox;
   /** Deliveries of the webhook sender and the workers that send them. */

@@ -1,26 +1,42 @@
 // The received events as a read-only collection (CONVENTIONS.md#routes `GET /$inbox`,
 // `GET /$inbox/{eventId}`, `PUT /$inbox/{eventId}/$retry`; CONVENTIONS.md#inbox for the item shape). An
-// event id is any 1-255 characters, so the path takes it percent-encoded. An item never holds the
-// event's body or anything secret.
+// item's id is the event id (any 1-255 characters), or `<source>:<eventId>` for a named receiving
+// source, so the path takes it percent-encoded. Items are read through the inbox's view, which gives
+// the default source's items their `source` and `eventId` (lib/webhooks/inbox.ts). An item never
+// holds the event's body or anything secret.
 import { problemReply, type Reply } from '../http/respond.js';
+import { MAX_INBOX_ITEM_ID } from '../names.js';
 import { problem } from '../protocol/problem.js';
-import { INBOX_FIELDS, INBOX_SPACE } from '../webhooks/inbox.js';
+import { INBOX_FIELDS, INBOX_SPACE, type Inbox } from '../webhooks/inbox.js';
 import type { App, RequestContext } from './context.js';
 import { actionReply, listedItemReply, listingReply, type Listing } from './listing.js';
 import type { Paging } from './paging.js';
 import type { ItemReading } from './replies.js';
 import { shown } from './common.js';
 
-const INBOX: Listing = { space: INBOX_SPACE, path: '/$inbox', fields: INBOX_FIELDS };
+/** Fields an item is read with but a default-source item is not stored with: no index knows them. */
+const DERIVED_FIELDS: ReadonlySet<string> = new Set(['source', 'eventId']);
+/** The id of the longest paging token: the longest item id, of characters JSON escapes to six bytes. */
+const LONGEST_ITEM_ID = '\u0000'.repeat(MAX_INBOX_ITEM_ID);
 
-export function getInbox(app: Paging, rq: RequestContext): Promise<Reply> {
-  return listingReply(app, rq, INBOX);
+function inboxListing(inbox: Inbox): Listing {
+  return {
+    space: INBOX_SPACE,
+    path: '/$inbox',
+    fields: INBOX_FIELDS,
+    read: { records: inbox.records, view: (record) => inbox.view(record), derived: DERIVED_FIELDS },
+    longestId: LONGEST_ITEM_ID,
+  };
 }
 
-export function getInboxEvent(app: ItemReading & Pick<App, 'store'>, rq: RequestContext): Reply {
+export function getInbox(app: Paging & Pick<App, 'inbox'>, rq: RequestContext): Promise<Reply> {
+  return listingReply(app, rq, inboxListing(app.inbox));
+}
+
+export function getInboxEvent(app: ItemReading & Pick<App, 'store' | 'inbox'>, rq: RequestContext): Reply {
   const id = rq.params.get('eventId');
   const missing = `No received event has the id ${shown(id)}.`;
-  return listedItemReply(app, rq, INBOX, app.store.get(INBOX_SPACE, id), missing);
+  return listedItemReply(app, rq, inboxListing(app.inbox), app.store.get(INBOX_SPACE, id), missing);
 }
 
 /** Why an event that is neither failed nor dead is not queued again, by what it is. */
@@ -53,6 +69,6 @@ export async function retryInboxEvent(
     case 'unavailable':
       return problemReply(problem('unavailable', ''), { 'Retry-After': '1' });
     case 'queued':
-      return actionReply(app, 202, outcome.record, INBOX);
+      return actionReply(app, 202, outcome.record, inboxListing(app.inbox));
   }
 }

@@ -11,7 +11,7 @@ import type { JsonObject } from '../json.js';
 import type { RecordSource } from '../query/execute.js';
 import type { StoredRecord } from '../store/types.js';
 import type { CollectionQuery } from '../query/options.js';
-import { planQuery, type PlanContext } from '../query/plan.js';
+import { planQuery, type PlanContext, type PlanResult } from '../query/plan.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
 import { pagedReply, queryOptions, type Paging, type Walk } from './paging.js';
@@ -31,6 +31,18 @@ export interface Listing {
   readonly itemOnly?: readonly string[];
   /** The tables an item's HTML page shows after its JSON. */
   readonly tables?: (doc: JsonObject) => readonly ItemTable[];
+  /**
+   * How a stored record is read, when items are read with fields they were not stored with (the
+   * inbox's `source`, CONVENTIONS.md#inbox): its pages read `records`, and an item is shown `view`ed.
+   * The equality indexes know only what is stored, so a filter's terms on `derived` fields scan.
+   */
+  readonly read?: {
+    readonly records: RecordSource;
+    readonly view: (record: StoredRecord) => StoredRecord;
+    readonly derived: ReadonlySet<string>;
+  };
+  /** The id that makes the longest paging token, when ids may be longer than resource ids. */
+  readonly longestId?: string;
 }
 
 export function listingReply(app: Paging, rq: RequestContext, listing: Listing): Promise<Reply> {
@@ -44,6 +56,14 @@ function listingWalk(app: Pick<App, 'baseUrl' | 'store'>, listing: Listing): Wal
     known: (property) => property.length === 1 && fields.has(property[0] as string),
     itemLink: (id) => link(app, listedPath(listing, id)),
   };
+  const read = listing.read?.records ?? app.store;
+  const records = itemOnly === undefined ? read : withoutFields(read, itemOnly);
+  const derived = listing.read?.derived;
+  const indexed = (planned: PlanResult): PlanResult => {
+    if (!planned.ok || derived === undefined) return planned;
+    const equalities = planned.plan.equalities.filter((term) => !derived.has(term.path[0] as string));
+    return { ok: true, plan: { ...planned.plan, equalities } };
+  };
   return {
     collection: space,
     scope: space,
@@ -53,11 +73,12 @@ function listingWalk(app: Pick<App, 'baseUrl' | 'store'>, listing: Listing): Wal
     cacheable: false,
     options: queryOptions,
     begin: (query) => {
-      const planned = planQuery(query, context);
+      const planned = indexed(planQuery(query, context));
       return planned.ok ? { ok: true, plan: planned.plan, carry: { query }, sortKeys: query.orderby.length } : planned;
     },
-    resume: (position) => (position.query === undefined ? undefined : planQuery(position.query, context)),
-    ...(itemOnly === undefined ? {} : { records: withoutFields(app.store, itemOnly) }),
+    resume: (position) => (position.query === undefined ? undefined : indexed(planQuery(position.query, context))),
+    ...(records === app.store ? {} : { records }),
+    ...(listing.longestId === undefined ? {} : { longestId: listing.longestId }),
   };
 }
 
@@ -94,7 +115,8 @@ export function listedItemReply(
   missing: string,
 ): Reply {
   if (record === undefined) return problemReply(problem('not-found', missing));
-  return itemReadReply(app, rq, record, {
+  const shown = listing.read === undefined ? record : listing.read.view(record);
+  return itemReadReply(app, rq, shown, {
     path: listedPath(listing, record.id),
     listPath: listing.path,
     cacheControl: readCacheControl(app.policy),
@@ -109,7 +131,8 @@ export function actionReply(
   record: StoredRecord,
   listing: Listing,
 ): Reply {
-  const representation = app.representations.itemJson(record);
+  const shown = listing.read === undefined ? record : listing.read.view(record);
+  const representation = app.representations.itemJson(shown);
   return jsonReply(status, representation.bytes, {
     'Cache-Control': noStoreCacheControl(app.policy),
     'Content-Location': link(app, listedPath(listing, record.id)),

@@ -77,6 +77,8 @@ export interface Walk<T> {
   readonly resume: (position: PagePosition) => Planned | undefined;
   /** Where the items come from when they are not the store space `collection` (the service document). */
   readonly records?: RecordSource;
+  /** The id that makes the longest token, when ids may be longer than resource ids (an inbox item's). */
+  readonly longestId?: string;
   /** Set when the walk is Home itself (the service document): its HTML title and links. */
   readonly home?: HomeView;
 }
@@ -169,7 +171,7 @@ async function resolvePage<T>(app: Paging, request: PageRequest, walk: Walk<T>):
     if (!begun.ok) return begun;
     pageSize = request.pageSize;
     const start = { scope, ...begun.carry, pageSize };
-    const tooLong = linkProblem(app, path, start, begun.sortKeys);
+    const tooLong = linkProblem(app, path, start, begun.sortKeys, walk.longestId);
     if (tooLong !== undefined) return { ok: false, problem: tooLong };
     source = { ...sourceOf(walk, begun.plan, start, walk.cacheable ? firstKey : undefined), returned: 0 };
   }
@@ -262,8 +264,10 @@ function linkProblem(
   path: string,
   start: Omit<PagePosition, 'after' | 'returned'>,
   sortKeys: number,
+  longestId: string | undefined,
 ): Problem | undefined {
-  const longest = Buffer.byteLength(link(app, `${path}?$skiptoken=`)) + longestToken(app.pagingKey, start, sortKeys);
+  const token = longestToken(app.pagingKey, start, sortKeys, longestId);
+  const longest = Buffer.byteLength(link(app, `${path}?$skiptoken=`)) + token;
   if (longest <= MAX_LINK_BYTES) return undefined;
   const detail =
     `This query is too large to page through: its @nextLink could reach ${longest} bytes, over the ` +

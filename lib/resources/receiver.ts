@@ -1,54 +1,79 @@
-// POST /webhooks, the receiver, in the order CONVENTIONS.md#receiving-order fixes: read the raw body
-// under the cap (413, CONVENTIONS.md#body-cap) → verify X-Signature over those exact bytes, before
-// anything parses them (401, nothing recorded; CONVENTIONS.md#webhook-signature) → reject a stale or
-// future X-Timestamp (400; CONVENTIONS.md#webhook-timestamp) → check the body's shape (400;
-// CONVENTIONS.md#webhook-event-body) → deduplicate by the event id (200 "duplicate";
+// POST to a receiving source's path (CONVENTIONS.md#receiving-sources), in the order
+// CONVENTIONS.md#receiving-order fixes: read the raw body under the cap (413, CONVENTIONS.md#body-cap)
+// → the source's scheme judges those exact bytes before anything else parses them: the signature
+// (401), a signed or unsigned timestamp (400), the body's shape and the event id (400)
+// (lib/webhooks/schemes/*.ts) → deduplicate by (source, event id) (200 "duplicate";
 // CONVENTIONS.md#deduplication) → durably record it, sharing the store's group commit (503 with
 // Retry-After when that fails, so the provider retries; CONVENTIONS.md#durable-acceptance) → 200
 // "accepted" → process later (lib/webhooks/inbox.ts).
 //
-// The 401 carries `WWW-Authenticate: HMAC-SHA256 realm="webhooks"`: RFC 9110 §15.5.2 requires a
-// challenge with every 401, and no registered scheme describes a body signature, so resapi names
-// its own. With no secret configured the receiver answers 503 without reading the body; the reason
-// is logged once at start, never per request (an anonymous sender must not be able to flood the log).
-import { fieldLines } from '../http/field-lines.js';
+// The scheme is the one of the route the request reached (lib/routes.ts binds each source's path to
+// its source), never guessed from the header fields: a sender must not pick the weakest scheme.
+// A refusal is a problem that says why, and one log line (lib/webhooks/refusal-log.ts) that never
+// names a secret. With no secret for the source the path answers 503 without reading the body; the
+// reason is logged once at start, never per request (an anonymous sender must not flood the log).
+import type { IncomingMessage } from 'node:http';
 import { readBody, unreadBodyReply } from '../http/body.js';
 import { noStoreCacheControl } from '../http/cache-policy.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
-import { isJsonObject } from '../json.js';
-import { eventIdProblem, MAX_EVENT_ID } from '../names.js';
-import { parseJson } from '../json-text.js';
-import { problem, type Problem } from '../protocol/problem.js';
-import { verifySignature } from '../protocol/signature.js';
-import { INBOX_SPACE } from '../webhooks/inbox.js';
+import { problem, secretMissingProblem, type Problem } from '../protocol/problem.js';
+import type { StoredRecord } from '../store/types.js';
+import { inboxItemId, INBOX_SPACE, sourceOf } from '../webhooks/inbox.js';
+import type { HeaderLines, Scheme } from '../webhooks/schemes/common.js';
+import { githubScheme } from '../webhooks/schemes/github.js';
+import { resapiScheme } from '../webhooks/schemes/resapi.js';
+import { standardScheme } from '../webhooks/schemes/standard.js';
+import { stripeScheme } from '../webhooks/schemes/stripe.js';
+import { DEFAULT_SOURCE, noSecretDetail, type ReceivingSource } from '../webhooks/sources.js';
+import type { WebhookScheme } from '../config.js';
 import type { App, RequestContext } from './context.js';
 import { unavailableReply } from './common.js';
 
 /** What receiving an event needs: the secrets, the settings, the inbox and the write path. */
-type Receiving = Pick<App, 'webhookSecrets' | 'config' | 'clock' | 'store' | 'writer' | 'inbox' | 'policy' | 'log'>;
+type Receiving = Pick<App, 'webhookSecrets' | 'webhookSources' | 'refusals' | 'config' | 'clock'> &
+  Pick<App, 'store' | 'writer' | 'inbox' | 'policy' | 'log'>;
 
-const UNIX_SECONDS = /^\d{1,15}$/;
-const CHALLENGE = 'HMAC-SHA256 realm="webhooks"';
+const SCHEMES: Readonly<Record<WebhookScheme, Scheme>> = {
+  resapi: resapiScheme,
+  standard: standardScheme,
+  github: githubScheme,
+  stripe: stripeScheme,
+};
+/** A provider told to retry a source that has no secret comes back after this long. */
+const NO_SECRET_RETRY_S = '60';
 
-export async function receiveWebhook(app: Receiving, rq: RequestContext): Promise<Reply> {
-  if (app.webhookSecrets.length === 0) {
-    return { ...problemReply(problem('unavailable', ''), { 'Retry-After': '60' }), closeConnection: true };
+export async function receiveWebhook(app: Receiving, rq: RequestContext, source: ReceivingSource): Promise<Reply> {
+  const secrets = app.webhookSecrets.get(source.name) ?? [];
+  if (secrets.length === 0) {
+    const refused = secretMissingProblem(noSecretDetail(source), { 'Retry-After': NO_SECRET_RETRY_S });
+    return { ...problemReply(refused), closeConnection: true };
   }
   const limit = app.config.maxBodyBytes;
   const body = await readBody(rq.req, limit);
-  if (!body.ok) return unreadBodyReply(body.reason, limit);
-  if (!verifySignature(body.bytes, fieldLines(rq.req, 'x-signature'), app.webhookSecrets)) {
-    const detail =
-      'X-Signature is missing, malformed, or does not sign this body: ' +
-      'send the lowercase hex HMAC-SHA256 of the exact body bytes under the shared secret.';
-    return problemReply(problem('unauthorized', detail, { headers: { 'WWW-Authenticate': CHALLENGE } }));
+  if (!body.ok) {
+    if (body.reason === 'too-large') app.refusals.refused(source.name, 413, 'body over the cap', rq.requestId);
+    return unreadBodyReply(body.reason, limit);
   }
-  const stale = timestampProblem(app, fieldLines(rq.req, 'x-timestamp'));
-  if (stale !== undefined) return problemReply(stale);
-  const event = eventOf(body.bytes);
-  if (!event.ok) return problemReply(event.problem);
-  if (app.store.get(INBOX_SPACE, event.id) !== undefined) return status(app, 'duplicate');
-  const written = await app.writer.write(app.inbox.acceptance(event.id, event.kind, event.text));
+  const { toleranceS, requireTimestamp } = app.config.webhooks;
+  const nowS = Math.floor(app.clock.now() / 1000);
+  const headers = headerLines(rq.req);
+  const verdict = SCHEMES[source.scheme]({ headers, body: body.bytes, secrets, toleranceS, requireTimestamp, nowS });
+  if (!verdict.ok) {
+    const { refusal } = verdict;
+    app.refusals.refused(source.name, refusal.problem.status, refusal.reason, rq.requestId);
+    return problemReply(refusal.problem);
+  }
+  const event = verdict.event;
+  const stored = app.store.get(INBOX_SPACE, inboxItemId(source.name, event.id));
+  const clash = addressClash(app, source, event.id, stored);
+  if (clash !== undefined) {
+    app.refusals.refused(source.name, clash.status, 'event id clashes with another source', rq.requestId);
+    return problemReply(clash);
+  }
+  if (stored !== undefined) return status(app, 'duplicate');
+  const { id: eventId, kind, text, headers: kept } = event;
+  const accepted = { source: source.name, eventId, kind, text, headers: kept };
+  const written = await app.writer.write(app.inbox.acceptance(accepted));
   if (written.ok) return status(app, 'accepted');
   // Another delivery of the same id was recorded between the check and this write.
   if (written.reason === 'conflict') return status(app, 'duplicate');
@@ -62,70 +87,46 @@ function status(app: Pick<App, 'policy'>, value: 'accepted' | 'duplicate'): Repl
 }
 
 /**
- * X-Timestamp (CONVENTIONS.md#webhook-timestamp): Unix seconds within ±toleranceS of now; absent is
- * fine unless required. "Now" is the clock's whole second, as the header is: with a fractional now the
- * window would reach up to a second less far into the past than into the future.
+ * Item ids are `<eventId>` for the default source and `<name>:<eventId>` for a named one
+ * (CONVENTIONS.md#inbox), so two could name one item: a default-source id `stripe:evt_1` and the
+ * event `evt_1` of the source `stripe`. resapi's decision: the default source refuses an id that starts
+ * with a named source's name and ":" (400), whichever arrives first, so the outcome never depends on
+ * the order of arrival; and an item stored under the address by the other source (possible only in
+ * a store written before that source was configured) is a 409, never a false "duplicate".
  */
-function timestampProblem(
-  app: Pick<App, 'config' | 'clock'>,
-  lines: readonly string[] | undefined,
+function addressClash(
+  app: Pick<App, 'webhookSources'>,
+  source: ReceivingSource,
+  eventId: string,
+  stored: StoredRecord | undefined,
 ): Problem | undefined {
-  const { toleranceS, requireTimestamp } = app.config.webhooks;
-  if (lines === undefined || lines.length === 0) {
-    if (!requireTimestamp) return undefined;
-    return timestampRefused('X-Timestamp is required: send the Unix time in seconds of the delivery.');
-  }
-  const text = lines.length === 1 ? (lines[0] as string).trim() : '';
-  if (!UNIX_SECONDS.test(text)) {
-    return timestampRefused('X-Timestamp must be sent once, as Unix time in whole seconds (digits only).');
-  }
-  const skew = Math.abs(Math.floor(app.clock.now() / 1000) - Number(text));
-  if (skew > toleranceS) {
-    const away = `X-Timestamp is more than ${toleranceS} s away from the server's clock`;
-    const detail = `${away}: a replay, or a clock to fix.`;
-    return timestampRefused(detail);
-  }
-  return undefined;
-}
-
-function timestampRefused(detail: string): Problem {
-  return problem('bad-request', detail, { errors: [{ header: 'X-Timestamp', detail }] });
-}
-
-type ReadEvent = { ok: true; id: string; kind: string; text: string } | { ok: false; problem: Problem };
-
-/**
- * The verified body as an event: a JSON object with a string `id` and a string `event`. The id is text
- * of 1-255 code points (CONVENTIONS.md#webhook-event-body): a lone surrogate, which JSON can spell as
- * "\ud800" but no URL or UTF-8 can carry, would make an event that cannot be addressed or listed.
- */
-function eventOf(bytes: Buffer): ReadEvent {
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return { ok: false, problem: problem('invalid-json', 'The body is not valid UTF-8.') };
-  }
-  const parsed = parseJson(text);
-  // A number a double cannot hold exactly is no reason to refuse an event: the raw text is what is kept.
-  if (!parsed.ok && parsed.error.kind === 'syntax') {
-    return { ok: false, problem: problem('invalid-json', `The body is not valid JSON: ${parsed.error.message}.`) };
-  }
-  const value: unknown = parsed.ok ? parsed.value : JSON.parse(text);
-  const errors: { pointer: string; detail: string }[] = [];
-  if (!isJsonObject(value)) errors.push({ pointer: '', detail: 'expected an object' });
-  else {
-    const { id, event } = value;
-    const idProblem = typeof id === 'string' ? eventIdProblem(id) : `must be a string of 1-${MAX_EVENT_ID} code points`;
-    if (idProblem !== undefined) errors.push({ pointer: '/id', detail: `${idProblem} (the event id)` });
-    if (typeof event !== 'string' || event === '') {
-      errors.push({ pointer: '/event', detail: 'must be a non-empty string (the kind of event)' });
+  if (source.name === DEFAULT_SOURCE) {
+    const colon = eventId.indexOf(':');
+    const prefix = colon === -1 ? undefined : eventId.slice(0, colon);
+    const named = (other: ReceivingSource): boolean => other.name === prefix && other.name !== DEFAULT_SOURCE;
+    if (prefix !== undefined && app.webhookSources.some(named)) {
+      const detail = `The event id starts with "${prefix}:", which addresses the events of the source ${prefix} ` +
+        `in /$inbox: the ${DEFAULT_SOURCE} source cannot take it.`;
+      return problem('bad-request', detail);
     }
   }
-  if (errors.length > 0) {
-    const detail = 'The body is not a webhook event: a JSON object with a string "id" and a string "event".';
-    return { ok: false, problem: problem('invalid-body', detail, { errors }) };
+  if (stored === undefined) return undefined;
+  const owner = sourceOf(stored);
+  if (owner.source === source.name && owner.eventId === eventId) return undefined;
+  const detail = `The inbox item ${JSON.stringify(stored.id)} holds an event of the source ${owner.source}, ` +
+    'received before this source was configured; it is kept until its dedup window ends.';
+  return problem('conflict', detail);
+}
+
+/** Every header line of the request by lower-case name, in the order received (RFC 9110 §5.3). */
+function headerLines(req: IncomingMessage): HeaderLines {
+  const lines = new Map<string, string[]>();
+  const raw = req.rawHeaders;
+  for (let index = 0; index < raw.length; index += 2) {
+    const name = (raw[index] as string).toLowerCase();
+    const known = lines.get(name);
+    if (known === undefined) lines.set(name, [raw[index + 1] as string]);
+    else known.push(raw[index + 1] as string);
   }
-  const event = value as { id: string; event: string };
-  return { ok: true, id: event.id, kind: event.event, text };
+  return lines;
 }

@@ -17,13 +17,11 @@ import type { WindowRequeue } from '../jobs/queue.js';
 import type { JsonObject } from '../json.js';
 import { parseDateTime } from '../protocol/date-time.js';
 import { problem, type Problem } from '../protocol/problem.js';
+import { DEFAULT_SOURCE, receivingSources } from '../webhooks/sources.js';
 import { SUBSCRIPTION_SPACE, subscriptionOf } from '../webhooks/subscriptions.js';
 import { readJsonObject, shown } from './common.js';
 import type { App, RequestContext } from './context.js';
 
-/** The source of the default receiving path, and of every inbox item that names none (CONVENTIONS.md#inbox). */
-const DEFAULT_SOURCE = 'webhooks';
-const NAMED_SOURCE_PATH = '/webhooks/';
 const EXAMPLE = '2026-04-14T09:00:00Z';
 
 type Recovering = Pick<App, 'store' | 'config' | 'clock' | 'policy' | 'log'>;
@@ -61,7 +59,8 @@ export async function recoverDeliveries(app: Recovering & Pick<App, 'outbox'>, r
 export async function recoverInbox(app: Recovering & Pick<App, 'inbox'>, rq: RequestContext): Promise<Reply> {
   const body = await readJsonObject(rq.req, app.config.maxBodyBytes);
   if (!body.ok) return body.reply;
-  const window = readWindow(body.doc, ['since', 'until', 'source'], sourceNames(app.config), app.clock.now());
+  const names = receivingSources(app.config).map((one) => one.name);
+  const window = readWindow(body.doc, ['since', 'until', 'source'], names, app.clock.now());
   if (!window.ok) return problemReply(window.problem);
   const { since, until, source } = window.value;
   // An item without a source came to the default path (it was received before items named theirs).
@@ -69,14 +68,6 @@ export async function recoverInbox(app: Recovering & Pick<App, 'inbox'>, rq: Req
     source === undefined ? () => true : (doc: JsonObject): boolean => (doc['source'] ?? DEFAULT_SOURCE) === source;
   const outcome = await app.inbox.queue.requeueWindow({ field: 'receivedAt', since, until, where });
   return recoveredReply(app, rq, outcome, 'the received events');
-}
-
-/** The receiving sources' names (CONVENTIONS.md#receiving-sources): `webhooks`, and `<name>` of `/webhooks/<name>`. */
-function sourceNames(config: App['config']): string[] {
-  const { sources } = config.webhooks;
-  if (sources === undefined) return [DEFAULT_SOURCE];
-  return sources.map(({ path }) =>
-    path.startsWith(NAMED_SOURCE_PATH) ? path.slice(NAMED_SOURCE_PATH.length) : DEFAULT_SOURCE);
 }
 
 /**

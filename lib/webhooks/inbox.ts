@@ -3,6 +3,13 @@
 // `$inbox` and its raw body in `$inbox-bodies`, written in one atomic batch; both expire after
 // `webhooks.dedupDays`, the item's id being what deduplicates (CONVENTIONS.md#deduplication).
 //
+// Sources (CONVENTIONS.md#receiving-sources): an item's id is the event id for the default source
+// (`webhooks`) and `<name>:<eventId>` for a named one, so dedup is per (source, event id). A named
+// source's item stores `source` and `eventId`; the default source's item is stored as it was before
+// sources existed, and is read (`view`) as `"source": "webhooks"`, `"eventId": <its id>`, so a store
+// written before reads the same as one written now, with nothing to rewrite. The body record also
+// keeps the provider's header fields (`headers`), so a retry, and a run after a restart, see them.
+//
 // One run is one call of the handler for the event's kind, else the `*` handler
 // (CONVENTIONS.md#webhook-handlers). An event with no handler is parked (`accepted`, not due) until one
 // is registered, so an event that arrives before the library's `webhooks.on()` call is not lost. A
@@ -23,12 +30,14 @@
 import type { Clock, Random, Timer } from '../clock.js';
 import type { WebhooksConfig } from '../config.js';
 import type { JobPolicy, JobSpaces, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
-import { JobQueue, newJob } from '../jobs/queue.js';
+import { JobQueue, jobItem } from '../jobs/queue.js';
 import { isJsonObject, type JsonObject } from '../json.js';
 import { limitedLogger, type Logger } from '../log.js';
 import { INBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
-import type { Mutation, Store, StoredRecord } from '../store/types.js';
+import type { RecordSource } from '../query/execute.js';
+import type { Mutation, ScanOptions, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
+import { DEFAULT_SOURCE } from './sources.js';
 
 export const INBOX_SPACE = '$inbox';
 const INBOX_BODY_SPACE = '$inbox-bodies';
@@ -39,7 +48,7 @@ const FORMER_INBOX_BODY_SPACE = '$inbox-payloads';
 const INBOX_DEAD_LETTER = 'dead-letter';
 /** The fields of an inbox item (CONVENTIONS.md#inbox), the only properties a query on /$inbox may name. */
 export const INBOX_FIELDS: ReadonlySet<string> = new Set([
-  'id', 'event', 'status', 'attempts', 'receivedAt', 'processedAt', 'nextAttemptAt', 'lastError',
+  'id', 'source', 'eventId', 'event', 'status', 'attempts', 'receivedAt', 'processedAt', 'nextAttemptAt', 'lastError',
 ]);
 
 export interface HandlerContext {
@@ -49,6 +58,24 @@ export interface HandlerContext {
   readonly receivedAt: string;
   /** Aborts when the handler passes its timeout or the server shuts down. */
   readonly signal: AbortSignal;
+  /** The provider's event id (the item's id for the default source; `<source>:<id>` names a named one's item). */
+  readonly id: string;
+  /** The event's kind: what chose this handler. */
+  readonly kind: string;
+  /** The source it came through: `webhooks`, or `<name>` of `/webhooks/<name>`. */
+  readonly source: string;
+  /** The provider's header fields as received (lower-case names), its signature fields removed. */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** A verified event as the receiver hands it to the inbox. */
+export interface AcceptedEvent {
+  readonly source: string;
+  readonly eventId: string;
+  readonly kind: string;
+  /** The JSON text of the event, kept as received. */
+  readonly text: string;
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 /** Processes one event; a throw or a rejection counts as a failure, and the event is retried. */
@@ -80,16 +107,52 @@ export class Inbox implements WebhookHandlers {
   /** The lifecycle component: the queue that runs the handlers. */
   readonly queue: JobQueue;
   private readonly handlers = new Map<string, WebhookHandler>();
+  /** Read views of items stored without `source` (`view`), by record: a new version is a new record. */
+  private readonly views = new WeakMap<StoredRecord, StoredRecord>();
 
   constructor(private readonly options: InboxOptions) {
     this.queue = new JobQueue(new InboxPolicy(options, this.handlers), options);
   }
 
-  /** The mutations that record an accepted event: its item, due now, and its body. */
-  acceptance(id: string, event: string, body: string): Mutation[] {
+  /** The mutations that record an accepted event: its item, due now, and its body with the provider's headers. */
+  acceptance(event: AcceptedEvent): Mutation[] {
     const now = this.options.clock.now();
-    const item: JsonObject = { id, event, status: 'accepted', attempts: 0, receivedAt: new Date(now).toISOString() };
-    return newJob(INBOX_SPACES, id, item, body, now, now + this.options.config.dedupDays * DAY_MS);
+    const id = inboxItemId(event.source, event.eventId);
+    const named: JsonObject = event.source === DEFAULT_SOURCE ? {} : { source: event.source, eventId: event.eventId };
+    const receivedAt = new Date(now).toISOString();
+    const item: JsonObject = { id, ...named, event: event.kind, status: 'accepted', attempts: 0, receivedAt };
+    const expiresAt = now + this.options.config.dedupDays * DAY_MS;
+    const doc: JsonObject = { body: event.text, headers: { ...event.headers } };
+    const body: Mutation = { kind: 'put', collection: INBOX_BODY_SPACE, id, doc, expiresAt };
+    return [jobItem(INBOX_SPACES, id, item, now, expiresAt), body];
+  }
+
+  /**
+   * An item as it is read: with `source` and `eventId` also when it was stored without them (the
+   * default source's items). The same view object for the same record, so its representation is cached.
+   */
+  view(record: StoredRecord): StoredRecord {
+    if (typeof record.doc['source'] === 'string') return record;
+    let viewed = this.views.get(record);
+    if (viewed === undefined) {
+      const { id: _id, ...rest } = record.doc;
+      const doc: JsonObject = { id: record.id, source: DEFAULT_SOURCE, eventId: record.id, ...rest };
+      viewed = { ...readableRecord(record), doc };
+      this.views.set(record, viewed);
+    }
+    return viewed;
+  }
+
+  /** The inbox's records as read (`view`), for the pages of /$inbox. */
+  get records(): RecordSource {
+    return {
+      scan: (space: string, options?: ScanOptions) =>
+        this.options.store.scan(space, options).map((record) => this.view(record)),
+      get: (space: string, id: string) => {
+        const record = this.options.store.get(space, id);
+        return record === undefined ? undefined : this.view(record);
+      },
+    };
   }
 
   on(kind: string, handler: WebhookHandler): void {
@@ -165,7 +228,9 @@ class InboxPolicy implements JobPolicy {
 
   deadLetterHead(record: StoredRecord): JsonObject {
     const kind = record.doc['event'];
-    return { id: record.id, event: typeof kind === 'string' ? kind : '', receivedAt: record.doc['receivedAt'] ?? null };
+    const { source, eventId } = sourceOf(record);
+    const event = typeof kind === 'string' ? kind : '';
+    return { id: record.id, source, eventId, event, receivedAt: record.doc['receivedAt'] ?? null };
   }
 
   private handlerFor(record: StoredRecord): WebhookHandler | undefined {
@@ -194,9 +259,15 @@ class InboxPolicy implements JobPolicy {
     let controller: AbortController | undefined;
     let timedOut = false;
     const receivedAt = typeof record.doc['receivedAt'] === 'string' ? record.doc['receivedAt'] : '';
+    const { source, eventId } = sourceOf(record);
+    const kind = typeof record.doc['event'] === 'string' ? record.doc['event'] : '';
     const context: HandlerContext = {
       attempt,
       receivedAt,
+      id: eventId,
+      kind,
+      source,
+      headers: this.headersOf(record),
       get signal(): AbortSignal {
         controller ??= new AbortController();
         if (timedOut || shutdown.aborted) controller.abort();
@@ -228,6 +299,17 @@ class InboxPolicy implements JobPolicy {
     }
   }
 
+  /** The provider's header fields kept with the event's body (none for an event stored before they were). */
+  private headersOf(record: StoredRecord): Readonly<Record<string, string>> {
+    const kept = this.options.store.get(INBOX_BODY_SPACE, record.id)?.doc['headers'];
+    if (!isJsonObject(kept)) return Object.freeze({});
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(kept)) {
+      if (typeof value === 'string') Object.defineProperty(headers, name, { value, enumerable: true });
+    }
+    return Object.freeze(headers);
+  }
+
   private stopped(shutdown: AbortSignal): Promise<'stopped'> {
     this.stopping ??= new Promise((resolve) => {
       if (shutdown.aborted) resolve('stopped');
@@ -235,6 +317,28 @@ class InboxPolicy implements JobPolicy {
     });
     return this.stopping;
   }
+}
+
+/** The id of the inbox item of an event: the event id for the default source, `<source>:<eventId>` otherwise. */
+export function inboxItemId(source: string, eventId: string): string {
+  return source === DEFAULT_SOURCE ? eventId : `${source}:${eventId}`;
+}
+
+/** The source and event id of an item; one stored without them is the default source's, its id the event id. */
+export function sourceOf(record: StoredRecord): { source: string; eventId: string } {
+  const { source, eventId } = record.doc;
+  if (typeof source === 'string' && typeof eventId === 'string') return { source, eventId };
+  return { source: DEFAULT_SOURCE, eventId: record.id };
+}
+
+/** A record's fields other than its document (the document of a record may be read lazily). */
+function readableRecord(record: StoredRecord): Omit<StoredRecord, 'doc'> {
+  const { collection, id, version, modifiedAt, expiresAt, dueAt } = record;
+  return {
+    collection, id, version, modifiedAt,
+    ...(expiresAt === undefined ? {} : { expiresAt }),
+    ...(dueAt === undefined ? {} : { dueAt }),
+  };
 }
 
 /** What a handler's failure says, kept short: a stack trace does not belong in an API response. */

@@ -121,6 +121,20 @@ describe('matchRoute', () => {
     assert.deepEqual(route('/pr%6Fducts/%61bc'), { kind: 'item', collection: 'products', id: 'abc' });
   });
 
+  it('should route each receiving source\'s path below the reserved /webhooks, and nothing else there (CONVENTIONS.md#receiving-sources)', () => {
+    const sources = [
+      { path: '/webhooks', scheme: 'resapi', secretsEnv: 'A' },
+      { path: '/webhooks/stripe', scheme: 'stripe', secretsEnv: 'B' },
+    ] as const;
+    const router = new Router<RouteName>(routeTable({ ...DEFAULT_CONFIG, webhooks: { ...DEFAULT_CONFIG.webhooks, sources } }));
+    assert.deepEqual(shape(router.match('/webhooks')), { kind: 'webhook' });
+    assert.deepEqual(shape(router.match('/webhooks/stripe')), { kind: 'webhook-stripe' });
+    for (const path of ['/webhooks/github', '/webhooks/stripe/x', '/webhooks/stripe/$undoDelete', '/webhooks/x/$undoDelete']) {
+      assert.deepEqual(shape(router.match(path)), { kind: 'unknown' }, path);
+    }
+    assert.deepEqual(shape(router.match(`/$inbox/${encodeURIComponent(`stripe:${'x'.repeat(255)}`)}`)), { kind: 'inbox-event', eventId: `stripe:${'x'.repeat(255)}` });
+  });
+
   it('should refuse a percent-encoded "/" inside an id instead of splitting on it', () => {
     assert.equal(route('/products/a%2Fb').kind, 'invalid');
     assert.equal(route('/products/a%2fb').kind, 'invalid');
