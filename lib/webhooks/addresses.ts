@@ -18,8 +18,11 @@ const IPV6_LOOPBACK: AddressBytes = [...IPV6_UNSPECIFIED.slice(0, 15), 1];
 /**
  * The ranges a delivery may not reach under `outbox.refusePrivateAddresses`, as [bytes, prefix bits].
  * IPv4: "this network" and unspecified (RFC 1122 §3.2.1.3: 0.0.0.0 reaches this host), loopback (RFC
- * 1122), private (RFC 1918), link-local (RFC 3927, where cloud metadata services answer). IPv6:
- * unspecified and loopback (RFC 4291 §2.5.2, §2.5.3), link-local (§2.5.6), unique-local (RFC 4193).
+ * 1122), private (RFC 1918), shared address space (RFC 6598: carrier-grade NAT, often a provider's
+ * internal network), link-local (RFC 3927, where cloud metadata services answer), IETF protocol
+ * assignments (RFC 6890), benchmarking (RFC 2544), multicast (RFC 5771) and reserved and broadcast
+ * (RFC 1112 §4, RFC 919). IPv6: unspecified and loopback (RFC 4291 §2.5.2, §2.5.3), link-local
+ * (§2.5.6), unique-local (RFC 4193), multicast (§2.7), the local-use NAT64 prefix (RFC 8215).
  */
 const PRIVATE_RANGES: readonly (readonly [AddressBytes, number])[] = [
   [[0, 0, 0, 0], 8],
@@ -27,11 +30,29 @@ const PRIVATE_RANGES: readonly (readonly [AddressBytes, number])[] = [
   [[10, 0, 0, 0], 8],
   [[172, 16, 0, 0], 12],
   [[192, 168, 0, 0], 16],
+  [[100, 64, 0, 0], 10],
   [[169, 254, 0, 0], 16],
+  [[192, 0, 0, 0], 24],
+  [[198, 18, 0, 0], 15],
+  [[224, 0, 0, 0], 4],
+  [[240, 0, 0, 0], 4],
   [IPV6_UNSPECIFIED, 128],
   [IPV6_LOOPBACK, 128],
   [[0xfe, 0x80, ...IPV6_UNSPECIFIED.slice(2)], 10],
   [[0xfc, ...IPV6_UNSPECIFIED.slice(1)], 7],
+  [[0xff, ...IPV6_UNSPECIFIED.slice(1)], 8],
+  [[0, 0x64, 0xff, 0x9b, 0, 1, ...IPV6_UNSPECIFIED.slice(6)], 48],
+];
+
+/**
+ * IPv6 prefixes whose addresses carry an IPv4 address that the network reaches through them, as
+ * [prefix, prefix bits, offset of the IPv4 bytes]: the well-known NAT64 prefix 64:ff9b::/96 (RFC
+ * 6052 §2.1, the IPv4 address in the last 4 bytes) and 6to4 2002::/16 (RFC 3056 §2, in bytes 2-5).
+ * Such an address is refused when the IPv4 address it carries is.
+ */
+const IPV4_CARRIERS: readonly (readonly [AddressBytes, number, number])[] = [
+  [[0, 0x64, 0xff, 0x9b, ...IPV6_UNSPECIFIED.slice(4)], 96, 12],
+  [[0x20, 0x02, ...IPV6_UNSPECIFIED.slice(2)], 16, 2],
 ];
 
 /** The bytes of an IPv4 or IPv6 address (a zone, `%eth0`, is left out), or undefined for anything else. */
@@ -66,7 +87,12 @@ export function canonicalAddress(text: string): string | undefined {
 /** Is it an address a delivery may not reach under `outbox.refusePrivateAddresses`? Anything unreadable is. */
 export function isPrivateAddress(text: string): boolean {
   const bytes = addressBytes(text);
-  return bytes === undefined || PRIVATE_RANGES.some(([range, bits]) => inRange(bytes, range, bits));
+  if (bytes === undefined) return true;
+  const refused = (address: AddressBytes): boolean =>
+    PRIVATE_RANGES.some(([range, bits]) => inRange(address, range, bits));
+  if (refused(bytes)) return true;
+  const carrier = IPV4_CARRIERS.find(([prefix, bits]) => inRange(bytes, prefix, bits));
+  return carrier !== undefined && refused(bytes.slice(carrier[2], carrier[2] + IPV4_BYTES));
 }
 
 /** 0.0.0.0 or `::`: as a destination, both reach this host (RFC 1122 §3.2.1.3; Linux, BSD and macOS alike). */

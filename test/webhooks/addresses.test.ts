@@ -35,6 +35,17 @@ describe('isPrivateAddress', () => {
     for (const address of refused) assert.equal(isPrivateAddress(address), true, address);
   });
 
+  it('should refuse shared, reserved, multicast and broadcast IPv4, and IPv4 carried by NAT64 or 6to4 into a refused range', () => {
+    const refused = [
+      '100.64.0.1', '100.127.255.255', '192.0.0.8', '198.18.0.1', '198.19.255.255', '224.0.0.1', '239.255.255.250',
+      '240.0.0.1', '255.255.255.255', 'ff02::1', 'ff05::1:3', '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe',
+      '64:ff9b::192.168.1.1', '64:ff9b:1::1', '2002:7f00:1::', '2002:c0a8:101::1', '::ffff:100.64.0.1',
+    ];
+    for (const address of refused) assert.equal(isPrivateAddress(address), true, address);
+    const allowed = ['100.63.255.255', '100.128.0.0', '192.0.1.1', '198.17.255.255', '198.20.0.0', '223.255.255.255', '64:ff9b::808:808', '2002:808:808::1'];
+    for (const address of allowed) assert.equal(isPrivateAddress(address), false, address);
+  });
+
   it('should allow public addresses, just outside each range', () => {
     const allowed = ['1.1.1.1', '9.255.255.255', '11.0.0.0', '126.255.255.255', '128.0.0.0', '172.15.255.255', '172.32.0.0', '192.167.255.255', '192.169.0.0', '169.253.255.255', '169.255.0.0', '2001:db8::1', '2606:4700::1111', 'fec0::1', 'fe00::1', 'fb00::1', '::2', '::ffff:8.8.8.8'];
     for (const address of allowed) assert.equal(isPrivateAddress(address), false, address);
