@@ -19,7 +19,10 @@
 //
 // A group may also be paced (a subscription's `rateLimit`): `spacingMs` says how long after one of
 // its jobs starts the next may start, and until then a look treats the group's head as due at that
-// time, so the group waits on the one timer of the runner, in its order, while others go on.
+// time, so the group waits on the one timer of the runner, in its order, while others go on. A job
+// whose `work` fails unexpectedly (a bug: `work` writes every outcome itself) stays due, and its group
+// is paced the same way for FAULT_PAUSE_MS, so a bug costs one attempt and one log line per pause,
+// never a loop that takes the same job again at once.
 //
 // A job whose work is done (a delivery answered) may release its worker while its next state is
 // being written (lib/jobs/outcomes.ts): the worker takes the next job meanwhile, so the outcomes of
@@ -95,6 +98,8 @@ interface Head extends DueEntry {
  * enough for a commit's worth of outcomes at loopback speed, and a bound when the store is slow.
  */
 export const RELEASED_PER_WORKER = 8;
+/** How long a group waits after one of its jobs failed unexpectedly before its next job starts. */
+export const FAULT_PAUSE_MS = 5000;
 
 export class JobRunner implements Component {
   readonly name: string;
@@ -323,6 +328,8 @@ export class JobRunner implements Component {
         // `work` writes every outcome itself; reaching here is a bug in it, and the job stays due.
         const message = error instanceof Error ? error.message : String(error);
         this.options.log('error', `${this.name}: a job failed unexpectedly`, { id: record.id, error: message });
+        const until = this.options.clock.now() + FAULT_PAUSE_MS;
+        this.notBefore.set(group, Math.max(until, this.notBefore.get(group) ?? 0));
       })
       .finally(() => {
         const heldWorker = job.working;

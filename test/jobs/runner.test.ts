@@ -8,7 +8,7 @@
 // itself: no real time passes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { JobRunner, RELEASED_PER_WORKER } from '../../lib/jobs/runner.js';
+import { FAULT_PAUSE_MS, JobRunner, RELEASED_PER_WORKER } from '../../lib/jobs/runner.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Mutation, StoredRecord } from '../../lib/store/types.js';
 import { ManualClock } from '../support/clock.js';
@@ -22,6 +22,8 @@ interface Started {
   release(): void;
   /** Marks the job done (its record no longer due) and lets the runner move on. */
   finish(): Promise<void>;
+  /** Makes `work` reject, as a bug in it would: the record stays due. */
+  fail(): Promise<void>;
 }
 
 /** A memory store that counts reads of its due index: the runner reads it at start only. */
@@ -60,7 +62,7 @@ function harness(options: { workers: number; perGroup?: number; drainTimeoutMs?:
     ...(options.spacingMs === undefined ? {} : { spacingMs: options.spacingMs }),
     log: () => {},
     work: (record, signal, release) =>
-      new Promise<void>((resolve) => {
+      new Promise<void>((resolve, reject) => {
         started.push({
           id: record.id,
           signal,
@@ -68,6 +70,10 @@ function harness(options: { workers: number; perGroup?: number; drainTimeoutMs?:
           finish: async () => {
             await store.commit({ mutations: [{ kind: 'patch', collection: SPACE, id: record.id, set: { done: true }, dueAt: null }] });
             resolve();
+            await new Promise((next) => setImmediate(next));
+          },
+          fail: async () => {
+            reject(new Error('a bug in work'));
             await new Promise((next) => setImmediate(next));
           },
         });
@@ -303,6 +309,29 @@ describe('JobRunner', () => {
     await settle();
     assert.deepEqual(ids(h.started).slice(6), ['a3']);
     await (h.started[6] as Started).finish();
+    await h.runner.close();
+  });
+
+  it('should pause a group for FAULT_PAUSE_MS when its job fails unexpectedly, instead of taking it again at once', async () => {
+    const h = harness({ workers: 2, perGroup: 1 });
+    const now = h.clock.now();
+    await h.add('x1', now, 'x');
+    await h.add('y1', now, 'y');
+    await h.add('y2', now, 'y');
+    await h.runner.start();
+    await settle();
+    assert.deepEqual(ids(h.started).sort(), ['x1', 'y1']);
+    await (h.started.find((job) => job.id === 'x1') as Started).fail();
+    await (h.started.find((job) => job.id === 'y1') as Started).finish();
+    await settle();
+    assert.deepEqual(ids(h.started).slice(2), ['y2'], 'the other group goes on; the failed job is not taken again at once');
+    h.clock.advance(FAULT_PAUSE_MS - 1);
+    await settle();
+    assert.equal(h.started.length, 3);
+    h.clock.advance(1);
+    await settle();
+    assert.deepEqual(ids(h.started).slice(3), ['x1'], 'taken again once the pause has passed');
+    for (const job of h.started.slice(2)) await job.finish();
     await h.runner.close();
   });
 
