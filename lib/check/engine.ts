@@ -90,10 +90,10 @@ export class Engine {
 
   /** Blocked, skipped or not run at all, decided before the check sends anything; undefined: run it. */
   private async beforeRun(check: Check): Promise<Judgement | undefined> {
-    if (this.stopped !== undefined) return this.afterStop();
-    // A check that does not apply to this run is skipped whatever its prerequisites did.
+    // A check that does not apply to this run is skipped, whatever its prerequisites did.
     const missing = check.requires.find((condition) => !this.options.given.has(condition));
     if (missing !== undefined) return { verdict: 'SKIP', detail: CONDITION_MISSING[missing] };
+    if (this.stopped !== undefined) return this.afterStop();
     let skipped: Judgement | undefined;
     for (const name of check.needs) {
       const id = PREREQUISITES[name].check;

@@ -38,9 +38,14 @@ export async function unreachable(probe: Probe): Promise<string | undefined> {
 
 /** A request's failure to get any answer, in a few words, with the system's code where there is one. */
 export function transportFailure(error: unknown): string {
-  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  const message = error instanceof Error ? error.message : String(error);
-  const named = typeof code === 'string' ? code : '';
+  const fields = typeof error === 'object' && error !== null ? (error as { code?: unknown; reason?: unknown }) : {};
+  const named = typeof fields.code === 'string' ? fields.code : '';
+  const full = error instanceof Error ? error.message : String(error);
+  // OpenSSL's messages name its source files (`error:0A00010B:SSL routines:ssl3_get_record:wrong
+  // version number:../deps/...`); its reason, the fifth field, says it in a few words.
+  const openssl = /error:[0-9A-F]+:[^:]*:[^:]*:([^:\n]+)/.exec(full)?.[1];
+  const reason = typeof fields.reason === 'string' ? fields.reason : openssl;
+  const message = reason ?? (full.split('\n')[0] ?? '').trim();
   if (named === 'ECONNREFUSED') return 'connection refused (ECONNREFUSED)';
   if (named === 'ENOTFOUND' || named === 'EAI_AGAIN' || named === 'EAI_NONAME') {
     return `the host name does not resolve (${named})`;

@@ -44,12 +44,17 @@ export function reportJson(report: CheckReport): string {
   return `${JSON.stringify(report, null, 2)}\n`;
 }
 
-/** `  FAIL     conditional/replace: <rule> (#conditional-replace) -- <why>`, at most REPORT_WIDTH long. */
+/**
+ * `  FAIL     conditional/replace: <rule> (#conditional-replace) -- <why>`, at most REPORT_WIDTH long;
+ * a blocked check's why is `by <the failed check>`.
+ */
 export function checkLine(outcome: CheckOutcome): string {
-  const { verdict, id, rule, anchor, detail } = outcome;
+  const { verdict, id, rule, anchor, detail, blockedBy } = outcome;
   const head = `  ${verdict.padEnd(7)}  ${id}: `;
   const cite = ` (#${anchor})`;
-  const why = detail === undefined ? '' : ` -- ${detail}`;
+  // "BLOCKED … -- by resources/put-create": the verdict already says the rest of "blocked by".
+  const reason = blockedBy !== undefined && detail?.startsWith('blocked by ') === true ? detail.slice(8) : detail;
+  const why = reason === undefined ? '' : ` -- ${reason}`;
   const room = REPORT_WIDTH - length(head) - length(cite);
   const ruleRoom = Math.min(length(rule), Math.max(MIN_RULE, room - length(why)));
   return `${head}${fit(rule, ruleRoom)}${cite}${fit(why, room - ruleRoom)}`;
@@ -140,7 +145,7 @@ function fit(text: string, width: number): string {
   const characters = [...oneLine(text)];
   if (characters.length <= width) return characters.join('');
   if (width <= 0) return '';
-  return `${characters.slice(0, width - 1).join('')}…`;
+  return `${characters.slice(0, width - 1).join('').trimEnd()}…`;
 }
 
 function oneLine(text: string): string {
