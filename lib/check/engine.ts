@@ -10,7 +10,7 @@ import { unreachable, transportFailure } from './reach.js';
 import { citationText, ruleUrl } from './rules.js';
 import type { CheckOutcome, Verdict } from './run.js';
 import type { Exchange, RunState } from './state.js';
-import { CheckFailed, CheckSkipped, CONDITION_MISSING, SECTIONS } from './types.js';
+import { CheckBlocked, CheckFailed, CheckSkipped, CONDITION_MISSING, SECTIONS } from './types.js';
 import type { Check, CheckContext, Condition, Receiver } from './types.js';
 import type { Probe } from './probe.js';
 
@@ -126,6 +126,7 @@ export class Engine {
       return { verdict: 'PASS' };
     } catch (error) {
       if (error instanceof CheckDeclarationError) throw error;
+      if (error instanceof CheckBlocked) return this.blockedAtRun(error.prerequisite);
       if (error instanceof CheckSkipped) return { verdict: 'SKIP', detail: error.why };
       if (error instanceof CheckFailed) return { verdict: 'FAIL', detail: error.seen };
       if (error instanceof ProbeRefused) {
@@ -138,6 +139,16 @@ export class Engine {
       const message = error instanceof Error ? error.message : String(error);
       return { verdict: 'FAIL', detail: `unreadable answer: ${message}` };
     }
+  }
+
+  /** A check that found the route its rule is about missing, and the prerequisite for it not holding. */
+  private async blockedAtRun(name: PrerequisiteName): Promise<Judgement> {
+    const id = PREREQUISITES[name].check;
+    if (this.excluded.has(id)) return { verdict: 'SKIP', detail: `needs ${id}, left out by --skip` };
+    const needed = await this.settle(this.checkNamed(id));
+    if (needed.verdict === 'FAIL') return blockedBy(needed.id);
+    if (needed.verdict === 'BLOCKED') return blockedBy(needed.blockedBy ?? needed.id);
+    return { verdict: 'SKIP', detail: `needs ${id}: ${needed.detail ?? ''}` };
   }
 
   /** After a request got no answer: is the server still there? If not, the rest of the run is blocked. */

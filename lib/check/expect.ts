@@ -2,7 +2,8 @@
 // status, a field, a few bytes of the body): the "on failure, what was seen" of each report line.
 import type { JsonObject } from '../json.js';
 import type { ProbeResponse } from './probe.js';
-import { CheckFailed, type CheckContext } from './types.js';
+import type { PrerequisiteName } from './prerequisites.js';
+import { CheckBlocked, CheckFailed, type CheckContext } from './types.js';
 
 /** Bytes of a body quoted in a failure. */
 const QUOTED = 160;
@@ -89,6 +90,21 @@ export function expectProblemDocument(response: ProbeResponse, status: number): 
     throw new CheckFailed(`the problem says status ${JSON.stringify(body['status'])} on a ${status}`);
   }
   return body;
+}
+
+/**
+ * The response, unless it is a 404 or 405 (the route is not there) and the prerequisite that
+ * establishes the route does not hold: then the check has nothing to judge and is blocked by it.
+ */
+export async function routeOrBlocked(
+  c: CheckContext,
+  response: ProbeResponse,
+  prerequisite: PrerequisiteName,
+): Promise<ProbeResponse> {
+  if ((response.status === 404 || response.status === 405) && !(await c.holds(prerequisite))) {
+    throw new CheckBlocked(prerequisite);
+  }
+  return response;
 }
 
 export function expectThat(condition: boolean, failure: string): void {

@@ -29,6 +29,10 @@ export const PREREQUISITES = {
     check: 'idempotence/post-create',
     what: 'an item created with POST, and its Location',
   },
+  bulk: {
+    check: 'idempotence/bulk-once',
+    what: 'a bulk file applied at /{collection}/$bulk',
+  },
   undo: {
     check: 'idempotence/undo-delete',
     what: 'a deleted item restored by its undo request',

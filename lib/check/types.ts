@@ -64,6 +64,17 @@ export class CheckSkipped extends Error {
   }
 }
 
+/**
+ * Thrown by a check whose request found nothing to judge (a 404 or 405 where the route its rule is
+ * about should be) when the prerequisite that establishes that route did not hold: the check is then
+ * BLOCKED by that prerequisite's failure, not failed a second time for it (see `routeOrBlocked`).
+ */
+export class CheckBlocked extends Error {
+  constructor(readonly prerequisite: PrerequisiteName) {
+    super(`blocked: ${prerequisite} does not hold`);
+  }
+}
+
 /** An item a check made in the run's collection (removed at the end of the run). */
 export interface MadeItem {
   readonly id: string;
