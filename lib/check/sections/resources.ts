@@ -51,8 +51,8 @@ export const RESOURCE_CHECKS: readonly Check[] = [
       expectStatus(response, 404);
     }),
 
-  // A collection that matches nothing is still 200 with "value": [], so the run's collection, before
-  // the run writes to it, is enough: this check needs no item, and fails only for the envelope.
+  // A collection that holds nothing is still 200 with "value": [], so a GET of the run's collection,
+  // whatever it holds, is enough: this check needs no item, and fails only for the envelope.
   check('resources', 'envelope', { anchor: 'collection-envelope' },
     'A collection is an object with a "value" array, never a bare array (an empty one too)',
     async (c) => {
