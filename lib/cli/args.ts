@@ -126,6 +126,7 @@ Flags:
                              testcase per check, <failure> for FAIL, <skipped> for SKIP and BLOCKED
                              (the message of a blocked one starts "blocked by")
   --verbose                  under each check, the whole rule and reason and what was sent and seen
+                             (with --json, as exchanges)
   --only ID|SECTION[,...]    run only these checks (conditional/replace) or sections (paging), and
                              what they need; a name that is neither is refused
   --skip ID|SECTION[,...]    leave these out; what needs them is skipped
@@ -264,26 +265,31 @@ function parseCheck(rest: readonly string[]): ParsedArgs {
   if (refusal !== undefined) return { ok: false, message: refusal };
   const headers = parseHeaders(headerLines, values.has('--api-key-env'));
   if (typeof headers === 'string') return { ok: false, message: headers };
-  const value = (flag: string): string | undefined => values.get(flag);
-  const only = value('--only');
-  const skip = value('--skip');
-  const timeout = value('--timeout');
-  const optional: Record<string, unknown> = {
-    webhookSecretEnv: value('--webhook-secret-env'),
-    webhookPath: value('--webhook-path'),
-    webhookScheme: value('--webhook-scheme'),
-    apiKeyEnv: value('--api-key-env'),
-    only: only === undefined ? undefined : splitList(only),
-    skip: skip === undefined ? undefined : splitList(skip),
-    headers: headers.length === 0 ? undefined : headers,
-    collection: value('--collection'),
-    timeoutMs: timeout === undefined ? undefined : Number(timeout),
-    junit: value('--junit'),
-    verbose: verbose ? true : undefined,
-    docsBase: value('--docs-base'),
+  const only = values.get('--only');
+  const skip = values.get('--skip');
+  const timeout = values.get('--timeout');
+  const scheme = WEBHOOK_SCHEMES.find((known) => known === values.get('--webhook-scheme'));
+  type TextField = 'junit' | 'apiKeyEnv' | 'collection' | 'webhookSecretEnv' | 'webhookPath' | 'docsBase';
+  const text = (flag: string, field: TextField): Partial<Record<TextField, string>> => {
+    const given = values.get(flag);
+    return given === undefined ? {} : { [field]: given };
   };
-  const given = Object.fromEntries(Object.entries(optional).filter(([, field]) => field !== undefined));
-  const check = { baseUrl, json, ...given } as CheckArgs;
+  const check: CheckArgs = {
+    baseUrl,
+    json,
+    ...(verbose ? { verbose: true } : {}),
+    ...text('--junit', 'junit'),
+    ...(only === undefined ? {} : { only: splitList(only) }),
+    ...(skip === undefined ? {} : { skip: splitList(skip) }),
+    ...(headers.length === 0 ? {} : { headers }),
+    ...text('--api-key-env', 'apiKeyEnv'),
+    ...text('--collection', 'collection'),
+    ...(timeout === undefined ? {} : { timeoutMs: Number(timeout) }),
+    ...text('--webhook-secret-env', 'webhookSecretEnv'),
+    ...text('--webhook-path', 'webhookPath'),
+    ...(scheme === undefined ? {} : { webhookScheme: scheme }),
+    ...text('--docs-base', 'docsBase'),
+  };
   return { ok: true, command: 'check', check };
 }
 
