@@ -4,7 +4,8 @@
 // return exactly the matching items, a 4xx for what is not a valid query (an unknown property, a
 // syntax error, `q`, a page number), `$orderby`, `$select` summaries with their select link, `$count`,
 // `$top` and query resources. They read the run's shared listing (LISTING_ITEMS items,
-// lib/check/types.ts) and never change it.
+// lib/check/types.ts), made once by the setup check paging/listing, and never change it; those about
+// links, tokens and page sizes need max-page-size's second page first.
 import type { JsonObject } from '../../json.js';
 import { check, JSON_CREATE_ONLY } from '../define.js';
 import {
