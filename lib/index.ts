@@ -7,6 +7,6 @@ export { FilterSlots } from './query/expensive.js';
 export type { RetrySchedule } from './retry.js';
 export type { Store, StoredRecord, Batch, Mutation, CommitResult } from './store/types.js';
 export type { HandlerContext, WebhookHandler, WebhookHandlers } from './webhooks/inbox.js';
-export { runChecks } from './check/run.js';
-export type { CheckOptions, CheckOutcome, CheckReport, CheckResult } from './check/run.js';
+export { CheckUnreachable, runChecks } from './check/run.js';
+export type { CheckOptions, CheckOutcome, CheckReport, CheckResult, Verdict } from './check/run.js';
 export { reportText as checkReportText } from './check/report.js';

@@ -1,5 +1,6 @@
 // Every check of `resapi check`, by section (lib/check/sections/): the one list the runner reads, and
 // the catalogue of what each check holds a server to, listed without running anything.
+import { PREREQUISITES } from './prerequisites.js';
 import type { Anchor, SpecReference } from './rules.js';
 import { CACHING_CHECKS } from './sections/caching.js';
 import { CONDITIONAL_CHECKS } from './sections/conditional.js';
@@ -8,7 +9,7 @@ import { IDEMPOTENCE_CHECKS } from './sections/idempotence.js';
 import { PAGING_CHECKS } from './sections/paging.js';
 import { RESOURCE_CHECKS } from './sections/resources.js';
 import { WEBHOOK_CHECKS } from './sections/webhooks.js';
-import { SECTIONS, type Check, type Section } from './types.js';
+import { SECTIONS, type Check, type Condition, type Section } from './types.js';
 
 export const CHECKS: readonly Check[] = [
   ...RESOURCE_CHECKS,
@@ -31,6 +32,10 @@ export interface CatalogueEntry {
   readonly anchor: Anchor;
   /** The RFC or OData section the rule comes from, when there is one. */
   readonly rfc?: SpecReference;
+  /** The ids of the checks it needs (CONVENTIONS.md#conformance-checker): when one fails, it is blocked. */
+  readonly prerequisites: readonly string[];
+  /** What the run must be given for it to apply (credentials, a receiver secret). */
+  readonly requires: readonly Condition[];
 }
 
 /** Every check, in the order the report lists them (by section, then as declared). */
@@ -44,11 +49,13 @@ export function checksInOrder(): Check[] {
  * test that collects every citation the checker makes.
  */
 export function checkCatalogue(): CatalogueEntry[] {
-  return checksInOrder().map(({ id, section, rule, anchor, rfc }) => ({
+  return checksInOrder().map(({ id, section, rule, anchor, rfc, needs, requires }) => ({
     id,
     section,
     rule,
     anchor,
     ...(rfc === undefined ? {} : { rfc }),
+    prerequisites: needs.map((name) => PREREQUISITES[name].check),
+    requires,
   }));
 }

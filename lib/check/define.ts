@@ -1,20 +1,29 @@
 // How a section file declares its checks (lib/check/sections/).
+import type { PrerequisiteName } from './prerequisites.js';
 import type { Citation } from './rules.js';
-import type { Check, CheckContext, Section } from './types.js';
+import type { Check, CheckContext, Condition, Section } from './types.js';
+
+/** Where a check's rule is written, and what it needs before it can judge it. */
+export interface Declaration extends Citation {
+  readonly needs?: readonly PrerequisiteName[];
+  readonly requires?: readonly Condition[];
+}
 
 /**
  * A check of `section` named `name` (its id is `section/name`) that holds a server to `rule`, one
- * sentence, written where `citation` says.
+ * sentence, written where `declaration` says, run only once everything it `needs` holds and in a run
+ * given what it `requires`.
  */
 export function check(
   section: Section,
   name: string,
-  citation: Citation,
+  declaration: Declaration,
   rule: string,
   run: (context: CheckContext) => Promise<void>,
 ): Check {
-  const { anchor, rfc } = citation;
-  return { id: `${section}/${name}`, section, rule, anchor, ...(rfc === undefined ? {} : { rfc }), run };
+  const { anchor, rfc, needs = [], requires = [] } = declaration;
+  const cited = rfc === undefined ? { anchor } : { anchor, rfc };
+  return { id: `${section}/${name}`, section, rule, ...cited, needs, requires, run };
 }
 
 export const JSON_BODY = { 'Content-Type': 'application/json' } as const;

@@ -2,7 +2,8 @@
 // status, a field, a few bytes of the body): the "on failure, what was seen" of each report line.
 import type { JsonObject } from '../json.js';
 import type { ProbeResponse } from './probe.js';
-import { CheckFailed } from './types.js';
+import type { PrerequisiteName } from './prerequisites.js';
+import { CheckBlocked, CheckFailed, type CheckContext } from './types.js';
 
 /** Bytes of a body quoted in a failure. */
 const QUOTED = 160;
@@ -43,7 +44,10 @@ export function expectObject(response: ProbeResponse): JsonObject {
   return body as JsonObject;
 }
 
-/** The envelope's `value` array; fails when the body is not `{ "value": [...] }`. */
+/**
+ * The envelope's `value` array; fails when the body is not `{ "value": [...] }`
+ * (CONVENTIONS.md#collection-envelope).
+ */
 export function expectEnvelope(
   response: ProbeResponse,
 ): { value: JsonObject[]; next: string | undefined; body: JsonObject } {
@@ -59,8 +63,20 @@ export function expectEnvelope(
   return { value: value as JsonObject[], next, body: object };
 }
 
+/**
+ * The status a rule asks for, and a problem document with it, unless errors/problem-document already
+ * found the server's errors are not problem documents: then only the status is this check's to judge,
+ * and the format is not failed a second time (one root cause, one FAIL).
+ */
+export async function expectProblem(c: CheckContext, response: ProbeResponse, status: number): Promise<JsonObject> {
+  expectStatus(response, status);
+  if (await c.holds('problem')) return expectProblemDocument(response, status);
+  const body = response.json();
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as JsonObject) : {};
+}
+
 /** A problem document (RFC 9457) with type, title and status; fails otherwise. */
-export function expectProblem(response: ProbeResponse, status: number): JsonObject {
+export function expectProblemDocument(response: ProbeResponse, status: number): JsonObject {
   expectStatus(response, status);
   const type = response.header('content-type') ?? '';
   if (!/^application\/problem\+json\s*(;|$)/i.test(type)) {
@@ -74,6 +90,21 @@ export function expectProblem(response: ProbeResponse, status: number): JsonObje
     throw new CheckFailed(`the problem says status ${JSON.stringify(body['status'])} on a ${status}`);
   }
   return body;
+}
+
+/**
+ * The response, unless it is a 404 or 405 (the route is not there) and the prerequisite that
+ * establishes the route does not hold: then the check has nothing to judge and is blocked by it.
+ */
+export async function routeOrBlocked(
+  c: CheckContext,
+  response: ProbeResponse,
+  prerequisite: PrerequisiteName,
+): Promise<ProbeResponse> {
+  if ((response.status === 404 || response.status === 405) && !(await c.holds(prerequisite))) {
+    throw new CheckBlocked(prerequisite);
+  }
+  return response;
 }
 
 export function expectThat(condition: boolean, failure: string): void {

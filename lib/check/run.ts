@@ -1,31 +1,48 @@
 // Runs the checks against one server (`resapi check <base_url>`, CONVENTIONS.md#conformance-checker).
-// The run works in collections of its own, named `rcheck-<random>` (and `-list`), so it never reads or
-// changes what the server already holds; everything it stored (items, query resources) is deleted at
-// the end, whatever the checks found. Checks run one after another, in the order of the report's
-// sections, and each line of the report is one rule, cited by its section of CONVENTIONS.md.
+// First one GET of the base URL: no HTTP answer ends the run there (CheckUnreachable), before anything
+// is stored. Then the checks asked for, in the report's order, each after what it needs
+// (lib/check/engine.ts), in collections of the run's own; what the run stored is deleted at the end,
+// whatever the checks found. The report has one outcome per check settled, the failures as root
+// causes with what each blocked, and a score per section.
 import { systemRandom, type Random } from '../clock.js';
-import type { JsonObject } from '../json.js';
+import type { WebhookScheme } from '../config.js';
+import { isCollectionName } from '../names.js';
 import { checksInOrder } from './checks.js';
-import { JSON_CREATE_ONLY } from './define.js';
-import { expectHeader, expectStatus, seen } from './expect.js';
-import { Probe, ProbeRefused, type ProbeRequest, type ProbeResponse } from './probe.js';
-import { citationText, isDocumentUrl, ruleUrl, type Anchor, type SpecReference } from './rules.js';
-import { CheckFailed, CheckSkipped, LISTING_ITEMS, listingItem } from './types.js';
-import type { Check, CheckContext, MadeItem, Section } from './types.js';
+import { Engine } from './engine.js';
+import { Probe } from './probe.js';
+import { reach } from './reach.js';
+import { isDocumentUrl, type Anchor, type SpecReference } from './rules.js';
+import { select } from './select.js';
+import { RunState, type Exchange } from './state.js';
+import { SECTIONS, type Condition, type Section } from './types.js';
+
+export { CheckUnreachable } from './reach.js';
+export type { Exchange } from './state.js';
 
 export interface CheckOptions {
   /** The receiver's secret: without it the webhook checks are skipped. */
   readonly webhookSecret?: string;
   /** The receiver's path (default /webhooks). */
   readonly webhookPath?: string;
+  /** How the checks sign deliveries, as a provider of that scheme does (default resapi). */
+  readonly webhookScheme?: WebhookScheme;
   /** Sent as `Authorization: Bearer <key>` on every request. */
   readonly apiKey?: string;
+  /** Header fields sent on every request (`{ 'X-Tenant': 'a' }`); an Authorization among them counts as credentials. */
+  readonly headers?: Readonly<Record<string, string>>;
   /** Requests the whole run may send (default 1000). */
   readonly maxRequests?: number;
+  /** How long one request may wait for its answer, in milliseconds (default 10 000). */
   readonly timeoutMs?: number;
-  /** Only the checks whose id starts with one of these (`conditional/`, `paging/next-link`). */
+  /** Only these checks, by id (`conditional/replace`) or section (`paging`, `paging/`); with what they need. */
   readonly only?: readonly string[];
-  /** Where the run's collection name comes from (default: the system's random source). */
+  /** Never these checks (ids or sections); what needs them is skipped. */
+  readonly skip?: readonly string[];
+  /** The run's collection (default `rcheck-<random>`); the listing goes in `<name>-list`. */
+  readonly collection?: string;
+  /** Keep what each check sent and saw in its outcome (`exchanges`). */
+  readonly verbose?: boolean;
+  /** Where the run's names come from (default: the system's random source). */
   readonly random?: Random;
   /**
    * The URL of the conventions document as published (`https://example.org/resapi/CONVENTIONS.md`):
@@ -34,7 +51,9 @@ export interface CheckOptions {
   readonly docsBase?: string;
 }
 
+/** The three results reports had before checks could be blocked; a blocked check's is `skip`. */
 export type CheckResult = 'pass' | 'fail' | 'skip';
+export type Verdict = 'PASS' | 'FAIL' | 'SKIP' | 'BLOCKED';
 
 export interface CheckOutcome {
   readonly id: string;
@@ -50,174 +69,144 @@ export interface CheckOutcome {
   /** `docsBase#anchor`, when the run was given the document's URL. */
   readonly ruleUrl?: string;
   readonly result: CheckResult;
-  /** What was seen (a failure) or why the check could not judge (a skip). */
+  /** What was seen (a failure), why the check could not judge (a skip), or what blocked it. */
   readonly detail?: string;
+  readonly verdict: Verdict;
+  /** The failed check that kept this one from running (the root cause, through blocked prerequisites). */
+  readonly blockedBy?: string;
+  /** The section's title, as the report heads it. */
+  readonly sectionTitle: string;
+  /** The ids of the checks this one needs. */
+  readonly prerequisites: readonly string[];
+  /** How long the check ran, in milliseconds. */
+  readonly ms: number;
+  /** What the check sent and saw, with `verbose`. */
+  readonly exchanges?: readonly Exchange[];
+}
+
+/** A failure, and the checks it kept from running. */
+export interface RootCause {
+  readonly id: string;
+  readonly detail: string;
+  readonly blocked: readonly string[];
+}
+
+export interface SectionScore {
+  readonly section: Section;
+  readonly title: string;
+  readonly pass: number;
+  readonly fail: number;
+  readonly blocked: number;
+  readonly skip: number;
+  /** pass / (pass + fail + blocked), as a whole percentage; null when nothing was judged. */
+  readonly score: number | null;
 }
 
 export interface CheckReport {
   readonly baseUrl: string;
   readonly outcomes: readonly CheckOutcome[];
-  readonly summary: { readonly pass: number; readonly fail: number; readonly skip: number };
+  readonly summary: { readonly pass: number; readonly fail: number; readonly skip: number; readonly blocked: number };
   readonly requests: number;
   /** What the clean-up could not remove, if anything. */
   readonly leftBehind: readonly string[];
+  /** Each FAIL, with the checks it blocked, most first. */
+  readonly rootCauses: readonly RootCause[];
+  /** Per section of the report, in its order, the sections with a check in the run. */
+  readonly sections: readonly SectionScore[];
 }
 
 const DEFAULT_MAX_REQUESTS = 1000;
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** Requests kept back from the checks so the clean-up can always run. */
 const CLEAN_UP_RESERVE = 200;
+/** The longest collection name the run can take: `<name>-list` must still be a name (CONVENTIONS.md#names). */
+export const MAX_RUN_COLLECTION = 59;
 
 export async function runChecks(baseUrl: string, options: CheckOptions = {}): Promise<CheckReport> {
   if (options.docsBase !== undefined && !isDocumentUrl(options.docsBase)) {
     throw new TypeError(`options.docsBase must be an absolute http(s) URL without a fragment: ${options.docsBase}`);
   }
-  const maxRequests = options.maxRequests ?? DEFAULT_MAX_REQUESTS;
-  const headers: Record<string, string> =
-    options.apiKey === undefined ? {} : { Authorization: `Bearer ${options.apiKey}` };
-  const probe = new Probe(baseUrl, { maxRequests, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, headers });
-  const run = new RunState(probe, options, maxRequests - CLEAN_UP_RESERVE);
-  const outcomes: CheckOutcome[] = [];
-  const checks = checksInOrder().filter((check) => isSelected(check.id, options.only));
-  try {
-    for (const check of checks) outcomes.push(await runOne(check, run, options.docsBase));
-  } finally {
-    await run.cleanUp();
+  const collection = options.collection;
+  if (collection !== undefined && !(isCollectionName(collection) && collection.length <= MAX_RUN_COLLECTION)) {
+    throw new TypeError(`options.collection must be a collection name of at most ${MAX_RUN_COLLECTION} characters`);
   }
-  const count = (result: CheckResult): number => outcomes.filter((outcome) => outcome.result === result).length;
+  const catalogue = checksInOrder();
+  const { chosen, excluded } = select(catalogue, options.only, options.skip);
+  const maxRequests = options.maxRequests ?? DEFAULT_MAX_REQUESTS;
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.apiKey !== undefined) headers['Authorization'] = `Bearer ${options.apiKey}`;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const probe = new Probe(baseUrl, { maxRequests, timeoutMs, headers });
+  await reach(probe, baseUrl);
+  const tag = (options.random ?? systemRandom).bytes(6).toString('hex');
+  const state = new RunState(probe, {
+    tag,
+    collection: collection ?? `rcheck-${tag}`,
+    checkBudget: maxRequests - CLEAN_UP_RESERVE,
+  });
+  const secret = options.webhookSecret;
+  const webhook =
+    secret === undefined || secret === ''
+      ? undefined
+      : { path: options.webhookPath ?? '/webhooks', secret, scheme: options.webhookScheme ?? 'resapi' };
+  const credentialed = Object.keys(headers).some((name) => name.toLowerCase() === 'authorization');
+  const given = new Set<Condition>([
+    ...(credentialed ? (['credentials'] as const) : []),
+    ...(webhook === undefined ? [] : (['webhook-secret'] as const)),
+  ]);
+  const engine = new Engine(catalogue, excluded, state, probe, {
+    given,
+    docsBase: options.docsBase,
+    verbose: options.verbose === true,
+    webhook,
+  });
+  try {
+    for (const check of chosen) await engine.settle(check);
+  } finally {
+    await state.cleanUp();
+  }
+  const outcomes = engine.outcomes(catalogue);
   return {
     baseUrl,
     outcomes,
-    summary: { pass: count('pass'), fail: count('fail'), skip: count('skip') },
+    summary: {
+      pass: count(outcomes, 'PASS'),
+      fail: count(outcomes, 'FAIL'),
+      skip: count(outcomes, 'SKIP'),
+      blocked: count(outcomes, 'BLOCKED'),
+    },
     requests: probe.count,
-    leftBehind: run.leftBehind,
+    leftBehind: state.leftBehind,
+    rootCauses: rootCauses(outcomes),
+    sections: sectionScores(outcomes),
   };
 }
 
-async function runOne(check: Check, run: RunState, docsBase: string | undefined): Promise<CheckOutcome> {
-  const { id, section, rule, anchor, rfc } = check;
-  const base = {
-    id,
-    section,
-    rule,
-    source: citationText(check),
-    anchor,
-    ...(rfc === undefined ? {} : { rfc }),
-    ...(docsBase === undefined ? {} : { ruleUrl: ruleUrl(docsBase, anchor) }),
-  };
-  try {
-    await check.run(run.context);
-    return { ...base, result: 'pass' };
-  } catch (error) {
-    if (error instanceof CheckSkipped) return { ...base, result: 'skip', detail: error.why };
-    if (error instanceof CheckFailed) return { ...base, result: 'fail', detail: error.seen };
-    if (error instanceof ProbeRefused) return { ...base, result: 'fail', detail: error.message };
-    const message = error instanceof Error ? error.message : String(error);
-    return { ...base, result: 'fail', detail: `the request failed: ${message}` };
-  }
+function count(outcomes: readonly CheckOutcome[], verdict: Verdict): number {
+  return outcomes.filter((outcome) => outcome.verdict === verdict).length;
 }
 
-/** Whether the check `id` runs: no `only` prefixes given, or `id` starts with one of them. */
-function isSelected(id: string, only: readonly string[] | undefined): boolean {
-  return only === undefined || only.some((prefix) => id.startsWith(prefix));
+function rootCauses(outcomes: readonly CheckOutcome[]): RootCause[] {
+  const causes = outcomes
+    .filter((outcome) => outcome.verdict === 'FAIL')
+    .map(({ id, detail }) => ({
+      id,
+      detail: detail ?? '',
+      blocked: outcomes.filter((outcome) => outcome.blockedBy === id).map((outcome) => outcome.id),
+    }));
+  // Stable: equal counts keep the report's order.
+  return causes.sort((a, b) => b.blocked.length - a.blocked.length);
 }
 
-/** The run's collections, what it made in them, and the context every check gets. */
-class RunState {
-  readonly context: CheckContext;
-  readonly leftBehind: string[] = [];
-  private readonly collection: string;
-  private readonly listingCollection: string;
-  private readonly madeIds = new Set<string>();
-  private readonly madeQueries = new Set<string>();
-  private listingMade: Promise<string> | undefined;
-  private sequence = 0;
-
-  constructor(
-    private readonly probe: Probe,
-    options: CheckOptions,
-    private readonly checkBudget: number,
-  ) {
-    const tag = (options.random ?? systemRandom).bytes(6).toString('hex');
-    this.collection = `rcheck-${tag}`;
-    this.listingCollection = `rcheck-${tag}-list`;
-    const secret = options.webhookSecret;
-    this.context = {
-      send: (request) => this.send(request),
-      collection: this.collection,
-      newId: () => this.newId(),
-      newItem: (fields) => this.newItem(fields ?? {}),
-      listing: () => (this.listingMade ??= this.makeListing()),
-      newQueryName: () => {
-        const name = `q${++this.sequence}`;
-        this.madeQueries.add(name);
-        return name;
-      },
-      webhook: secret === undefined || secret === '' ? undefined : { path: options.webhookPath ?? '/webhooks', secret },
-      credentialed: options.apiKey !== undefined,
-    };
-  }
-
-  private send(request: ProbeRequest): Promise<ProbeResponse> {
-    if (this.probe.count >= this.checkBudget) {
-      return Promise.reject(new ProbeRefused(`not sent: the checks' budget of ${this.checkBudget} requests is spent`));
-    }
-    return this.probe.send(request);
-  }
-
-  private newId(): string {
-    const id = `c${++this.sequence}`;
-    this.madeIds.add(id);
-    return id;
-  }
-
-  private async newItem(fields: JsonObject): Promise<MadeItem> {
-    const id = this.newId();
-    const path = `/${this.collection}/${id}`;
-    const doc: JsonObject = { id, name: `check item ${id}`, price: 10, ...fields };
-    const response = await this.send({ method: 'PUT', path, headers: JSON_CREATE_ONLY, body: JSON.stringify(doc) });
-    try {
-      expectStatus(response, 201);
-      return { id, path, etag: expectHeader(response, 'etag'), doc };
-    } catch (error) {
-      // A check that needs an item cannot judge its own rule when the item cannot be made.
-      if (error instanceof CheckFailed) {
-        throw new CheckFailed(`could not create a test item with PUT and If-None-Match: * (${error.seen})`);
-      }
-      throw error;
-    }
-  }
-
-  private async makeListing(): Promise<string> {
-    for (let n = 1; n <= LISTING_ITEMS; n++) {
-      const doc = listingItem(n);
-      const path = `/${this.listingCollection}/${String(doc['id'])}`;
-      const body = JSON.stringify(doc);
-      const response = await this.send({ method: 'PUT', path, headers: JSON_CREATE_ONLY, body });
-      if (response.status !== 201) {
-        throw new CheckFailed(`could not create the listing's items with PUT and If-None-Match: * (${seen(response)})`);
-      }
-    }
-    return this.listingCollection;
-  }
-
-  /** Deletes everything the run stored; what cannot be deleted is reported, never retried for ever. */
-  async cleanUp(): Promise<void> {
-    const paths: string[] = [];
-    for (const name of this.madeQueries) paths.push(`/${this.collection}/$queries/${name}`);
-    for (const id of this.madeIds) paths.push(`/${this.collection}/${id}`);
-    if (this.listingMade !== undefined) {
-      for (let n = 1; n <= LISTING_ITEMS; n++) paths.push(`/${this.listingCollection}/${String(listingItem(n)['id'])}`);
-    }
-    for (const path of paths) {
-      try {
-        const response = await this.probe.send({ method: 'DELETE', path });
-        if (response.status >= 300 && response.status !== 404) {
-          this.leftBehind.push(`${path} (DELETE answered ${response.status})`);
-        }
-      } catch (error) {
-        this.leftBehind.push(`${path} (${error instanceof Error ? error.message : String(error)})`);
-      }
-    }
-  }
+function sectionScores(outcomes: readonly CheckOutcome[]): SectionScore[] {
+  return (Object.keys(SECTIONS) as Section[]).flatMap((section) => {
+    const inSection = outcomes.filter((outcome) => outcome.section === section);
+    if (inSection.length === 0) return [];
+    const pass = count(inSection, 'PASS');
+    const fail = count(inSection, 'FAIL');
+    const blocked = count(inSection, 'BLOCKED');
+    const judged = pass + fail + blocked;
+    const score = judged === 0 ? null : Math.floor((100 * pass) / judged);
+    return [{ section, title: SECTIONS[section], pass, fail, blocked, skip: count(inSection, 'SKIP'), score }];
+  });
 }

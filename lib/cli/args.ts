@@ -1,7 +1,12 @@
 // Command-line arguments of `resapi serve`, `resapi sign` and `resapi check` (CONVENTIONS.md#command-line,
 // CONVENTIONS.md#conformance-checker). Pure: argv in, options or a usage error out, so every flag is
 // unit-tested without starting anything.
+import { checksInOrder } from '../check/checks.js';
 import { isDocumentUrl } from '../check/rules.js';
+import { MAX_RUN_COLLECTION } from '../check/run.js';
+import { unknownSelectors } from '../check/select.js';
+import { WEBHOOK_SCHEMES, type WebhookScheme } from '../config.js';
+import { isCollectionName } from '../names.js';
 
 export interface ServeArgs {
   readonly host: string;
@@ -20,8 +25,18 @@ export interface CheckArgs {
   readonly json: boolean;
   readonly webhookSecretEnv?: string;
   readonly webhookPath?: string;
+  readonly webhookScheme?: WebhookScheme;
   readonly apiKeyEnv?: string;
   readonly only?: readonly string[];
+  readonly skip?: readonly string[];
+  /** `--header 'Name: value'`, in the order given. */
+  readonly headers?: readonly (readonly [string, string])[];
+  readonly collection?: string;
+  readonly timeoutMs?: number;
+  /** Where to write the JUnit XML report. */
+  readonly junit?: string;
+  /** Present (true) only when --verbose was given. */
+  readonly verbose?: true;
   /** The URL of the conventions document as published; each rule's URL is this with `#anchor`. */
   readonly docsBase?: string;
 }
@@ -52,9 +67,9 @@ export const USAGE = `Usage:
   resapi serve --help        every serve flag, explained
   resapi sign --secret-env NAME < body.json
                              print the X-Signature of a webhook body, signed with the secret in $NAME
-  resapi check BASE_URL [--json] [--webhook-secret-env NAME] [--api-key-env NAME]
+  resapi check BASE_URL [--json] [--junit FILE] [--only ID|SECTION,...] [--header 'Name: value']
                              grade a server against the conventions, one line per rule; exit 1 on a
-                             failure (resapi check --help says more)
+                             failure, 2 when it cannot be reached (resapi check --help says more)
   resapi --help | --version
 
 Environment:
@@ -92,27 +107,60 @@ Environment:
 export const CHECK_HELP = `Usage: resapi check BASE_URL [flags]
 
 Grades the server at BASE_URL (http or https) against the conventions, black-box: one line per rule,
-PASS, FAIL (with what was seen) or SKIP (with why), then a summary. Each line cites its rule as
-#anchor, a section of CONVENTIONS.md, resapi's conventions document (#etags: CONVENTIONS.md#etags).
-Exit 0 when nothing failed, 1 when a check failed, 2 on a usage error. It works in a collection of
-its own (rcheck-<random>), deletes everything it stored when it ends, sends at most 1,000 requests,
-and sends them only to BASE_URL.
+at most 120 characters: PASS, FAIL (with what was seen), SKIP (with why) or BLOCKED (a check it needs
+failed, and it names that one), then the failures as root causes and a score per section. Each line
+cites its rule as #anchor, a section of CONVENTIONS.md, resapi's conventions document (#etags:
+CONVENTIONS.md#etags). Exit 0 when nothing failed, 1 when a check failed, 2 on a usage error or when
+BASE_URL gives no HTTP answer (refused, unknown host, TLS failure, not HTTP: one line, nothing run).
+It works in a collection of its own (rcheck-<random>), deletes what it stored when it ends, sends at
+most 1,000 requests, and sends them only to BASE_URL.
 
 Flags:
-  --json                     print the report as one JSON document instead of lines: per check its
-                             id, section, rule (the sentence), source (the citation as text),
-                             anchor (the section of CONVENTIONS.md), rfc (when the rule comes from
-                             an RFC or OData), ruleUrl (with --docs-base), result and detail
+  --json                     print the report as one JSON document instead: per check its id,
+                             section, rule (the sentence), source (the citation as text), anchor (the
+                             section of CONVENTIONS.md), rfc (when the rule comes from an RFC or
+                             OData), ruleUrl (with --docs-base), result (pass, fail or skip), verdict
+                             (PASS, FAIL, SKIP or BLOCKED), detail, blockedBy, prerequisites, ms; then
+                             the summary, rootCauses and sections
+  --junit FILE               also write the report as JUnit XML to FILE: a testsuite per section, a
+                             testcase per check, <failure> for FAIL, <skipped> for SKIP and BLOCKED
+                             (the message of a blocked one starts "blocked by")
+  --verbose                  under each check, the whole rule and reason and what was sent and seen
+                             (with --json, as exchanges)
+  --only ID|SECTION[,...]    run only these checks (conditional/replace) or sections (paging), and
+                             what they need; a name that is neither is refused
+  --skip ID|SECTION[,...]    leave these out; what needs them is skipped
+  --header 'Name: value'     send this header field on every request (repeatable)
+  --api-key-env NAME         send Authorization: Bearer with the key in $NAME on every request
+  --collection NAME          run in this collection (and NAME-list) instead of rcheck-<random>
+  --timeout MS               how long one request may wait for its answer (default 10000)
+  --webhook-secret-env NAME  check the webhook receiver too, signing with the secret in $NAME
+  --webhook-path PATH        where the receiver listens (default /webhooks)
+  --webhook-scheme SCHEME    sign as its providers do: resapi (default), standard, github or stripe
   --docs-base URL            the URL of CONVENTIONS.md as published, e.g.
                              https://example.org/resapi/CONVENTIONS.md: under each line goes the
                              rule's URL (URL#anchor), indented, and --json gives it as ruleUrl
-  --webhook-secret-env NAME  check the webhook receiver too, signing with the secret in $NAME
-  --webhook-path PATH        where the receiver listens (default /webhooks)
-  --api-key-env NAME         send Authorization: Bearer with the key in $NAME on every request
-  --only PREFIX[,PREFIX]     run only the checks whose id starts with a prefix (conditional/, paging/)
   --help                     this text`;
 
-const CHECK_VALUE_FLAGS = new Set(['--webhook-secret-env', '--webhook-path', '--api-key-env', '--only', '--docs-base']);
+/** Every flag of `resapi check`, as an unknown one's refusal lists them. */
+export const CHECK_FLAGS = [
+  '--json', '--junit FILE', '--verbose', '--only ID|SECTION[,...]', '--skip ID|SECTION[,...]',
+  "--header 'Name: value'", '--api-key-env NAME', '--collection NAME', '--timeout MS',
+  '--webhook-secret-env NAME', '--webhook-path PATH', `--webhook-scheme ${WEBHOOK_SCHEMES.join('|')}`,
+  '--docs-base URL', '--help',
+] as const;
+
+const CHECK_VALUE_FLAGS = new Set(CHECK_FLAGS.filter((flag) => flag.includes(' ')).map((flag) => flag.split(' ')[0]));
+/** Values given once at most (--header is repeatable). */
+const REPEATABLE = new Set(['--header']);
+/** An HTTP field name, a token (RFC 9110 §5.1, §5.6.2). */
+const FIELD_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A field value: visible characters, spaces and tabs inside, nothing that ends a field line (RFC 9110 §5.5). */
+const FIELD_VALUE = /^[\x21-\x7e\x80-\xff]([\t\x20-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?$/;
+/** Fields that frame the message or route it: the checker sets those itself. */
+const FRAMING_FIELDS = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
+/** The longest --timeout, ten minutes. */
+const MAX_TIMEOUT_MS = 600_000;
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   const [command, ...rest] = argv;
@@ -184,58 +232,130 @@ function parseCheck(rest: readonly string[]): ParsedArgs {
   if (rest.includes('--help') || rest.includes('-h')) return { ok: true, command: 'help', text: CHECK_HELP };
   let baseUrl: string | undefined;
   let json = false;
+  let verbose = false;
   const values = new Map<string, string>();
+  const headerLines: string[] = [];
   for (let index = 0; index < rest.length; index++) {
     const arg = rest[index] as string;
     const equals = arg.indexOf('=');
     const name = arg.startsWith('--') && equals !== -1 ? arg.slice(0, equals) : arg;
-    if (name === '--json') {
-      if (equals !== -1) return { ok: false, message: '--json takes no value' };
-      json = true;
+    if (name === '--json' || name === '--verbose') {
+      if (equals !== -1) return { ok: false, message: `${name} takes no value` };
+      if (name === '--json') json = true;
+      else verbose = true;
     } else if (CHECK_VALUE_FLAGS.has(name)) {
       const value = equals !== -1 ? arg.slice(equals + 1) : rest[++index];
       if (value === undefined || value === '' || (equals === -1 && value.startsWith('--'))) {
         return { ok: false, message: `${name} needs a value` };
       }
-      if (values.has(name)) return { ok: false, message: `${name} given twice` };
-      values.set(name, value);
+      if (REPEATABLE.has(name)) headerLines.push(value);
+      else if (values.has(name)) return { ok: false, message: `${name} given twice` };
+      else values.set(name, value);
     } else if (!arg.startsWith('-') && baseUrl === undefined) {
       baseUrl = arg;
     } else {
-      return { ok: false, message: `unknown option '${arg}' (resapi check --help)` };
+      return { ok: false, message: `unknown option '${arg}' for resapi check; known flags: ${CHECK_FLAGS.join(', ')}` };
     }
   }
   if (baseUrl === undefined) return { ok: false, message: 'resapi check needs the base URL of the server to check' };
   if (!ABSOLUTE_HTTP_URL.test(baseUrl)) {
     return { ok: false, message: 'the base URL must be an absolute http(s) URL without query or fragment' };
   }
-  for (const flag of ['--webhook-secret-env', '--api-key-env']) {
-    const variable = values.get(flag);
-    if (variable !== undefined && !VARIABLE_NAME.test(variable)) {
-      return { ok: false, message: `${flag} takes the name of an environment variable` };
-    }
-  }
-  const webhookPath = values.get('--webhook-path');
-  if (webhookPath !== undefined && !webhookPath.startsWith('/')) {
-    return { ok: false, message: '--webhook-path must start with /' };
-  }
-  const docsBase = values.get('--docs-base');
-  if (docsBase !== undefined && !isDocumentUrl(docsBase)) {
-    return { ok: false, message: '--docs-base must be the absolute http(s) URL of CONVENTIONS.md, without a fragment' };
-  }
+  const refusal = checkValueProblem(values);
+  if (refusal !== undefined) return { ok: false, message: refusal };
+  const headers = parseHeaders(headerLines, values.has('--api-key-env'));
+  if (typeof headers === 'string') return { ok: false, message: headers };
   const only = values.get('--only');
-  const webhookSecretEnv = values.get('--webhook-secret-env');
-  const apiKeyEnv = values.get('--api-key-env');
+  const skip = values.get('--skip');
+  const timeout = values.get('--timeout');
+  const scheme = WEBHOOK_SCHEMES.find((known) => known === values.get('--webhook-scheme'));
+  type TextField = 'junit' | 'apiKeyEnv' | 'collection' | 'webhookSecretEnv' | 'webhookPath' | 'docsBase';
+  const text = (flag: string, field: TextField): Partial<Record<TextField, string>> => {
+    const given = values.get(flag);
+    return given === undefined ? {} : { [field]: given };
+  };
   const check: CheckArgs = {
     baseUrl,
     json,
-    ...(webhookSecretEnv === undefined ? {} : { webhookSecretEnv }),
-    ...(webhookPath === undefined ? {} : { webhookPath }),
-    ...(apiKeyEnv === undefined ? {} : { apiKeyEnv }),
+    ...(verbose ? { verbose: true } : {}),
+    ...text('--junit', 'junit'),
     ...(only === undefined ? {} : { only: splitList(only) }),
-    ...(docsBase === undefined ? {} : { docsBase }),
+    ...(skip === undefined ? {} : { skip: splitList(skip) }),
+    ...(headers.length === 0 ? {} : { headers }),
+    ...text('--api-key-env', 'apiKeyEnv'),
+    ...text('--collection', 'collection'),
+    ...(timeout === undefined ? {} : { timeoutMs: Number(timeout) }),
+    ...text('--webhook-secret-env', 'webhookSecretEnv'),
+    ...text('--webhook-path', 'webhookPath'),
+    ...(scheme === undefined ? {} : { webhookScheme: scheme }),
+    ...text('--docs-base', 'docsBase'),
   };
   return { ok: true, command: 'check', check };
+}
+
+/** Why one of the values of `resapi check` cannot be taken, or undefined when all can. */
+function checkValueProblem(values: ReadonlyMap<string, string>): string | undefined {
+  for (const flag of ['--webhook-secret-env', '--api-key-env']) {
+    const variable = values.get(flag);
+    if (variable !== undefined && !VARIABLE_NAME.test(variable)) {
+      return `${flag} takes the name of an environment variable`;
+    }
+  }
+  const webhookPath = values.get('--webhook-path');
+  if (webhookPath !== undefined && !webhookPath.startsWith('/')) return '--webhook-path must start with /';
+  const scheme = values.get('--webhook-scheme');
+  if (scheme !== undefined && !(WEBHOOK_SCHEMES as readonly string[]).includes(scheme)) {
+    return `--webhook-scheme must be one of ${WEBHOOK_SCHEMES.join(', ')}, not '${scheme}'`;
+  }
+  const docsBase = values.get('--docs-base');
+  if (docsBase !== undefined && !isDocumentUrl(docsBase)) {
+    return '--docs-base must be the absolute http(s) URL of CONVENTIONS.md, without a fragment';
+  }
+  const collection = values.get('--collection');
+  if (collection !== undefined && !(isCollectionName(collection) && collection.length <= MAX_RUN_COLLECTION)) {
+    const name = 'a letter, then letters, digits, _ or -';
+    return `--collection must be a collection name (${name}) of at most ${MAX_RUN_COLLECTION} characters`;
+  }
+  const timeout = values.get('--timeout');
+  const inRange = (ms: number): boolean => ms >= 1 && ms <= MAX_TIMEOUT_MS;
+  if (timeout !== undefined && !(/^\d{1,6}$/.test(timeout) && inRange(Number(timeout)))) {
+    return `--timeout must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}`;
+  }
+  const checks = checksInOrder();
+  for (const flag of ['--only', '--skip']) {
+    const list = values.get(flag);
+    if (list === undefined) continue;
+    const names = splitList(list);
+    if (names.length === 0) return `${flag} needs a value`;
+    const unknown = unknownSelectors(checks, names);
+    if (unknown.length > 0) {
+      const sections = [...new Set(checks.map((check) => check.section))].join(', ');
+      const hint = `sections: ${sections}; a check is section/name`;
+      return `${flag}: no check or section is named ${unknown.join(', ')} (${hint})`;
+    }
+  }
+  return undefined;
+}
+
+/** `Name: value` lines as fields, or why one cannot be sent. */
+function parseHeaders(lines: readonly string[], apiKey: boolean): (readonly [string, string])[] | string {
+  const fields: (readonly [string, string])[] = [];
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    const name = colon === -1 ? line : line.slice(0, colon);
+    const value = colon === -1 ? '' : line.slice(colon + 1).trim();
+    if (colon === -1 || !FIELD_NAME.test(name) || !FIELD_VALUE.test(value)) {
+      return `--header takes 'Name: value' (a field name, a colon, a value without line breaks): '${line}'`;
+    }
+    const lower = name.toLowerCase();
+    if (FRAMING_FIELDS.has(lower)) return `--header cannot set ${name}: the checker sets it for each request`;
+    if (lower === 'authorization' && apiKey) {
+      return '--header Authorization and --api-key-env both set the credentials: give one';
+    }
+    if (fields.some(([other]) => other.toLowerCase() === lower)) return `--header ${name} given twice`;
+    fields.push([name, value]);
+  }
+  return fields;
 }
 
 /** Splits a comma-separated list from the environment; empty members are dropped. */

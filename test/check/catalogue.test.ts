@@ -121,6 +121,28 @@ describe('isDocumentUrl', () => {
   });
 });
 
+describe('the documents', () => {
+  /** The text of the section under `heading` (to the next heading of its level or above). */
+  function section(path: string, heading: RegExp): string {
+    const text = readFileSync(join(REPO, path), 'utf8');
+    const start = text.search(heading);
+    assert.ok(start !== -1, `${path} has no ${String(heading)}`);
+    const level = /^#+/.exec(text.slice(start))?.[0].length ?? 2;
+    const rest = text.slice(text.indexOf('\n', start));
+    const next = rest.search(new RegExp(`^#{1,${level}} `, 'm'));
+    return next === -1 ? rest : rest.slice(0, next);
+  }
+
+  it('should give the real number of checks in the README and in CONVENTIONS.md, not an estimate', () => {
+    for (const [path, heading] of [['README.md', /^### The checker$/m], ['CONVENTIONS.md', /^## Conformance checker$/m]] as const) {
+      const text = section(path, heading);
+      assert.doesNotMatch(text, /about \w+ checks/i, path);
+      const stated = /\b(\d+) checks\b/.exec(text)?.[1];
+      assert.equal(Number(stated), CHECKS.length, `${path} says ${String(stated)} checks; there are ${CHECKS.length}`);
+    }
+  });
+});
+
 describe('the checker source', () => {
   it('should cite no document outside the repository', () => {
     for (const path of [...sources('lib/check'), 'lib/cli/check.ts', 'lib/cli/args.ts']) {

@@ -1,7 +1,8 @@
 // `resapi check` (CONVENTIONS.md#conformance-checker; README, The checker) against resapi itself,
 // through the real binary: every check passes, with and without credentials and a receiver secret, and
 // the run leaves nothing behind; each line and each JSON outcome cites its rule's section of
-// CONVENTIONS.md, and with --docs-base the rule's URL. Then against deliberately broken servers (resapi behind a proxy
+// CONVENTIONS.md, and with --docs-base the rule's URL; every line of the text report, --verbose too,
+// is at most 120 characters, and --junit writes a JUnit file that says the same. Then against deliberately broken servers (resapi behind a proxy
 // written here that breaks one rule): one that ignores If-Match, one that answers a bare array, one
 // that builds @nextLink from Host, one that marks credentialed answers `public`. The check of that
 // rule must fail there, which proves the checker can fail.
@@ -11,6 +12,9 @@ import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { checkCatalogue } from '../../lib/check/checks.js';
 import type { CheckReport } from '../../lib/check/run.js';
@@ -19,6 +23,7 @@ import { isAnchor } from '../../lib/check/rules.js';
 import type { ResapiServer } from '../../lib/server.js';
 import { withServer } from '../support/server.js';
 import { BIN, startBinary, type RunningServer } from '../support/binary.js';
+import { elementsNamed, parseXml } from '../check/xml.js';
 
 const run = promisify(execFile);
 const API_KEY = 'check-test-key';
@@ -26,6 +31,8 @@ const SECRET = 'check-test-secret';
 const DOCS = 'https://example.org/resapi/CONVENTIONS.md';
 /** The fields every outcome of `--json` had before checks cited their rules by anchor; they stay. */
 const FIELDS = ['id', 'section', 'rule', 'source', 'result'];
+/** What a check line looks like: verdict, id, rule, (#anchor), and why. */
+const CHECK_LINE = /^ {2}(PASS|FAIL|SKIP|BLOCKED) +[a-z]+\/[a-z0-9-]+: /;
 
 /** `resapi check URL --json` as a user runs it: the parsed report and the exit code. */
 async function checkCommand(url: string, flags: readonly string[], env: Readonly<Record<string, string>>): Promise<{ report: CheckReport; code: number }> {
@@ -67,6 +74,10 @@ describe('resapi check against resapi', () => {
     assert.ok(skipped.every((id) => id.startsWith('webhooks/') || id.startsWith('caching/credentialed')), `skipped: ${skipped.join(', ')}`);
     assert.ok(report.requests <= 1000);
     assert.deepEqual(report.leftBehind, []);
+    assert.equal(report.summary.blocked, 0);
+    assert.deepEqual(report.rootCauses, []);
+    assert.ok(report.outcomes.every((outcome) => outcome.verdict === outcome.result.toUpperCase()), 'verdict and result agree');
+    assert.ok(report.sections.every((section) => section.score === 100 || section.score === null), JSON.stringify(report.sections));
   });
 
   it('should give each JSON outcome its old fields and the anchor of its rule, the same as the catalogue', async () => {
@@ -111,25 +122,51 @@ describe('resapi check against resapi', () => {
   it('should print one line per rule and a summary, and refuse a base URL that is not http(s)', async () => {
     const { stdout } = await run(process.execPath, [BIN, 'check', plain.url, '--only', 'resources/']);
     const lines = stdout.split('\n');
-    assert.ok(lines.some((line) => /^ {2}PASS {2}resources\/envelope: .+ \(#collection-envelope\)$/.test(line)), stdout);
-    const checkLines = lines.filter((line) => /^ {2}(PASS|FAIL|SKIP) {2}/.test(line));
+    assert.ok(lines.some((line) => /^ {2}PASS {5}resources\/envelope: .+ \(#collection-envelope\)$/.test(line)), stdout);
+    const checkLines = lines.filter((line) => CHECK_LINE.test(line));
     assert.equal(checkLines.length, checkCatalogue().filter((entry) => entry.section === 'resources').length);
     for (const line of checkLines) assert.ok(isAnchor(/ \(#([a-z0-9-]+)\)( -- .*)?$/.exec(line)?.[1] ?? ''), line);
     assert.doesNotMatch(stdout, /https?:\/\/example/);
-    assert.match(stdout, /\n\d+ checks: \d+ passed, 0 failed, 0 skipped \(\d+ requests\)\n$/);
+    assert.match(stdout, /\n\d+ checks: \d+ passed, 0 failed, 0 blocked, 0 skipped \(\d+ requests\)\n/);
+    assert.match(stdout, /\nResources and the collection envelope +\d+ +0 +0 +0 +100%\n$/);
     await assert.rejects(run(process.execPath, [BIN, 'check', 'ftp://127.0.0.1/']), (error: { code?: number }) => error.code === 2);
   });
 
   it('should put the URL of each rule on an indented line under its check line with --docs-base', async () => {
     const { stdout } = await run(process.execPath, [BIN, 'check', plain.url, '--only', 'resources/', '--docs-base', DOCS]);
     const lines = stdout.split('\n');
-    const at = lines.map((line, index) => (/^ {2}(PASS|FAIL|SKIP) {2}/.test(line) ? index : -1)).filter((index) => index !== -1);
+    const at = lines.map((line, index) => (CHECK_LINE.test(line) ? index : -1)).filter((index) => index !== -1);
     assert.ok(at.length > 0, stdout);
     for (const index of at) {
       const anchor = / \(#([a-z0-9-]+)\)( -- .*)?$/.exec(lines[index] ?? '')?.[1];
-      assert.equal(lines[index + 1], `        ${DOCS}#${anchor}`, lines[index]);
+      assert.equal(lines[index + 1], `           ${DOCS}#${anchor}`, lines[index]);
     }
-    assert.equal(lines.filter((line) => line.startsWith(`        ${DOCS}#`)).length, at.length);
+    assert.equal(lines.filter((line) => line.startsWith(`           ${DOCS}#`)).length, at.length);
+  });
+
+  it('should keep every line within 120 characters, --verbose too, and write a JUnit file of the same run', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'resapi-check-'));
+    try {
+      const junit = join(dir, 'check.xml');
+      const { stdout } = await run(process.execPath, [BIN, 'check', keyed.url, '--verbose', '--junit', junit, '--api-key-env', 'CHECK_KEY', '--webhook-secret-env', 'CHECK_SECRET'], { env: { ...process.env, CHECK_KEY: API_KEY, CHECK_SECRET: SECRET }, maxBuffer: 64 * 1024 * 1024 });
+      const lines = stdout.split('\n');
+      const long = lines.filter((line) => [...line].length > 120);
+      assert.deepEqual(long, []);
+      const checkLines = lines.filter((line) => CHECK_LINE.test(line));
+      assert.equal(checkLines.length, checkCatalogue().length);
+      // What was sent and seen, under the check line; the API key never shows.
+      assert.ok(lines.some((line) => /^ {11}> PUT \/rcheck-[0-9a-f]+\/c\d+-[0-9a-f]+ \| /.test(line)), 'a request line');
+      assert.ok(lines.some((line) => /^ {11}< 201 \| /.test(line)), 'an answer line');
+      assert.doesNotMatch(stdout, new RegExp(API_KEY));
+      const root = parseXml(await readFile(junit, 'utf8'));
+      assert.equal(root.attributes['tests'], String(checkCatalogue().length));
+      assert.equal(root.attributes['failures'], '0');
+      assert.equal(root.attributes['skipped'], '0');
+      assert.equal(elementsNamed(root, 'testcase').length, checkCatalogue().length);
+      assert.equal(elementsNamed(root, 'testsuite').length, 7);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('should refuse a --docs-base that is not an absolute http(s) URL, with exit 2 and one clear line', async () => {

@@ -20,7 +20,7 @@ import { CheckFailed, CheckSkipped, type Check, type CheckContext, type MadeItem
 const OTHER_REPRESENTATIONS: readonly string[] = ['text/csv', 'text/html'];
 
 export const CONDITIONAL_CHECKS: readonly Check[] = [
-  check('conditional', 'create', { anchor: 'conditional-create' },
+  check('conditional', 'create', { anchor: 'conditional-create', needs: ['item'] },
     'PUT with If-None-Match: * creates the item: 201 with an ETag (the one an immediate GET returns) ' +
       'and a Location',
     async (c) => {
@@ -41,7 +41,7 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
     }),
 
   // Catches a server that overwrites on a second create (a lost update between two creators).
-  check('conditional', 'create-existing', { anchor: 'conditional-create' },
+  check('conditional', 'create-existing', { anchor: 'conditional-create', needs: ['item'] },
     'PUT with If-None-Match: * on an item that exists answers 412 and leaves the item unchanged',
     async (c) => {
       const item = await c.newItem({ name: 'first' });
@@ -50,7 +50,7 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       await expectUnchanged(c, item);
     }),
 
-  check('conditional', 'replace', { anchor: 'conditional-replace' },
+  check('conditional', 'replace', { anchor: 'conditional-replace', needs: ['item'] },
     'PUT with If-Match: <current ETag> replaces the item: 200 with a new ETag, ' +
       'the one an immediate GET returns',
     async (c) => {
@@ -70,7 +70,8 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
 
   // The stale tag is a real one the server issued before the item changed. A server that ignores
   // If-Match fails either at the replace that makes the tag stale (428) or at the stale PUT (200).
-  check('conditional', 'if-match-stale', { anchor: 'conditional-replace', rfc: 'RFC 9110 §13.1.1' },
+  check('conditional', 'if-match-stale',
+    { anchor: 'conditional-replace', rfc: 'RFC 9110 §13.1.1', needs: ['item', 'replace'] },
     'PUT with an If-Match ETag the item no longer has answers 412 and leaves the item unchanged',
     async (c) => {
       const item = await c.newItem({ name: 'first' });
@@ -80,7 +81,8 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       await expectUnchanged(c, current);
     }),
 
-  check('conditional', 'if-match-list', { anchor: 'conditional-replace', rfc: 'RFC 9110 §13.1.1' },
+  check('conditional', 'if-match-list',
+    { anchor: 'conditional-replace', rfc: 'RFC 9110 §13.1.1', needs: ['item', 'replace'] },
     'If-Match with a comma list that holds the current ETag among stale ones succeeds',
     async (c) => {
       const item = await c.newItem();
@@ -91,7 +93,7 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
 
   // A server that compares If-Match weakly lets a W/ tag (which promises only equivalent content,
   // not the same bytes) guard a write.
-  check('conditional', 'if-match-strong', { anchor: 'conditional-replace', rfc: 'RFC 9110 §13.1.1' },
+  check('conditional', 'if-match-strong', { anchor: 'conditional-replace', rfc: 'RFC 9110 §13.1.1', needs: ['item'] },
     'If-Match uses strong comparison: the W/ form of the current ETag does not match, ' +
       'so the PUT answers 412',
     async (c) => {
@@ -117,13 +119,14 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
     }),
 
   // Catches a server that lets a PUT without a validator overwrite blindly (the lost update).
-  check('conditional', 'precondition-required', { anchor: 'precondition-required', rfc: 'RFC 6585 §3' },
+  check('conditional', 'precondition-required',
+    { anchor: 'precondition-required', rfc: 'RFC 6585 §3', needs: ['item'] },
     'PUT with neither If-Match nor If-None-Match answers 428 with a problem naming the header to send, ' +
       'and changes nothing',
     async (c) => {
       const item = await c.newItem({ name: 'guarded' });
       const blind = await put(c, item.path, { ...item.doc, name: 'blind write' }, {});
-      const problem = expectProblem(blind, 428);
+      const problem = await expectProblem(c, blind, 428);
       const names = /if-(none-)?match/i.test(JSON.stringify(problem));
       expectThat(names, `the 428 does not say which header to send: ${seen(blind)}`);
       await expectUnchanged(c, item);
@@ -131,7 +134,8 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
 
   // A server that parses the body first answers 400, sending the client to fix a body it must not
   // send at all (it should re-read the item instead).
-  check('conditional', 'preconditions-before-body', { anchor: 'precondition-order', rfc: 'RFC 9110 §13.2.1' },
+  check('conditional', 'preconditions-before-body',
+    { anchor: 'precondition-order', rfc: 'RFC 9110 §13.2.1', needs: ['item'] },
     'A PUT with a stale If-Match and a malformed JSON body answers 412, not 400: ' +
       'preconditions are evaluated before the body is parsed',
     async (c) => {
@@ -145,7 +149,8 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       expectStatus(response, 412);
     }),
 
-  check('conditional', 'delete-if-match-stale', { anchor: 'delete-and-tombstones', rfc: 'RFC 9110 §13.1.1' },
+  check('conditional', 'delete-if-match-stale',
+    { anchor: 'delete-and-tombstones', rfc: 'RFC 9110 §13.1.1', needs: ['item', 'replace'] },
     'DELETE with an If-Match ETag the item no longer has answers 412 and the item stays',
     async (c) => {
       const item = await c.newItem();
@@ -157,7 +162,7 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
 
   // The probe's HTTP parser drops any body of a 304, so "no body" is not observable here; the status
   // and the validator are.
-  check('conditional', 'not-modified', { anchor: 'conditional-reads', rfc: 'RFC 9110 §15.4.5' },
+  check('conditional', 'not-modified', { anchor: 'conditional-reads', rfc: 'RFC 9110 §15.4.5', needs: ['item'] },
     'GET with If-None-Match: <current ETag> answers 304 carrying that ETag',
     async (c) => {
       const item = await c.newItem();
@@ -171,7 +176,8 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
 
   // A 304 updates the cached 200's headers (RFC 9111 §4.3.4): one without Cache-Control or Vary
   // leaves a cache applying the wrong policy to the copy it keeps.
-  check('conditional', 'not-modified-headers', { anchor: 'conditional-reads', rfc: 'RFC 9110 §15.4.5' },
+  check('conditional', 'not-modified-headers',
+    { anchor: 'conditional-reads', rfc: 'RFC 9110 §15.4.5', needs: ['item', 'not-modified'] },
     'A 304 carries the ETag, Cache-Control, Vary and Last-Modified the 200 had, and a Date',
     async (c) => {
       const item = await c.newItem();
@@ -196,7 +202,8 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       }
     }),
 
-  check('conditional', 'if-none-match-list', { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.2' },
+  check('conditional', 'if-none-match-list',
+    { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.2', needs: ['item', 'not-modified'] },
     'GET with If-None-Match listing other tags and the current ETag answers 304',
     async (c) => {
       const item = await c.newItem();
@@ -206,7 +213,8 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
     }),
 
   // A cache may hold the tag in its weak form; a server comparing strongly never answers 304 to it.
-  check('conditional', 'if-none-match-weak', { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.2' },
+  check('conditional', 'if-none-match-weak',
+    { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.2', needs: ['item', 'not-modified'] },
     'If-None-Match uses weak comparison: the W/ form of the current ETag answers 304',
     async (c) => {
       const item = await c.newItem();
@@ -215,7 +223,8 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       expectStatus(response, 304);
     }),
 
-  check('conditional', 'if-none-match-star', { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.2' },
+  check('conditional', 'if-none-match-star',
+    { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.2', needs: ['item', 'not-modified'] },
     'GET with If-None-Match: * on an item that exists answers 304',
     async (c) => {
       const item = await c.newItem();
@@ -225,7 +234,8 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
 
   // The date sent is the item's own Last-Modified, so a server that evaluates it (wrongly, with
   // If-None-Match present) answers 304 where a 200 is due.
-  check('conditional', 'if-modified-since-ignored', { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.3' },
+  check('conditional', 'if-modified-since-ignored',
+    { anchor: 'conditional-reads', rfc: 'RFC 9110 §13.1.3', needs: ['item'] },
     'If-Modified-Since is ignored when If-None-Match is present: ' +
       'a non-matching tag gives 200 even with an unmodified date',
     async (c) => {
@@ -238,7 +248,7 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
       expectStatus(response, 200);
     }),
 
-  check('conditional', 'strong-item-etag', { anchor: 'etags', rfc: 'RFC 9110 §8.8.3' },
+  check('conditional', 'strong-item-etag', { anchor: 'etags', rfc: 'RFC 9110 §8.8.3', needs: ['item'] },
     'The ETag of an item is a well-formed strong entity-tag (no W/), since If-Match compares strongly',
     async (c) => {
       const item = await c.newItem();
@@ -251,7 +261,7 @@ export const CONDITIONAL_CHECKS: readonly Check[] = [
     }),
 
   // One tag for two representations would let a cache answer a CSV request from its JSON copy.
-  check('conditional', 'etag-per-representation', { anchor: 'etags', rfc: 'RFC 9110 §8.8.3' },
+  check('conditional', 'etag-per-representation', { anchor: 'etags', rfc: 'RFC 9110 §8.8.3', needs: ['listing'] },
     'Two representations of one collection page (JSON and CSV or HTML) have different ETags',
     async (c) => {
       const listing = await c.listing();

@@ -3,11 +3,20 @@
 // creates each time (CONVENTIONS.md#post-creates) and a keyed POST is replayed rather than repeated
 // (CONVENTIONS.md#idempotency-keys), a bulk file of replacement values applies once
 // (CONVENTIONS.md#bulk-updates), and a deleted item comes back with the undo request
-// (CONVENTIONS.md#undo-delete).
+// (CONVENTIONS.md#undo-delete). post-create, bulk-once and undo-delete establish what the others
+// build on: a server without the route is failed once there, and the others are blocked by it.
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject, JsonValue } from '../../json.js';
 import { check, JSON_BODY, JSON_CREATE_ONLY } from '../define.js';
-import { expectHeader, expectObject, expectProblem, expectStatus, expectThat, seen } from '../expect.js';
+import {
+  expectHeader,
+  expectObject,
+  expectProblem,
+  expectStatus,
+  expectThat,
+  routeOrBlocked,
+  seen,
+} from '../expect.js';
 import type { ProbeRequest, ProbeResponse } from '../probe.js';
 import type { Check, CheckContext } from '../types.js';
 
@@ -16,7 +25,8 @@ const CSV_BODY = { 'Content-Type': 'text/csv' } as const;
 const IDEMPOTENCY_KEY = 'Idempotency-Key';
 
 export const IDEMPOTENCE_CHECKS: readonly Check[] = [
-  check('idempotence', 'put-repeat', { anchor: 'idempotent-methods', rfc: 'RFC 9110 §9.2.2' },
+  check('idempotence', 'put-repeat',
+    { anchor: 'idempotent-methods', rfc: 'RFC 9110 §9.2.2', needs: ['item', 'replace'] },
     'PUT is idempotent: the same representation PUT twice leaves the same stored state ' +
       '(same body, same ETag)',
     async (c) => {
@@ -44,7 +54,7 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       );
     }),
 
-  check('idempotence', 'conditional-put-retried', { anchor: 'idempotent-methods' },
+  check('idempotence', 'conditional-put-retried', { anchor: 'idempotent-methods', needs: ['item', 'replace'] },
     'A conditional PUT retried after it succeeded is refused with 412 and the value is applied only once',
     async (c) => {
       const item = await c.newItem({ name: 'before' });
@@ -63,11 +73,31 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       expectThat(expectObject(after)['name'] === 'after', `after the retry the item reads ${seen(after)}`);
     }),
 
-  check('idempotence', 'post-key-replayed', { anchor: 'idempotency-keys' },
+  // The prerequisite `post`: what a POST made, and where, is what the keyed checks compare.
+  check('idempotence', 'post-create', { anchor: 'post-creates', rfc: 'RFC 9110 §15.3.2' },
+    'POST of a JSON object to a collection creates an item: 201 with a Location in the collection',
+    async (c) => {
+      const response = await c.send({
+        method: 'POST',
+        path: `/${c.collection}`,
+        headers: JSON_BODY,
+        body: JSON.stringify({ name: 'posted' }),
+      });
+      const created = createdAt(c, response);
+      try {
+        expectStatus(response, 201);
+        const location = expectHeader(response, 'location');
+        expectThat(created.length === 1, `Location: ${location} is not in the collection posted to`);
+      } finally {
+        await removeCreated(c, created);
+      }
+    }),
+
+  check('idempotence', 'post-key-replayed', { anchor: 'idempotency-keys', needs: ['post'] },
     'A POST repeated with the same Idempotency-Key and body is replayed: ' +
       'same status, Location and body, with Idempotent-Replayed: true',
     async (c) => {
-      const key = `${c.collection}-replay`;
+      const key = `rcheck-${c.tag}-replay`;
       const request: ProbeRequest = {
         method: 'POST',
         path: `/${c.collection}`,
@@ -98,10 +128,10 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       }
     }),
 
-  check('idempotence', 'post-key-reused', { anchor: 'idempotency-keys' },
+  check('idempotence', 'post-key-reused', { anchor: 'idempotency-keys', needs: ['post'] },
     'The same Idempotency-Key with a different body is refused with 422 and creates nothing',
     async (c) => {
-      const key = `${c.collection}-reused`;
+      const key = `rcheck-${c.tag}-reused`;
       const headers = { ...JSON_BODY, [IDEMPOTENCY_KEY]: key };
       const first = await c.send({
         method: 'POST',
@@ -119,13 +149,13 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
           body: JSON.stringify({ name: 'another body' }),
         });
         created.push(...createdAt(c, other));
-        expectProblem(other, 422);
+        await expectProblem(c, other, 422);
       } finally {
         await removeCreated(c, created);
       }
     }),
 
-  check('idempotence', 'post-without-key', { anchor: 'post-creates' },
+  check('idempotence', 'post-without-key', { anchor: 'post-creates', needs: ['post'] },
     'POST without an idempotency key is not idempotent: the same body POSTed twice creates two resources',
     async (c) => {
       const request: ProbeRequest = {
@@ -157,14 +187,14 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       const response = await c.send({
         method: 'POST',
         path: `/${c.collection}`,
-        headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: [`${c.collection}-one`, `${c.collection}-two`] },
+        headers: { ...JSON_BODY, [IDEMPOTENCY_KEY]: [`rcheck-${c.tag}-one`, `rcheck-${c.tag}-two`] },
         body: JSON.stringify({ name: 'two keys' }),
       });
       await removeCreated(c, createdAt(c, response));
-      expectProblem(response, 400);
+      await expectProblem(c, await routeOrBlocked(c, response, 'post'), 400);
     }),
 
-  check('idempotence', 'bulk-once', { anchor: 'bulk-updates' },
+  check('idempotence', 'bulk-once', { anchor: 'bulk-updates', needs: ['item'] },
     'A bulk file of currentX/newX pairs is applied once: ' +
       'the same file sent again changes nothing (every row skipped)',
     async (c) => {
@@ -180,13 +210,14 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       await expectField(c, a.path, 'price', 15);
     }),
 
-  check('idempotence', 'bulk-conditional', { anchor: 'bulk-updates' },
+  check('idempotence', 'bulk-conditional', { anchor: 'bulk-updates', needs: ['item'] },
     'A bulk row is applied only when the stored value still equals currentX; ' +
       'otherwise the record is left unchanged',
     async (c) => {
       const item = await c.newItem({ price: 10 });
       const csv = `productId,currentPrice,newPrice\r\n${item.id},12,20\r\n`;
-      const response = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: csv });
+      const sent = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: csv });
+      const response = await routeOrBlocked(c, sent, 'bulk');
       expectStatus(response, 200);
       expectCounts(response, 0, 0);
       const conflicts = expectObject(response)['conflicts'];
@@ -197,19 +228,19 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       await expectField(c, item.path, 'price', 10);
     }),
 
-  check('idempotence', 'bulk-no-increments', { anchor: 'bulk-updates' },
+  check('idempotence', 'bulk-no-increments', { anchor: 'bulk-updates', needs: ['item'] },
     'A bulk file carrying increments or percentages is refused with 400 and changes nothing',
     async (c) => {
       const item = await c.newItem({ price: 10 });
       for (const column of ['increment', 'percent']) {
         const csv = `productId,${column}\r\n${item.id},5\r\n`;
-        const response = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: csv });
-        expectProblem(response, 400);
+        const sent = await c.send({ method: 'PUT', path: `/${c.collection}/$bulk`, headers: CSV_BODY, body: csv });
+        await expectProblem(c, await routeOrBlocked(c, sent, 'bulk'), 400);
       }
       await expectField(c, item.path, 'price', 10);
     }),
 
-  check('idempotence', 'undo-delete', { anchor: 'undo-delete' },
+  check('idempotence', 'undo-delete', { anchor: 'undo-delete', needs: ['item', 'delete'] },
     'The undo request restores a deleted item: 200 with its representation and an ETag, ' +
       'and GET works again',
     async (c) => {
@@ -226,7 +257,7 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       expectThat(restored === etag, `the undo answered ETag ${etag}, the next GET ${String(restored)}`);
     }),
 
-  check('idempotence', 'undo-repeated', { anchor: 'undo-delete' },
+  check('idempotence', 'undo-repeated', { anchor: 'undo-delete', needs: ['item', 'undo'] },
     'Repeating an undo that already restored the item answers 200 again',
     async (c) => {
       const item = await c.newItem({ name: 'restored twice' });
@@ -237,14 +268,14 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       expectHolds(again, item.doc);
     }),
 
-  check('idempotence', 'undo-no-tombstone', { anchor: 'undo-delete' },
+  check('idempotence', 'undo-no-tombstone', { anchor: 'undo-delete', needs: ['undo'] },
     'Undo of an item that was never deleted (no tombstone) answers 404',
     async (c) => {
       const response = await c.send({ method: 'PUT', path: `/${c.collection}/${c.newId()}/$undoDelete` });
-      expectProblem(response, 404);
+      await expectProblem(c, response, 404);
     }),
 
-  check('idempotence', 'undo-after-recreate', { anchor: 'undo-delete' },
+  check('idempotence', 'undo-after-recreate', { anchor: 'undo-delete', needs: ['item', 'undo'] },
     'Undo of an item that was recreated since it was deleted answers 409 and keeps the new item',
     async (c) => {
       const item = await c.newItem({ name: 'old' });
@@ -257,7 +288,7 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       });
       expectStatus(recreated, 201);
       const undo = await c.send({ method: 'PUT', path: `${item.path}/$undoDelete` });
-      expectProblem(undo, 409);
+      await expectProblem(c, undo, 409);
       await expectField(c, item.path, 'name', 'new');
     }),
 ];

@@ -2,7 +2,8 @@
 // (CONVENTIONS.md#conditional-create) and read back (CONVENTIONS.md#items), representations described
 // by Content-Type (CONVENTIONS.md#representations), a 404 for an item that does not exist
 // (CONVENTIONS.md#routes), collections as an envelope object (CONVENTIONS.md#collection-envelope), and
-// DELETE (CONVENTIONS.md#delete-and-tombstones).
+// DELETE (CONVENTIONS.md#delete-and-tombstones). put-create is the prerequisite `item` of most checks;
+// the envelope is judged on a GET of the run's collection alone, so it fails only for its own rule.
 import { check, JSON_CREATE_ONLY } from '../define.js';
 import { expectEnvelope, expectHeader, expectObject, expectStatus, expectThat, seen } from '../expect.js';
 import type { Check } from '../types.js';
@@ -22,7 +23,7 @@ export const RESOURCE_CHECKS: readonly Check[] = [
       expectHeader(response, 'etag');
     }),
 
-  check('resources', 'get-item', { anchor: 'items' },
+  check('resources', 'get-item', { anchor: 'items', needs: ['item'] },
     'GET of an item answers 200 with the representation and an ETag',
     async (c) => {
       const item = await c.newItem({ name: 'read me' });
@@ -33,7 +34,7 @@ export const RESOURCE_CHECKS: readonly Check[] = [
       expectThat(body['name'] === 'read me', `the item read back is ${seen(response)}`);
     }),
 
-  check('resources', 'content-type', { anchor: 'representations', rfc: 'RFC 9110 §8.3' },
+  check('resources', 'content-type', { anchor: 'representations', rfc: 'RFC 9110 §8.3', needs: ['item'] },
     'The Content-Type of a response describes its representation (application/json for an item)',
     async (c) => {
       const item = await c.newItem();
@@ -50,20 +51,19 @@ export const RESOURCE_CHECKS: readonly Check[] = [
       expectStatus(response, 404);
     }),
 
+  // A collection that holds nothing is still 200 with "value": [], so a GET of the run's collection,
+  // whatever it holds, is enough: this check needs no item, and fails only for the envelope.
   check('resources', 'envelope', { anchor: 'collection-envelope' },
-    'A collection is an object with a "value" array, never a bare array',
+    'A collection is an object with a "value" array, never a bare array (an empty one too)',
     async (c) => {
-      await c.newItem();
       const response = await c.send({ method: 'GET', path: `/${c.collection}` });
-      expectStatus(response, 200);
-      const { value } = expectEnvelope(response);
-      expectThat(value.length >= 1, `the collection's value is empty after an item was created: ${seen(response)}`);
+      expectThat(response.status === 200, `GET of a collection with no items answered ${seen(response)}`);
+      expectEnvelope(response);
     }),
 
-  check('resources', 'no-null-next-link', { anchor: 'collection-envelope' },
+  check('resources', 'no-null-next-link', { anchor: 'collection-envelope', needs: ['envelope'] },
     '"@nextLink" is present only when a next page exists (absent, not null, on the last page)',
     async (c) => {
-      await c.newItem();
       const response = await c.send({ method: 'GET', path: `/${c.collection}` });
       expectStatus(response, 200);
       const { body, value } = expectEnvelope(response);
@@ -73,7 +73,7 @@ export const RESOURCE_CHECKS: readonly Check[] = [
       );
     }),
 
-  check('resources', 'delete', { anchor: 'delete-and-tombstones' },
+  check('resources', 'delete', { anchor: 'delete-and-tombstones', needs: ['item'] },
     'DELETE removes the item: a GET afterwards is 404',
     async (c) => {
       const item = await c.newItem();
@@ -83,7 +83,8 @@ export const RESOURCE_CHECKS: readonly Check[] = [
       expectStatus(after, 404);
     }),
 
-  check('resources', 'delete-idempotent', { anchor: 'delete-and-tombstones', rfc: 'RFC 9110 §9.2.2' },
+  check('resources', 'delete-idempotent',
+    { anchor: 'delete-and-tombstones', rfc: 'RFC 9110 §9.2.2', needs: ['item', 'delete'] },
     'DELETE is idempotent: deleting an item that is already gone succeeds again',
     async (c) => {
       const item = await c.newItem();
