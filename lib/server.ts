@@ -29,6 +29,7 @@ import { changeProblem, Writer } from './writes/writer.js';
 import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inbox.js';
 import { eventMutations } from './webhooks/events.js';
 import { Outbox } from './webhooks/outbox.js';
+import { pointsAtSelf, type SelfAddress } from './webhooks/subscriptions.js';
 import { PageCache } from './resources/page-cache.js';
 import { ServerMetrics } from './server-metrics.js';
 import { EqualityIndexes } from './query/equality-index.js';
@@ -223,6 +224,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
         log,
         drainTimeoutMs,
         userAgent: USER_AGENT,
+        forward: config.webhooks.forward,
       }),
       openapi: represent(JSON.stringify(description)),
       self: () => ({
@@ -232,6 +234,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       }),
     };
     for (const [kind, handler] of handlers) app.inbox.on(kind, handler);
+    await checkForward(config.webhooks.forward, app.self(), log);
     // Said once here, never per request: an anonymous sender must not be able to flood the log.
     if (webhookSecrets.length === 0) {
       const warning =
@@ -255,6 +258,20 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     await http.close();
     throw error;
   }
+}
+
+/**
+ * Forwarding (CONVENTIONS.md#forwarding): refused when its URL reaches this server itself (the events
+ * would come back to its own receiver, as duplicates, and never reach the app); said once at start.
+ */
+async function checkForward(url: string | undefined, self: SelfAddress, log: Logger): Promise<void> {
+  if (url === undefined) return;
+  if (await pointsAtSelf(url, self)) {
+    throw new Error(`webhooks.forward (${url}) reaches this server itself: forward to the app's own address`);
+  }
+  // Without the query, which may hold a token of the app's.
+  const { origin, pathname } = new URL(url);
+  log('info', 'every accepted webhook event is forwarded', { to: `${origin}${pathname}` });
 }
 
 /**

@@ -20,12 +20,16 @@ import { eventIdProblem, MAX_EVENT_ID } from '../names.js';
 import { parseJson } from '../json-text.js';
 import { problem, type Problem } from '../protocol/problem.js';
 import { verifySignature } from '../protocol/signature.js';
+import { forwardMutations } from '../webhooks/forward.js';
 import { INBOX_SPACE } from '../webhooks/inbox.js';
 import type { App, RequestContext } from './context.js';
 import { unavailableReply } from './common.js';
 
 /** What receiving an event needs: the secrets, the settings, the inbox and the write path. */
-type Receiving = Pick<App, 'webhookSecrets' | 'config' | 'clock' | 'store' | 'writer' | 'inbox' | 'policy' | 'log'>;
+type Receiving = Pick<
+  App,
+  'webhookSecrets' | 'config' | 'clock' | 'random' | 'store' | 'writer' | 'inbox' | 'policy' | 'log'
+>;
 
 const UNIX_SECONDS = /^\d{1,15}$/;
 const CHALLENGE = 'HMAC-SHA256 realm="webhooks"';
@@ -48,7 +52,12 @@ export async function receiveWebhook(app: Receiving, rq: RequestContext): Promis
   const event = eventOf(body.bytes);
   if (!event.ok) return problemReply(event.problem);
   if (app.store.get(INBOX_SPACE, event.id) !== undefined) return status(app, 'duplicate');
-  const written = await app.writer.write(app.inbox.acceptance(event.id, event.kind, event.text));
+  // The forward goes in the acceptance's own batch (CONVENTIONS.md#forwarding).
+  const forward = forwardMutations(app, {
+    source: 'webhooks', scheme: 'resapi', id: event.id, kind: event.kind, body: body.bytes,
+    fields: (name) => fieldLines(rq.req, name),
+  });
+  const written = await app.writer.write([...app.inbox.acceptance(event.id, event.kind, event.text), ...forward]);
   if (written.ok) return status(app, 'accepted');
   // Another delivery of the same id was recorded between the check and this write.
   if (written.reason === 'conflict') return status(app, 'duplicate');

@@ -17,6 +17,8 @@
 // (a receiver moves by a PUT of its subscription), so a 3xx is dead too. With
 // `outbox.refusePrivateAddresses`, a receiver at a loopback, private, link-local, unique-local or
 // unspecified address (after DNS, post.ts) is dead at once with "address not allowed", nothing more.
+// Forwards of received events (forward.ts, CONVENTIONS.md#forwarding) are deliveries too, of the
+// pseudo subscription `$forward`: the provider's bytes and fields, sent to `webhooks.forward`.
 //
 // What `lastError` tells (`outbox.errorDetail`, CONVENTIONS.md#outbox): "full" names the network
 // error or the answer; "class" only its class (timeout, refused, unreachable) or `HTTP <status>`, so
@@ -40,7 +42,8 @@ import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 import { EventBodies } from './event-bodies.js';
 import { OUTBOX_SPACES } from './events.js';
-import { WebhookPoster, type FailureClass } from './post.js';
+import { FORWARD_SUBSCRIPTION, forwardRequest } from './forward.js';
+import { WebhookPoster, type FailureClass, type PostRequest } from './post.js';
 import { signingSecrets } from './secrets.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, subscriptionOf } from './subscriptions.js';
 
@@ -49,7 +52,7 @@ const OUTBOX_DEAD_LETTER = 'outbox-dead-letter';
 /** The fields of a delivery (CONVENTIONS.md#outbox), the only properties a query on /$outbox may name. */
 export const OUTBOX_FIELDS: ReadonlySet<string> = new Set([
   'id', 'eventId', 'subscription', 'event', 'status', 'attempts', 'createdAt', 'deliveredAt', 'nextAttemptAt',
-  'lastStatus', 'lastError',
+  'lastStatus', 'lastError', 'source',
 ]);
 
 /** Statuses retried besides 5xx and network failures (CONVENTIONS.md#delivery-retries). */
@@ -68,7 +71,12 @@ export interface OutboxOptions {
   readonly drainTimeoutMs: number;
   /** The User-Agent deliveries carry. */
   readonly userAgent: string;
+  /** Where accepted events are forwarded (`webhooks.forward`); undefined: forwarding is off. */
+  readonly forward?: string | undefined;
 }
+
+/** One attempt as the run prepares it; the poster adds the timeout and the shutdown signal. */
+type Attempt = Pick<PostRequest, 'url' | 'body' | 'headers' | 'refusePrivateAddresses'>;
 
 export class Outbox {
   /** The lifecycle component: the queue that sends the deliveries. */
@@ -137,6 +145,7 @@ class OutboxPolicy implements JobPolicy {
   async run(record: StoredRecord, body: string | undefined, _attempt: number, stop: AbortSignal): Promise<RunOutcome> {
     const { store, clock, config } = this.options;
     const subscriptionId = String(record.doc['subscription']);
+    if (subscriptionId === FORWARD_SUBSCRIPTION) return this.forward(record, stop);
     const stored = store.get(SUBSCRIPTION_SPACE, subscriptionId);
     const subscription = stored === undefined ? undefined : subscriptionOf(stored.doc);
     if (subscription === undefined) return dead(null, 'the subscription was deleted');
@@ -145,18 +154,36 @@ class OutboxPolicy implements JobPolicy {
     const secrets = signingSecrets(store.get(SECRET_SPACE, subscriptionId)?.doc, now);
     if (secrets.length === 0 || body === undefined) return dead(null, 'the delivery has lost its secret or body');
     const eventId = record.doc['eventId'];
-    const sent = await this.poster.post({
+    const request = {
       url: subscription.url,
       body,
-      timeoutMs: config.timeoutMs,
       refusePrivateAddresses: config.refusePrivateAddresses,
-      shutdown: stop,
       headers: {
         'Content-Type': 'application/json',
         'User-Agent': this.options.userAgent,
         ...signatureFields(typeof eventId === 'string' ? eventId : record.id, body, secrets, now),
       },
-    });
+    };
+    return this.send(request, subscriptionId, stop);
+  }
+
+  /**
+   * A forward (forward.ts, CONVENTIONS.md#forwarding): the provider's bytes and fields to the URL
+   * configured now, signed by nobody but the provider; exempt from `refusePrivateAddresses`, because
+   * the operator, not an API client, chose the URL (it is normally on loopback).
+   */
+  private forward(record: StoredRecord, stop: AbortSignal): Promise<RunOutcome> {
+    const request = forwardRequest(this.options.store, record, this.options.forward);
+    if (!request.ok) return Promise.resolve(dead(null, request.reason));
+    const headers = { ...request.headers, 'User-Agent': this.options.userAgent };
+    const attempt = { url: request.url, body: request.body, refusePrivateAddresses: false, headers };
+    return this.send(attempt, FORWARD_SUBSCRIPTION, stop);
+  }
+
+  /** Sends one attempt and classifies what came of it. */
+  private async send(request: Attempt, subscriptionId: string, stop: AbortSignal): Promise<RunOutcome> {
+    const { config } = this.options;
+    const sent = await this.poster.post({ ...request, timeoutMs: config.timeoutMs, shutdown: stop });
     switch (sent.kind) {
       case 'answered':
         return this.classify(sent.status, sent.retryAfter, subscriptionId);
@@ -182,7 +209,8 @@ class OutboxPolicy implements JobPolicy {
       const wait = retryAfterMs(retryAfter, now);
       return { kind: 'retry', set: { lastStatus: status }, ...(wait === undefined ? {} : { retryAfterMs: wait }) };
     }
-    if (status === GONE) {
+    // A forward has no subscription to disable: its 410 is dead like any other 4xx.
+    if (status === GONE && subscriptionId !== FORWARD_SUBSCRIPTION) {
       const error = this.told(`HTTP ${status}`, 'the receiver answered 410 Gone: the subscription is disabled');
       return { ...dead(status, error), also: this.disabling(subscriptionId) };
     }
