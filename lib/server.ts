@@ -29,7 +29,7 @@ import { changeProblem, Writer } from './writes/writer.js';
 import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inbox.js';
 import { eventMutations } from './webhooks/events.js';
 import { Outbox } from './webhooks/outbox.js';
-import { pointsAtSelf, type SelfAddress } from './webhooks/subscriptions.js';
+import { pointsAtSelf } from './webhooks/subscriptions.js';
 import { PageCache } from './resources/page-cache.js';
 import { ServerMetrics } from './server-metrics.js';
 import { EqualityIndexes } from './query/equality-index.js';
@@ -144,6 +144,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   await http.bind();
   const lifecycle = new Lifecycle(log);
   try {
+    await checkForward(config.webhooks.forward, http.url, options.baseUrl, log);
     const seed =
       options.seed === undefined
         ? undefined
@@ -234,7 +235,6 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       }),
     };
     for (const [kind, handler] of handlers) app.inbox.on(kind, handler);
-    await checkForward(config.webhooks.forward, app.self(), log);
     // Said once here, never per request: an anonymous sender must not be able to flood the log.
     if (webhookSecrets.length === 0) {
       const warning =
@@ -263,10 +263,18 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
 /**
  * Forwarding (CONVENTIONS.md#forwarding): refused when its URL reaches this server itself (the events
  * would come back to its own receiver, as duplicates, and never reach the app); said once at start.
+ * Asked before the store opens, so a refused start leaves no data dir behind.
  */
-async function checkForward(url: string | undefined, self: SelfAddress, log: Logger): Promise<void> {
+async function checkForward(
+  url: string | undefined,
+  listening: string,
+  baseUrl: string | undefined,
+  log: Logger,
+): Promise<void> {
   if (url === undefined) return;
-  if (await pointsAtSelf(url, self)) {
+  const { hostname, port } = new URL(listening);
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (await pointsAtSelf(url, { host, port: Number(port), baseUrl: (baseUrl ?? '').replace(/\/+$/, '') })) {
     throw new Error(`webhooks.forward (${url}) reaches this server itself: forward to the app's own address`);
   }
   // Without the query, which may hold a token of the app's.

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -277,9 +277,13 @@ describe('forwarding accepted events to the app (webhooks.forward)', () => {
 });
 
 describe('forwarding, what start() refuses', () => {
-  it('should refuse a forward URL that reaches this server itself', async () => {
-    const options = { port: 0, memory: true, log: silentLogger, baseUrl: 'http://api.example.test' };
+  const tempDir = tempDirsForSuite('forwarding-refused');
+
+  it('should refuse a forward URL that reaches this server itself, before a data dir is made', async () => {
+    const dataDir = join(tempDir(), 'store');
+    const options = { port: 0, dataDir, log: silentLogger, baseUrl: 'http://api.example.test' };
     await assert.rejects(start({ ...options, webhooks: { forward: 'http://api.example.test/webhooks' } }), /webhooks\.forward.*this server itself/);
+    assert.equal(existsSync(dataDir), false);
   });
 });
 
