@@ -155,6 +155,8 @@ export function schemas(config: Config): JsonObject {
         nextAttemptAt: DATE_TIME,
         lastStatus: { type: 'integer' },
         lastError: STRING,
+        /** A forward's (CONVENTIONS.md#forwarding): the source its event came by. */
+        source: STRING,
       },
     },
     Subscription: {

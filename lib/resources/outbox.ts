@@ -2,7 +2,8 @@
 // `PUT /$outbox/{deliveryId}/$retry`; CONVENTIONS.md#outbox for the item shape): one item per
 // delivery, `{ "id", "eventId", "subscription", "event",
 // "status": "pending" | "delivered" | "failed" | "dead", "attempts", "createdAt", "deliveredAt"?,
-// "nextAttemptAt"?, "lastStatus"?, "lastError"? }`. The body sent and the secret are never shown.
+// "nextAttemptAt"?, "lastStatus"?, "lastError"? }`, and `"source"` for a forward of a received event
+// (`"subscription": "$forward"`, CONVENTIONS.md#forwarding). The body sent and the secret are never shown.
 import { problemReply, type Reply } from '../http/respond.js';
 import { problem } from '../protocol/problem.js';
 import { OUTBOX_SPACE } from '../webhooks/events.js';
