@@ -171,6 +171,8 @@ export function schemas(config: Config): JsonObject {
             },
           },
         },
+        /** A forward's (CONVENTIONS.md#forwarding): the source its event came by. */
+        source: STRING,
       },
     },
     Subscription: {

@@ -32,6 +32,7 @@ import { RefusalLog } from './webhooks/refusal-log.js';
 import {
   missingSecretLines, receivingSources, shortSecretLines, sourceSecrets, type WebhookSecretsOption,
 } from './webhooks/sources.js';
+import { pointsAtSelf } from './webhooks/subscriptions.js';
 import { PageCache } from './resources/page-cache.js';
 import { ServerMetrics } from './server-metrics.js';
 import { EqualityIndexes } from './query/equality-index.js';
@@ -144,6 +145,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
   await http.bind();
   const lifecycle = new Lifecycle(log);
   try {
+    await checkForward(config.webhooks.forward, http.url, options.baseUrl, log);
     const seed =
       options.seed === undefined
         ? undefined
@@ -227,6 +229,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
         drainTimeoutMs,
         userAgent: USER_AGENT,
         countDisabled: (cause) => metrics.subscriptionDisabled(cause),
+        forward: config.webhooks.forward,
       }),
       openapi: represent(JSON.stringify(description)),
       self: () => ({
@@ -253,6 +256,28 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     await http.close();
     throw error;
   }
+}
+
+/**
+ * Forwarding (CONVENTIONS.md#forwarding): refused when its URL reaches this server itself (the events
+ * would come back to its own receiver, as duplicates, and never reach the app); said once at start.
+ * Asked before the store opens, so a refused start leaves no data dir behind.
+ */
+async function checkForward(
+  url: string | undefined,
+  listening: string,
+  baseUrl: string | undefined,
+  log: Logger,
+): Promise<void> {
+  if (url === undefined) return;
+  const { hostname, port } = new URL(listening);
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (await pointsAtSelf(url, { host, port: Number(port), baseUrl: (baseUrl ?? '').replace(/\/+$/, '') })) {
+    throw new Error(`webhooks.forward (${url}) reaches this server itself: forward to the app's own address`);
+  }
+  // Without the query, which may hold a token of the app's.
+  const { origin, pathname } = new URL(url);
+  log('info', 'every accepted webhook event is forwarded', { to: `${origin}${pathname}` });
 }
 
 /**

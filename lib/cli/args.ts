@@ -18,6 +18,8 @@ export interface ServeArgs {
   readonly noCacheMode: boolean;
   readonly seed?: string;
   readonly handlers?: string;
+  /** Where every accepted webhook event is forwarded (CONVENTIONS.md#forwarding). */
+  readonly forward?: string;
 }
 
 export interface CheckArgs {
@@ -54,16 +56,20 @@ export type ParsedArgs =
   | { readonly ok: true; readonly command: 'check'; readonly check: CheckArgs }
   | { readonly ok: false; readonly message: string };
 
-const VALUE_FLAGS = new Set(['--host', '--port', '--data-dir', '--base-url', '--config', '--seed', '--handlers']);
+const VALUE_FLAGS = new Set([
+  '--host', '--port', '--data-dir', '--base-url', '--config', '--seed', '--handlers', '--forward',
+]);
 const BOOLEAN_FLAGS = new Set(['--memory', '--no-cache-mode']);
 /** An absolute http(s) URL without query or fragment. */
 const ABSOLUTE_HTTP_URL = /^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/i;
+const MAX_FORWARD_URL = 2048;
 /** The name of an environment variable. */
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const USAGE = `Usage:
   resapi serve [--host 127.0.0.1] [--port 3000] [--data-dir data/store] [--base-url URL]
                [--config FILE] [--memory] [--no-cache-mode] [--seed PATH] [--handlers FILE.mjs]
+               [--forward URL]
   resapi serve --help        every serve flag, explained
   resapi sign --secret-env NAME < body.json
                              print the X-Signature of a webhook body, signed with the secret in $NAME
@@ -97,6 +103,9 @@ Flags:
   --no-cache-mode      send Cache-Control: no-cache, no-store on every response (risky deploys)
   --handlers FILE.mjs  webhook event handlers: an ES module whose default export maps event kinds (or
                        "*") to async (event, ctx) => {} functions
+  --forward URL        deliver every accepted webhook event to URL too (the app being built), with
+                       the provider's exact body and signature fields; retried, listed in /$outbox.
+                       A config file may say it instead (webhooks.forward), not both
   --help               this text
 
 Environment:
@@ -201,6 +210,10 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   const baseUrl = values.get('--base-url');
   if (baseUrl !== undefined && !ABSOLUTE_HTTP_URL.test(baseUrl)) {
     return { ok: false, message: `--base-url must be an absolute http(s) URL without query or fragment` };
+  }
+  const forward = values.get('--forward');
+  if (forward !== undefined && !isForwardUrl(forward)) {
+    return { ok: false, message: '--forward must be an absolute http or https URL without credentials or fragment' };
   }
   const serve: ServeArgs = {
     host: values.get('--host') ?? '127.0.0.1',
@@ -372,13 +385,23 @@ function withOptional(serve: ServeArgs, values: ReadonlyMap<string, string>): Se
   const config = values.get('--config');
   const seed = values.get('--seed');
   const handlers = values.get('--handlers');
+  const forward = values.get('--forward');
   return {
     ...serve,
     ...(baseUrl === undefined ? {} : { baseUrl }),
     ...(config === undefined ? {} : { config }),
     ...(seed === undefined ? {} : { seed }),
     ...(handlers === undefined ? {} : { handlers }),
+    ...(forward === undefined ? {} : { forward }),
   };
+}
+
+/** What webhooks.forward takes (lib/config.ts): an http(s) URL, at most 2048 characters, no credentials or fragment. */
+function isForwardUrl(text: string): boolean {
+  if (text.length > MAX_FORWARD_URL || !URL.canParse(text)) return false;
+  const url = new URL(text);
+  const web = url.protocol === 'http:' || url.protocol === 'https:';
+  return web && url.username === '' && url.password === '' && url.hash === '';
 }
 
 function parsePort(text: string): number | undefined {

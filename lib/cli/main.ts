@@ -42,6 +42,8 @@ async function serve(args: ServeArgs): Promise<number> {
   const fileConfig =
     args.config === undefined ? { raw: {}, config: DEFAULT_CONFIG } : await readConfigFile(args.config);
   if (fileConfig === undefined) return 1;
+  const webhooks = withForward(fileConfig.raw, args);
+  if (webhooks === undefined) return 1;
   const webhookSecrets = sourceSecretsFromEnv(fileConfig.config);
   if (!webhookSecrets.ok) {
     process.stderr.write(`resapi: cannot start: ${webhookSecrets.message}\n`);
@@ -49,6 +51,7 @@ async function serve(args: ServeArgs): Promise<number> {
   }
   const options: StartOptions = {
     ...fileConfig.raw,
+    ...webhooks,
     host: args.host,
     port: args.port,
     dataDir: args.dataDir,
@@ -125,6 +128,25 @@ function secretsFromEnv(name: string): { ok: true; secrets: string[] } | { ok: f
     `${name}: secret ${empty + 1} of ${secrets.length} is empty; a webhook secret cannot be empty ` +
     '(CONVENTIONS.md#secrets): remove the stray comma';
   return { ok: false, message };
+}
+
+/**
+ * The config file's `webhooks` with `--forward` in it (CONVENTIONS.md#forwarding), or nothing to add
+ * without the flag. Both saying where to forward refuses the start (printed here, undefined back):
+ * two places would name the one URL, and neither silently wins.
+ */
+function withForward(fileConfig: Record<string, unknown>, args: ServeArgs): Pick<StartOptions, 'webhooks'> | undefined {
+  if (args.forward === undefined) return {};
+  // The file passed parseConfig: `webhooks`, when given, is an object of its keys.
+  const webhooks = (fileConfig['webhooks'] ?? {}) as NonNullable<StartOptions['webhooks']>;
+  if (webhooks['forward'] !== undefined) {
+    const message =
+      `--forward and webhooks.forward in ${args.config} both say where to forward accepted events: ` +
+      'give one of them';
+    process.stderr.write(`resapi: cannot start: ${message}\n`);
+    return undefined;
+  }
+  return { webhooks: { ...webhooks, forward: args.forward } };
 }
 
 /** Reads and validates --config; on failure prints why (naming the key) and returns undefined. */

@@ -2,7 +2,8 @@
 // `PUT /$outbox/{deliveryId}/$retry`; CONVENTIONS.md#outbox for the item shape): one item per
 // delivery, `{ "id", "eventId", "subscription", "event",
 // "status": "pending" | "delivered" | "failed" | "dead", "attempts", "createdAt", "deliveredAt"?,
-// "nextAttemptAt"?, "lastStatus"?, "lastError"? }`. The body sent and the secret are never shown.
+// "nextAttemptAt"?, "lastStatus"?, "lastError"? }`, and `"source"` for a forward of a received event
+// (`"subscription": "$forward"`, CONVENTIONS.md#forwarding). The body sent and the secret are never shown.
 // The item also holds its `attemptLog` (CONVENTIONS.md#attempt-log), which pages leave out and its
 // HTML page shows as a table.
 import type { ItemTable } from '../html/views.js';

@@ -18,6 +18,7 @@ import { noStoreCacheControl } from '../http/cache-policy.js';
 import { jsonReply, problemReply, type Reply } from '../http/respond.js';
 import { problem, secretMissingProblem, type Problem } from '../protocol/problem.js';
 import type { StoredRecord } from '../store/types.js';
+import { forwardMutations } from '../webhooks/forward.js';
 import { inboxItemId, INBOX_SPACE, sourceOf } from '../webhooks/inbox.js';
 import type { HeaderLines, Scheme } from '../webhooks/schemes/common.js';
 import { githubScheme } from '../webhooks/schemes/github.js';
@@ -30,7 +31,7 @@ import type { App, RequestContext } from './context.js';
 import { unavailableReply } from './common.js';
 
 /** What receiving an event needs: the secrets, the settings, the inbox and the write path. */
-type Receiving = Pick<App, 'webhookSecrets' | 'webhookSources' | 'refusals' | 'config' | 'clock'> &
+type Receiving = Pick<App, 'webhookSecrets' | 'webhookSources' | 'refusals' | 'config' | 'clock' | 'random'> &
   Pick<App, 'store' | 'writer' | 'inbox' | 'policy' | 'log'>;
 
 const SCHEMES: Readonly<Record<WebhookScheme, Scheme>> = {
@@ -73,7 +74,12 @@ export async function receiveWebhook(app: Receiving, rq: RequestContext, source:
   if (stored !== undefined) return status(app, 'duplicate');
   const { id: eventId, kind, text, headers: kept } = event;
   const accepted = { source: source.name, eventId, kind, text, headers: kept };
-  const written = await app.writer.write(app.inbox.acceptance(accepted));
+  // The forward goes in the acceptance's own batch (CONVENTIONS.md#forwarding).
+  const forward = forwardMutations(app, {
+    source: source.name, scheme: source.scheme, id: eventId, kind, body: body.bytes,
+    fields: (name) => headers.get(name),
+  });
+  const written = await app.writer.write([...app.inbox.acceptance(accepted), ...forward]);
   if (written.ok) return status(app, 'accepted');
   // Another delivery of the same id was recorded between the check and this write.
   if (written.reason === 'conflict') return status(app, 'duplicate');

@@ -12,7 +12,8 @@
 //
 // A data dir written before events shared their bodies holds a copy per delivery in `$outbox-bodies`
 // under the delivery's id; such a delivery is sent from its copy, which is dropped once it is
-// delivered, as before.
+// delivered, as before. A forward of a received event (forward.ts) keeps its body there too: it is
+// the one delivery of its event.
 import type { SharedBodies } from '../jobs/policy.js';
 import type { Logger } from '../log.js';
 import type { Store, StoredRecord } from '../store/types.js';
@@ -32,12 +33,13 @@ export class EventBodies implements SharedBodies {
 
   bodyOf(record: StoredRecord): string | undefined {
     const { store } = this.options;
+    // A delivery's own body first, as `release` looks: a forward's event id is a provider's, which
+    // must never find a sent event's body that happens to have the same id.
+    const own = store.get(OUTBOX_BODY_SPACE, record.id)?.doc['body'];
+    if (typeof own === 'string') return own;
     const eventId = record.doc['eventId'];
     const event = typeof eventId === 'string' ? store.get(OUTBOX_EVENT_SPACE, eventId) : undefined;
-    const shared = event === undefined ? undefined : eventBody(event);
-    if (shared !== undefined) return shared;
-    const own = store.get(OUTBOX_BODY_SPACE, record.id)?.doc['body'];
-    return typeof own === 'string' ? own : undefined;
+    return event === undefined ? undefined : eventBody(event);
   }
 
   async release(record: StoredRecord): Promise<void> {

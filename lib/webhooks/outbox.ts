@@ -20,6 +20,8 @@
 // wait (parked: not sent, not lost) and go, in their order, once it is active again. With
 // `outbox.refusePrivateAddresses`, a receiver at a loopback, private, link-local, unique-local or
 // unspecified address (after DNS, post.ts) is dead at once with "address not allowed", nothing more.
+// Forwards of received events (forward.ts, CONVENTIONS.md#forwarding) are deliveries too, of the
+// pseudo subscription `$forward`: the provider's bytes and fields, sent to `webhooks.forward`.
 //
 // What `lastError` tells (`outbox.errorDetail`, CONVENTIONS.md#outbox): "full" names the network
 // error or the answer; "class" only its class (timeout, refused, unreachable) or `HTTP <status>`, so
@@ -51,8 +53,9 @@ import { AutoDisable, type DisableCause } from './auto-disable.js';
 import { ATTEMPT_LOG, attemptEntry, withAttempt } from './attempt-log.js';
 import { EventBodies } from './event-bodies.js';
 import { OUTBOX_SPACES } from './events.js';
+import { FORWARD_SUBSCRIPTION, forwardRequest } from './forward.js';
 import { sendPing, type PingResult } from './ping.js';
-import { WebhookPoster, type FailureClass } from './post.js';
+import { WebhookPoster, type FailureClass, type PostRequest } from './post.js';
 import { signingSecrets } from './secrets.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, subscriptionOf } from './subscriptions.js';
 
@@ -61,7 +64,7 @@ const OUTBOX_DEAD_LETTER = 'outbox-dead-letter';
 /** The fields of a delivery (CONVENTIONS.md#outbox), the only properties a query on /$outbox may name. */
 export const OUTBOX_FIELDS: ReadonlySet<string> = new Set([
   'id', 'eventId', 'subscription', 'event', 'status', 'attempts', 'createdAt', 'deliveredAt', 'nextAttemptAt',
-  'lastStatus', 'lastError',
+  'lastStatus', 'lastError', 'source',
 ]);
 
 /** Statuses retried besides 5xx and network failures (CONVENTIONS.md#delivery-retries). */
@@ -82,7 +85,12 @@ export interface OutboxOptions {
   readonly userAgent: string;
   /** Counts each subscription the server disables, by cause (lib/server-metrics.ts). */
   readonly countDisabled?: (cause: DisableCause) => void;
+  /** Where accepted events are forwarded (`webhooks.forward`); undefined: forwarding is off. */
+  readonly forward?: string | undefined;
 }
+
+/** One attempt as the run prepares it; the poster adds the timeout and the shutdown signal. */
+type Attempt = Pick<PostRequest, 'url' | 'body' | 'headers' | 'refusePrivateAddresses'>;
 
 export class Outbox {
   /** The lifecycle component: the queue that sends the deliveries. */
@@ -191,7 +199,7 @@ class OutboxPolicy implements JobPolicy {
     const { clock } = this.options;
     const at = clock.now();
     const started = clock.monotonic();
-    const outcome = await this.send(record, body, stop);
+    const outcome = await this.attempt(record, body, stop);
     if (outcome.kind === 'park' || outcome.kind === 'stopped') return outcome;
     const status = outcome.set['lastStatus'];
     // The receiver's status when it answered, else what went wrong (lastError's words, without "gave up").
@@ -202,9 +210,10 @@ class OutboxPolicy implements JobPolicy {
   }
 
   /** One POST of the delivery; never throws. */
-  private async send(record: StoredRecord, body: string | undefined, stop: AbortSignal): Promise<RunOutcome> {
+  private async attempt(record: StoredRecord, body: string | undefined, stop: AbortSignal): Promise<RunOutcome> {
     const { store, clock, config } = this.options;
     const subscriptionId = String(record.doc['subscription']);
+    if (subscriptionId === FORWARD_SUBSCRIPTION) return this.forward(record, stop);
     const stored = store.get(SUBSCRIPTION_SPACE, subscriptionId);
     const subscription = stored === undefined ? undefined : subscriptionOf(stored.doc);
     if (stored === undefined || subscription === undefined) return dead(null, 'the subscription was deleted');
@@ -214,18 +223,40 @@ class OutboxPolicy implements JobPolicy {
     const secrets = signingSecrets(store.get(SECRET_SPACE, subscriptionId)?.doc, now);
     if (secrets.length === 0 || body === undefined) return dead(null, 'the delivery has lost its secret or body');
     const eventId = record.doc['eventId'];
-    const sent = await this.poster.post({
+    const request = {
       url: subscription.url,
       body,
-      timeoutMs: config.timeoutMs,
       refusePrivateAddresses: config.refusePrivateAddresses,
-      shutdown: stop,
       headers: {
         'Content-Type': 'application/json',
         'User-Agent': this.options.userAgent,
         ...signatureFields(typeof eventId === 'string' ? eventId : record.id, body, secrets, now),
       },
-    });
+    };
+    return this.send(request, stored, stop);
+  }
+
+  /**
+   * A forward (forward.ts, CONVENTIONS.md#forwarding): the provider's bytes and fields to the URL
+   * configured now, signed by nobody but the provider; exempt from `refusePrivateAddresses`, because
+   * the operator, not an API client, chose the URL (it is normally on loopback).
+   */
+  private forward(record: StoredRecord, stop: AbortSignal): Promise<RunOutcome> {
+    const request = forwardRequest(this.options.store, record, this.options.forward);
+    if (!request.ok) return Promise.resolve(dead(null, request.reason));
+    const headers = { ...request.headers, 'User-Agent': this.options.userAgent };
+    const attempt = { url: request.url, body: request.body, refusePrivateAddresses: false, headers };
+    return this.send(attempt, undefined, stop);
+  }
+
+  /** Sends one attempt and classifies what came of it; `subscription` is undefined for a forward. */
+  private async send(
+    request: Attempt,
+    stored: StoredRecord | undefined,
+    stop: AbortSignal,
+  ): Promise<RunOutcome> {
+    const { config } = this.options;
+    const sent = await this.poster.post({ ...request, timeoutMs: config.timeoutMs, shutdown: stop });
     switch (sent.kind) {
       case 'answered':
         return this.classify(sent.status, sent.retryAfter, stored);
@@ -244,11 +275,11 @@ class OutboxPolicy implements JobPolicy {
     }
   }
 
-  private classify(status: number, retryAfter: string | undefined, subscription: StoredRecord): RunOutcome {
+  private classify(status: number, retryAfter: string | undefined, subscription: StoredRecord | undefined): RunOutcome {
     const now = this.options.clock.now();
     if (status >= 200 && status < 300) {
       const set = { lastStatus: status, deliveredAt: new Date(now).toISOString() };
-      const also = this.autoDisable.delivered(subscription);
+      const also = subscription === undefined ? [] : this.autoDisable.delivered(subscription);
       return also.length === 0 ? { kind: 'done', set } : { kind: 'done', set, also, recordFirst: true };
     }
     if (status >= 500 || RETRIED_STATUSES.has(status)) {
@@ -257,7 +288,8 @@ class OutboxPolicy implements JobPolicy {
       const retry: RetryOutcome = { kind: 'retry', set: { lastStatus: status }, ...later };
       return this.failed(subscription, retry, this.told(`HTTP ${status}`, `the receiver answered ${status}`));
     }
-    if (status === GONE) {
+    // A forward has no subscription to disable: its 410 is dead like any other 4xx.
+    if (status === GONE && subscription !== undefined) {
       const error = this.told(`HTTP ${status}`, 'the receiver answered 410 Gone: the subscription is disabled');
       return { ...dead(status, error), also: this.autoDisable.gone(subscription), recordFirst: true };
     }
@@ -269,7 +301,13 @@ class OutboxPolicy implements JobPolicy {
    * A failed attempt, counted in its subscription's failure streak (auto-disable.ts), which may
    * disable it: written before the subscription's next delivery starts, so that one reads the streak.
    */
-  private failed<T extends RetryOutcome | DeadOutcome>(subscription: StoredRecord, outcome: T, error: string): T {
+  private failed<T extends RetryOutcome | DeadOutcome>(
+    subscription: StoredRecord | undefined,
+    outcome: T,
+    error: string,
+  ): T {
+    // A forward has no subscription, so no failure streak.
+    if (subscription === undefined) return outcome;
     return { ...outcome, also: this.autoDisable.failed(subscription, error), recordFirst: true };
   }
 

@@ -36,7 +36,8 @@ export type PostResult =
 export interface PostRequest {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
+  /** Text is sent as its UTF-8 bytes; a Buffer (a forward's provider bytes) as it is. */
+  readonly body: string | Buffer;
   /** No status line and headers within this many milliseconds: a timeout. */
   readonly timeoutMs: number;
   /** Refuse loopback, private, link-local, unique-local and unspecified addresses (addresses.ts). */
@@ -82,7 +83,7 @@ export class WebhookPoster {
         resolve(result);
       };
       const secure = url.protocol === 'https:';
-      const body = Buffer.from(request.body);
+      const body = typeof request.body === 'string' ? Buffer.from(request.body) : request.body;
       const outgoing = (secure ? httpsRequest : httpRequest)(url, {
         method: 'POST',
         agent: secure ? this.https : this.http,

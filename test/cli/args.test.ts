@@ -101,7 +101,7 @@ describe('parseArgs', () => {
   });
 
   it('should refuse a value flag without a value', () => {
-    for (const flag of ['--host', '--port', '--data-dir', '--base-url', '--config', '--seed', '--handlers']) {
+    for (const flag of ['--host', '--port', '--data-dir', '--base-url', '--config', '--seed', '--handlers', '--forward']) {
       assert.match(failure(['serve', flag]), new RegExp(`${flag} needs a value`));
       assert.match(failure(['serve', `${flag}=`]), new RegExp(`${flag} needs a value`));
     }
@@ -135,6 +135,22 @@ describe('parseArgs', () => {
     for (const url of ['http://localhost:3000', 'https://api.example.com', 'https://api.example.com/v1/', 'HTTPS://EXAMPLE.COM']) {
       assert.equal(serve(['--base-url', url]).baseUrl, url);
     }
+  });
+
+  it('should read --forward as an absolute http(s) URL, a query included (CONVENTIONS.md#forwarding)', () => {
+    for (const url of ['http://127.0.0.1:3000/webhooks', 'https://app.example.test/hooks?from=resapi', 'http://[::1]:4000/']) {
+      assert.equal(serve(['--forward', url]).forward, url);
+      assert.equal(serve([`--forward=${url}`]).forward, url);
+    }
+    assert.equal(Object.hasOwn(serve([]), 'forward'), false);
+  });
+
+  it('should refuse a --forward that is relative, not http(s), or carries credentials or a fragment', () => {
+    const long = `http://127.0.0.1/${'a'.repeat(2048)}`;
+    for (const url of ['127.0.0.1:3000/webhooks', '/webhooks', 'ftp://127.0.0.1/', 'http://u:p@127.0.0.1/', 'http://127.0.0.1/#f', long]) {
+      assert.match(failure(['serve', '--forward', url]), /--forward must be an absolute http or https URL/, url);
+    }
+    assert.match(failure(['serve', '--forward', 'http://a/', '--forward', 'http://b/']), /--forward given twice/);
   });
 
   it('should refuse a base URL that is relative, not http(s), or has a query or fragment', () => {
@@ -231,7 +247,7 @@ describe('resapi check', () => {
 });
 
 describe('USAGE and SERVE_HELP', () => {
-  const words = ['--host', '--port', '--data-dir', '--base-url', '--config', '--memory', '--no-cache-mode', '--seed', '--handlers', 'RESAPI_API_KEYS', 'RESAPI_WEBHOOK_SECRETS'];
+  const words = ['--host', '--port', '--data-dir', '--base-url', '--config', '--memory', '--no-cache-mode', '--seed', '--handlers', '--forward', 'RESAPI_API_KEYS', 'RESAPI_WEBHOOK_SECRETS'];
 
   it('should mention every flag and both environment variables', () => {
     for (const word of words) assert.ok(USAGE.includes(word), word);
