@@ -60,10 +60,8 @@ export const PAGING_CHECKS: readonly Check[] = [
     'Following "@nextLink" visits every item exactly once, and the last page has no "@nextLink"',
     async (c) => {
       const listing = c.listing();
+      // How many items each page holds is page-size-kept's rule: this one judges which come back.
       const pages = await walk(c, `/${listing}`, PAGE_OF_5);
-      for (const { value, response } of pages) {
-        expectThat(value.length <= 5, `a page asked to hold at most 5 items holds ${value.length}: ${seen(response)}`);
-      }
       expectIds(pages.flatMap(({ value }) => value), listingIds(), 'the walk', false);
     }),
 
@@ -265,7 +263,8 @@ export const PAGING_CHECKS: readonly Check[] = [
       expectThat(first.body['@count'] === 4, `"@count" is ${JSON.stringify(first.body['@count'])} for 4 matches`);
     }),
 
-  check('paging', 'top', { anchor: 'count-and-top', needs: ['listing', 'pages'] },
+  // Pages that skip or repeat items (next-link-walk failed) cannot show what $top caps.
+  check('paging', 'top', { anchor: 'count-and-top', needs: ['listing', 'pages', 'walk'] },
     '$top=3 caps the total across pages: 2 items, then 1, then no "@nextLink"',
     async (c) => {
       const listing = c.listing();
