@@ -134,7 +134,10 @@ export class Engine {
         if (this.state.budgetSpent) return { verdict: 'SKIP', detail: `not judged: ${error.message}` };
         return { verdict: 'FAIL', detail: error.message };
       }
-      if (this.state.transportTrouble) return { verdict: 'FAIL', detail: `no answer: ${transportFailure(error)}` };
+      if (this.state.transportTrouble) {
+        const why = transportFailure(error);
+        return { verdict: 'FAIL', detail: why.startsWith('no answer') ? why : `no answer: ${why}` };
+      }
       // Something the server sent that a check could not even read (a Location that is no URL, say).
       const message = error instanceof Error ? error.message : String(error);
       return { verdict: 'FAIL', detail: `unreadable answer: ${message}` };
@@ -181,11 +184,11 @@ export class Engine {
         if (name === undefined) throw new CheckDeclarationError(`${check.id}: the listing was not made`);
         return name;
       },
-      makeListing: () => {
+      makeListing: (method) => {
         if (PREREQUISITES.listing.check !== check.id) {
           throw new CheckDeclarationError(`${check.id} calls makeListing(), which ${PREREQUISITES.listing.check} owns`);
         }
-        return state.makeListing();
+        return state.makeListing(method);
       },
       newQueryName: () => state.newQueryName(),
       webhook: options.webhook,

@@ -64,6 +64,10 @@ export const PREREQUISITES = {
     check: 'paging/max-page-size',
     what: 'a collection with more than one page',
   },
+  filter: {
+    check: 'paging/filter-eq',
+    what: 'a $filter applied to a collection',
+  },
   walk: {
     check: 'paging/next-link-walk',
     what: 'every item listed once by following "@nextLink"',

@@ -102,8 +102,11 @@ export interface CheckContext {
   newItem(fields?: JsonObject): Promise<MadeItem>;
   /** The listing collection of LISTING_ITEMS items, made once for the run (needs `listing`). */
   listing(): string;
-  /** Makes the listing collection: only the setup check that provides `listing` calls it. */
-  makeListing(): Promise<string>;
+  /**
+   * Makes the listing collection, its items created with `method` (POST carries each item's id in
+   * its body): only the setup check that provides `listing` calls it.
+   */
+  makeListing(method: 'PUT' | 'POST'): Promise<string>;
   /** A query resource name not yet used in the run's collection. */
   newQueryName(): string;
   /** The receiver, when the run was given a secret it accepts. */

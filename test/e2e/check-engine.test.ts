@@ -180,7 +180,6 @@ describe('resapi check against a tiny server that answers 200 to a create and ba
       'errors/not-an-object',
       'errors/id-mismatch',
       'errors/inexact-number',
-      'errors/no-internal-details',
       'errors/request-id',
       'errors/unsupported-media-type',
       'errors/content-too-large',

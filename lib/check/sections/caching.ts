@@ -155,8 +155,9 @@ export const CACHING_CHECKS: readonly Check[] = [
     }),
 
   // The page size depends on Prefer (RFC 7240 §2); a cache ignoring it would answer a request for
-  // 5 items per page with a stored page of 50.
-  check('caching', 'collection-vary-prefer', { anchor: 'vary', rfc: 'RFC 7240 §2', needs: ['listing'] },
+  // 5 items per page with a stored page of 50. Where Prefer changes nothing (paging/max-page-size
+  // failed), there is nothing to vary on.
+  check('caching', 'collection-vary-prefer', { anchor: 'vary', rfc: 'RFC 7240 §2', needs: ['listing', 'pages'] },
     'A collection page carries Vary: Prefer (even when no Prefer was sent)',
     async (c) => {
       const listing = c.listing();
