@@ -7,7 +7,7 @@
 import { PREREQUISITES, type PrerequisiteName } from './prerequisites.js';
 import { ProbeRefused } from './probe.js';
 import { unreachable, transportFailure } from './reach.js';
-import { citationText, ruleUrl } from './rules.js';
+import { anchorFor, citationText, ruleUrl } from './rules.js';
 import type { CheckOutcome, Verdict } from './run.js';
 import type { Exchange, RunState } from './state.js';
 import { CheckBlocked, CheckFailed, CheckSkipped, CONDITION_MISSING, SECTIONS } from './types.js';
@@ -202,13 +202,14 @@ export class Engine {
   }
 
   private outcome(check: Check, judgement: Judgement, ms: number, exchanges: Exchange[]): CheckOutcome {
-    const { id, section, rule, anchor, rfc, needs } = check;
+    const { id, section, rule, rfc, needs } = check;
     const { verdict, detail, blockedBy } = judgement;
+    const anchor = anchorFor(check.anchor, check.schemeRule, this.options.webhook?.scheme);
     return {
       id,
       section,
       rule,
-      source: citationText(check),
+      source: citationText(rfc === undefined ? { anchor } : { anchor, rfc }),
       anchor,
       ...(rfc === undefined ? {} : { rfc }),
       ...(this.options.docsBase === undefined ? {} : { ruleUrl: ruleUrl(this.options.docsBase, anchor) }),

@@ -86,7 +86,7 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
     }),
 
   check('webhooks', 'missing-signature',
-    { anchor: 'webhook-signature', needs: ['receiver', 'verifies'], requires: ['webhook-secret'] },
+    { anchor: 'webhook-signature', needs: ['receiver', 'verifies'], requires: ['webhook-secret'], schemeRule: true },
     'An event without its signature is refused with 401 and not recorded ' +
       '(the same event signed afterwards is accepted)',
     async (c) => {
@@ -97,7 +97,7 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
     }),
 
   check('webhooks', 'wrong-signature',
-    { anchor: 'webhook-signature', needs: ['receiver'], requires: ['webhook-secret'] },
+    { anchor: 'webhook-signature', needs: ['receiver'], requires: ['webhook-secret'], schemeRule: true },
     'An event signed with another secret is refused with 401 and not recorded',
     async (c) => {
       const receiver = receiverOf(c);
@@ -107,7 +107,7 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
     }),
 
   check('webhooks', 'raw-bytes',
-    { anchor: 'webhook-signature', needs: ['receiver', 'verifies'], requires: ['webhook-secret'] },
+    { anchor: 'webhook-signature', needs: ['receiver', 'verifies'], requires: ['webhook-secret'], schemeRule: true },
     'The signature covers the exact raw body bytes: ' +
       'one over the same JSON re-encoded (other whitespace) is refused with 401',
     async (c) => {
@@ -152,7 +152,7 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
   // resapi's X-Timestamp is not signed, so a stale one is a 400; where the scheme signs the timestamp
   // (Standard Webhooks, Stripe), a stale one fails the signature, and a 401 is as good a refusal.
   check('webhooks', 'stale-timestamp',
-    { anchor: 'webhook-timestamp', needs: ['receiver'], requires: ['webhook-secret'] },
+    { anchor: 'webhook-timestamp', needs: ['receiver'], requires: ['webhook-secret'], schemeRule: true },
     'A stale, future or unreadable timestamp is refused (400; or 401 where the scheme signs it) and not recorded',
     async (c) => {
       const receiver = receiverOf(c);
@@ -167,7 +167,8 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
       expectOutcome(await signed(c, receiver, delivery), 'accepted');
     }),
 
-  check('webhooks', 'event-shape', { anchor: 'webhook-event-body', needs: ['receiver'], requires: ['webhook-secret'] },
+  check('webhooks', 'event-shape',
+    { anchor: 'webhook-event-body', needs: ['receiver'], requires: ['webhook-secret'], schemeRule: true },
     'A signed body that is not an event (no id or kind where the scheme reads them, not JSON) is refused with 400',
     async (c) => {
       const receiver = receiverOf(c);
