@@ -32,6 +32,8 @@ export interface CatalogueEntry {
   readonly anchor: Anchor;
   /** The RFC or OData section the rule comes from, when there is one. */
   readonly rfc?: SpecReference;
+  /** The rule is the receiving scheme's: a run with another scheme cites that scheme's section instead. */
+  readonly schemeRule: boolean;
   /** The ids of the checks it needs (CONVENTIONS.md#conformance-checker): when one fails, it is blocked. */
   readonly prerequisites: readonly string[];
   /** What the run must be given for it to apply (credentials, a receiver secret). */
@@ -49,12 +51,13 @@ export function checksInOrder(): Check[] {
  * test that collects every citation the checker makes.
  */
 export function checkCatalogue(): CatalogueEntry[] {
-  return checksInOrder().map(({ id, section, rule, anchor, rfc, needs, requires }) => ({
+  return checksInOrder().map(({ id, section, rule, anchor, rfc, schemeRule, needs, requires }) => ({
     id,
     section,
     rule,
     anchor,
     ...(rfc === undefined ? {} : { rfc }),
+    schemeRule,
     prerequisites: needs.map((name) => PREREQUISITES[name].check),
     requires,
   }));

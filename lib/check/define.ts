@@ -7,6 +7,8 @@ import type { Check, CheckContext, Condition, Section } from './types.js';
 export interface Declaration extends Citation {
   readonly needs?: readonly PrerequisiteName[];
   readonly requires?: readonly Condition[];
+  /** The rule is the receiving scheme's: another scheme's runs cite that scheme's section. */
+  readonly schemeRule?: boolean;
 }
 
 /**
@@ -21,9 +23,9 @@ export function check(
   rule: string,
   run: (context: CheckContext) => Promise<void>,
 ): Check {
-  const { anchor, rfc, needs = [], requires = [] } = declaration;
+  const { anchor, rfc, needs = [], requires = [], schemeRule = false } = declaration;
   const cited = rfc === undefined ? { anchor } : { anchor, rfc };
-  return { id: `${section}/${name}`, section, rule, ...cited, needs, requires, run };
+  return { id: `${section}/${name}`, section, rule, ...cited, schemeRule, needs, requires, run };
 }
 
 export const JSON_BODY = { 'Content-Type': 'application/json' } as const;

@@ -7,7 +7,7 @@
 import { PREREQUISITES, type PrerequisiteName } from './prerequisites.js';
 import { ProbeRefused } from './probe.js';
 import { unreachable, transportFailure } from './reach.js';
-import { citationText, ruleUrl } from './rules.js';
+import { anchorFor, citationText, ruleUrl } from './rules.js';
 import type { CheckOutcome, Verdict } from './run.js';
 import type { Exchange, RunState } from './state.js';
 import { CheckBlocked, CheckFailed, CheckSkipped, CONDITION_MISSING, SECTIONS } from './types.js';
@@ -134,7 +134,10 @@ export class Engine {
         if (this.state.budgetSpent) return { verdict: 'SKIP', detail: `not judged: ${error.message}` };
         return { verdict: 'FAIL', detail: error.message };
       }
-      if (this.state.transportTrouble) return { verdict: 'FAIL', detail: `no answer: ${transportFailure(error)}` };
+      if (this.state.transportTrouble) {
+        const why = transportFailure(error);
+        return { verdict: 'FAIL', detail: why.startsWith('no answer') ? why : `no answer: ${why}` };
+      }
       // Something the server sent that a check could not even read (a Location that is no URL, say).
       const message = error instanceof Error ? error.message : String(error);
       return { verdict: 'FAIL', detail: `unreadable answer: ${message}` };
@@ -181,11 +184,11 @@ export class Engine {
         if (name === undefined) throw new CheckDeclarationError(`${check.id}: the listing was not made`);
         return name;
       },
-      makeListing: () => {
+      makeListing: (method) => {
         if (PREREQUISITES.listing.check !== check.id) {
           throw new CheckDeclarationError(`${check.id} calls makeListing(), which ${PREREQUISITES.listing.check} owns`);
         }
-        return state.makeListing();
+        return state.makeListing(method);
       },
       newQueryName: () => state.newQueryName(),
       webhook: options.webhook,
@@ -199,13 +202,14 @@ export class Engine {
   }
 
   private outcome(check: Check, judgement: Judgement, ms: number, exchanges: Exchange[]): CheckOutcome {
-    const { id, section, rule, anchor, rfc, needs } = check;
+    const { id, section, rule, rfc, needs } = check;
     const { verdict, detail, blockedBy } = judgement;
+    const anchor = anchorFor(check.anchor, check.schemeRule, this.options.webhook?.scheme);
     return {
       id,
       section,
       rule,
-      source: citationText(check),
+      source: citationText(rfc === undefined ? { anchor } : { anchor, rfc }),
       anchor,
       ...(rfc === undefined ? {} : { rfc }),
       ...(this.options.docsBase === undefined ? {} : { ruleUrl: ruleUrl(this.options.docsBase, anchor) }),

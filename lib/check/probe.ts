@@ -25,6 +25,13 @@ export interface ProbeResponse {
   header(name: string): string | undefined;
   /** The body parsed as JSON, or undefined when it is not JSON. */
   json(): unknown;
+  /**
+   * Whether bytes followed a response that can have no content (a 304, a 204, the answer to HEAD,
+   * RFC 9110 §6.4.1): the parser ends such a message at its header section and reads what follows
+   * as the start of another response. Seen when they come with the header section, as from a server
+   * that writes the message at once. The message itself is kept; a check judges the bytes.
+   */
+  readonly bodyWhereNone: boolean;
 }
 
 export class ProbeRefused extends Error {}
@@ -88,9 +95,22 @@ export class Probe {
     const transport = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       const outgoing = transport(url, { method: request.method, headers, agent: false });
+      /** The answer so far, once its header section came: a message with no content is whole then. */
+      let bodiless: { status: number; raw: readonly string[] } | undefined;
       outgoing.setTimeout(timeoutMs, () => outgoing.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-      outgoing.on('error', reject);
+      outgoing.on('error', (error: Error & { code?: unknown }) => {
+        // The parser's error (HPE_*) after a message that has no content: bytes came where none belong.
+        const parsing = typeof error.code === 'string' && error.code.startsWith('HPE_');
+        if (bodiless !== undefined && parsing) {
+          resolve(response(url.href, bodiless.status, bodiless.raw, Buffer.alloc(0), true));
+          return;
+        }
+        reject(error);
+      });
       outgoing.on('response', (answer) => {
+        const status = answer.statusCode ?? 0;
+        const noContent = request.method === 'HEAD' || status === 204 || status === 304;
+        if (noContent) bodiless = { status, raw: answer.rawHeaders };
         const chunks: Buffer[] = [];
         let size = 0;
         answer.on('data', (chunk: Buffer) => {
@@ -99,7 +119,7 @@ export class Probe {
         });
         answer.on('error', reject);
         answer.on('end', () => {
-          resolve(response(url.href, answer.statusCode ?? 0, answer.rawHeaders, Buffer.concat(chunks)));
+          resolve(response(url.href, status, answer.rawHeaders, Buffer.concat(chunks), false));
         });
       });
       outgoing.end(body);
@@ -107,7 +127,13 @@ export class Probe {
   }
 }
 
-function response(url: string, status: number, raw: readonly string[], bytes: Buffer): ProbeResponse {
+function response(
+  url: string,
+  status: number,
+  raw: readonly string[],
+  bytes: Buffer,
+  bodyWhereNone: boolean,
+): ProbeResponse {
   const lines = new Map<string, string[]>();
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = (raw[i] as string).toLowerCase();
@@ -122,6 +148,7 @@ function response(url: string, status: number, raw: readonly string[], bytes: Bu
     lines,
     bytes,
     text,
+    bodyWhereNone,
     header: (name) => lines.get(name.toLowerCase())?.join(', '),
     json: () => {
       try {

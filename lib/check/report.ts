@@ -3,10 +3,11 @@
 // check's id, its rule and the anchor of its section of CONVENTIONS.md (`#etags`), and for anything
 // but a PASS why, cut with … to fit (the rule gives way first, down to a minimum). With `verbose`
 // outcomes, indented lines under each check give the whole rule, the whole reason and what was sent
-// and seen; with the document's URL (`--docs-base`), the rule's address goes on an indented line of
-// its own, which may be longer. Then the summary: the totals, each failure as a root cause with the
-// checks it blocked, and a table of sections with a score each. Or the same as one JSON document
-// (`--json`). Pure: a report in, text out.
+// and seen (each request and answer wrapped, never cut: it is what a reader opens --verbose for);
+// with the document's URL (`--docs-base`), the rule's address goes on an indented line of its own,
+// which may be longer. Then the summary: the totals, each failure as a root cause with the checks it
+// blocked, and a table of sections with a score each. Or the same as one JSON document (`--json`).
+// Pure: a report in, text out.
 import type { CheckOutcome, CheckReport, RootCause, SectionScore } from './run.js';
 import { CONVENTIONS_DOCUMENT } from './rules.js';
 import type { Exchange } from './state.js';
@@ -16,6 +17,8 @@ import { SECTIONS, type Section } from './types.js';
 export const REPORT_WIDTH = 120;
 /** Where everything under a check line starts: under its id, past `  BLOCKED  `. */
 const INDENT = ' '.repeat(11);
+/** Where a request or an answer that takes more than one line goes on, under its first field. */
+const HANGING = ' '.repeat(13);
 /** Characters of the rule a line keeps however long the reason is. */
 const MIN_RULE = 28;
 /** The table's columns after the section's title. */
@@ -76,9 +79,10 @@ function summaryLines(report: CheckReport): string[] {
   return lines;
 }
 
-/** `  resources/put-create blocks 38 -- expected 201, got 200 …`. */
+/** `  resources/put-create blocks 38 -- expected 201, got 200 …`; a failure that blocked nothing, without the count. */
 function causeLine(cause: RootCause): string {
-  return fit(`  ${cause.id} blocks ${cause.blocked.length} -- ${cause.detail}`, REPORT_WIDTH);
+  const blocks = cause.blocked.length === 0 ? '' : ` blocks ${cause.blocked.length}`;
+  return fit(`  ${cause.id}${blocks} -- ${cause.detail}`, REPORT_WIDTH);
 }
 
 /** Each section's counts and score: pass / (pass + fail + blocked), skips left out. */
@@ -110,30 +114,35 @@ function verboseLines(outcome: CheckOutcome, exchanges: readonly Exchange[]): st
     const fields = Object.entries(exchange.headers).map(([name, value]) => `${name}: ${value}`);
     const body = exchange.body === undefined ? [] : [exchange.body];
     const sent = [`> ${exchange.method} ${exchange.path}`, ...fields, ...body];
-    lines.push(fit(`${INDENT}${sent.join(' | ')}`, REPORT_WIDTH));
+    lines.push(...wrap(sent.join(' | '), HANGING));
     if (exchange.error !== undefined) {
-      lines.push(fit(`${INDENT}< no answer: ${exchange.error}`, REPORT_WIDTH));
+      lines.push(...wrap(`< no answer: ${exchange.error}`, HANGING));
       continue;
     }
     const answer = Object.entries(exchange.responseHeaders ?? {}).map(([name, value]) => `${name}: ${value}`);
     const seenBody = exchange.responseBody === undefined ? [] : [exchange.responseBody];
-    lines.push(fit(`${INDENT}< ${[String(exchange.status), ...answer, ...seenBody].join(' | ')}`, REPORT_WIDTH));
+    lines.push(...wrap(`< ${[String(exchange.status), ...answer, ...seenBody].join(' | ')}`, HANGING));
   }
   return lines;
 }
 
-/** `text` in lines under the check's id, each at most REPORT_WIDTH, broken at spaces where it can be. */
-function wrap(text: string): string[] {
-  const width = REPORT_WIDTH - INDENT.length;
+/**
+ * `text` in lines under the check's id, each at most REPORT_WIDTH, broken at spaces where it can be;
+ * lines after the first start at `hanging`.
+ */
+function wrap(text: string, hanging = INDENT): string[] {
   const lines: string[] = [];
+  let indent = INDENT;
   let rest = [...oneLine(text).replace(/ +/g, ' ')];
-  while (rest.length > width) {
+  while (rest.length > REPORT_WIDTH - indent.length) {
+    const width = REPORT_WIDTH - indent.length;
     const space = rest.lastIndexOf(' ', width);
     const cut = space > width / 2 ? space : width;
-    lines.push(`${INDENT}${rest.slice(0, cut).join('')}`);
+    lines.push(`${indent}${rest.slice(0, cut).join('')}`);
     rest = rest.slice(rest[cut] === ' ' ? cut + 1 : cut);
+    indent = hanging;
   }
-  lines.push(`${INDENT}${rest.join('')}`);
+  lines.push(`${indent}${rest.join('')}`);
   return lines;
 }
 

@@ -5,11 +5,11 @@
 // item it did not make. Clean-up removes only what a write of the run was seen to store (a 2xx to a
 // PUT or POST in those collections, not since deleted), and says nothing when that was nothing.
 import { isJsonObject, type JsonObject } from '../json.js';
-import { JSON_CREATE_ONLY } from './define.js';
+import { JSON_BODY, JSON_CREATE_ONLY } from './define.js';
 import { expectHeader, expectStatus, seen } from './expect.js';
 import { ProbeRefused, type Probe, type ProbeRequest, type ProbeResponse } from './probe.js';
 import { transportFailure } from './reach.js';
-import { CheckFailed, LISTING_ITEMS, listingItem, type MadeItem } from './types.js';
+import { CheckBlocked, CheckFailed, LISTING_ITEMS, listingItem, type MadeItem } from './types.js';
 
 /** One request of a check and its answer, as `--verbose` shows them. */
 export interface Exchange {
@@ -138,12 +138,28 @@ export class RunState {
     return this.listingMade ? this.listingCollection : undefined;
   }
 
-  async makeListing(): Promise<string> {
+  /**
+   * Creates the listing's items with PUT and If-None-Match: *, or with POST to the collection, each
+   * carrying its id. A POST that does not keep the id it was sent leaves the listing unmade: the
+   * server cannot create with PUT (or the caller would not POST), so the check is blocked by that.
+   */
+  async makeListing(method: 'PUT' | 'POST'): Promise<string> {
     for (let n = 1; n <= LISTING_ITEMS; n++) {
       const doc = listingItem(n);
-      const path = `/${this.listingCollection}/${String(doc['id'])}`;
-      const response = await this.send({ method: 'PUT', path, headers: JSON_CREATE_ONLY, body: JSON.stringify(doc) });
-      if (response.status !== 201) throw new CheckFailed(`PUT ${path} answered ${seen(response)}`);
+      const id = String(doc['id']);
+      const path = `/${this.listingCollection}/${id}`;
+      const body = JSON.stringify(doc);
+      if (method === 'PUT') {
+        const response = await this.send({ method, path, headers: JSON_CREATE_ONLY, body });
+        if (response.status !== 201) throw new CheckFailed(`PUT ${path} answered ${seen(response)}`);
+        continue;
+      }
+      const response = await this.send({ method, path: `/${this.listingCollection}`, headers: JSON_BODY, body });
+      const made = response.status === 200 || response.status === 201 ? this.ownPath(madeAt(response)) : undefined;
+      if (made === undefined || !made.endsWith(path)) {
+        if (n === 1) throw new CheckBlocked('item');
+        throw new CheckFailed(`POST /${this.listingCollection} of "id": "${id}" answered ${seen(response)}`);
+      }
     }
     this.listingMade = true;
     return this.listingCollection;
@@ -212,6 +228,13 @@ export class RunState {
     );
     return inside ? url.href : undefined;
   }
+}
+
+/** Where a POST's answer says the item it made lives: its Location, else its body's `id` under the URL posted to. */
+function madeAt(response: ProbeResponse): string {
+  const location = response.header('location');
+  if (location !== undefined) return new URL(location, response.url).href;
+  return idPath(response.url, response) ?? response.url;
 }
 
 /** Where a POST's item lives when the answer names no Location: its `id` under the collection. */

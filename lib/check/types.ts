@@ -29,10 +29,15 @@ export interface Check {
   readonly section: Section;
   /** The rule, in one sentence. */
   readonly rule: string;
-  /** The section of CONVENTIONS.md that states the rule. */
+  /** The section of CONVENTIONS.md that states the rule (for resapi's own webhook scheme, where that matters). */
   readonly anchor: Anchor;
   /** The RFC or OData section the rule comes from, when there is one. */
   readonly rfc?: SpecReference;
+  /**
+   * Whether the rule is the receiving scheme's (how it signs, its timestamp, its event): a run that
+   * signs as another scheme cites that scheme's section instead of `anchor` (rules.ts anchorFor).
+   */
+  readonly schemeRule: boolean;
   /** What must hold before the check can judge its rule; each is another check, run once. */
   readonly needs: readonly PrerequisiteName[];
   /** What the run must be given for the check to apply at all; without it the check is skipped. */
@@ -102,8 +107,11 @@ export interface CheckContext {
   newItem(fields?: JsonObject): Promise<MadeItem>;
   /** The listing collection of LISTING_ITEMS items, made once for the run (needs `listing`). */
   listing(): string;
-  /** Makes the listing collection: only the setup check that provides `listing` calls it. */
-  makeListing(): Promise<string>;
+  /**
+   * Makes the listing collection, its items created with `method` (POST carries each item's id in
+   * its body): only the setup check that provides `listing` calls it.
+   */
+  makeListing(method: 'PUT' | 'POST'): Promise<string>;
   /** A query resource name not yet used in the run's collection. */
   newQueryName(): string;
   /** The receiver, when the run was given a secret it accepts. */

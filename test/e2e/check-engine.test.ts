@@ -15,6 +15,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { CHECK_FLAGS } from '../../lib/cli/args.js';
 import { checkCatalogue } from '../../lib/check/checks.js';
+import { SCHEME_ANCHORS } from '../../lib/check/rules.js';
 import { CheckUnreachable, runChecks, type CheckReport } from '../../lib/check/run.js';
 import { runBinary, startBinary } from '../support/binary.js';
 import { tempDirsForSuite } from '../support/temp-dir.js';
@@ -180,7 +181,6 @@ describe('resapi check against a tiny server that answers 200 to a create and ba
       'errors/not-an-object',
       'errors/id-mismatch',
       'errors/inexact-number',
-      'errors/no-internal-details',
       'errors/request-id',
       'errors/unsupported-media-type',
       'errors/content-too-large',
@@ -331,6 +331,17 @@ describe('resapi check --webhook-scheme against resapi receiving from a source o
         // Only the rules of resapi's own X-Signature (and GitHub's missing timestamp) do not apply elsewhere.
         const expected = scheme === 'resapi' ? [] : ['webhooks/sha256-prefix', 'webhooks/signature-once', ...(scheme === 'github' ? ['webhooks/stale-timestamp'] : [])];
         assert.deepEqual(skipped.sort(), expected.sort());
+        // A rule of the scheme cites the scheme's own section; one shared by every source, its own.
+        const cited = new Map(report.outcomes.map((outcome) => [outcome.id, outcome]));
+        const declared = new Map(checkCatalogue().map((entry) => [entry.id, entry.anchor]));
+        for (const id of ['webhooks/missing-signature', 'webhooks/wrong-signature', 'webhooks/raw-bytes', 'webhooks/stale-timestamp', 'webhooks/event-shape']) {
+          const anchor = scheme === 'resapi' ? declared.get(id) : SCHEME_ANCHORS[scheme as keyof typeof SCHEME_ANCHORS];
+          assert.equal(cited.get(id)?.anchor, anchor, id);
+          assert.equal(cited.get(id)?.source, `CONVENTIONS.md#${String(anchor)}`, id);
+        }
+        for (const [id, anchor] of [['webhooks/duplicate', 'deduplication'], ['webhooks/accepted', 'durable-acceptance'], ['webhooks/signature-before-parse', 'receiving-order']] as const) {
+          assert.equal(cited.get(id)?.anchor, anchor, id);
+        }
       } finally {
         await server.stop();
       }

@@ -26,7 +26,7 @@ const IDEMPOTENCY_KEY = 'Idempotency-Key';
 
 export const IDEMPOTENCE_CHECKS: readonly Check[] = [
   check('idempotence', 'put-repeat',
-    { anchor: 'idempotent-methods', rfc: 'RFC 9110 §9.2.2', needs: ['item', 'replace'] },
+    { anchor: 'idempotent-methods', rfc: 'RFC 9110 §9.2.2', needs: ['item', 'read', 'replace'] },
     'PUT is idempotent: the same representation PUT twice leaves the same stored state ' +
       '(same body, same ETag)',
     async (c) => {
@@ -54,7 +54,10 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       );
     }),
 
-  check('idempotence', 'conditional-put-retried', { anchor: 'idempotent-methods', needs: ['item', 'replace'] },
+  // The retry carries an ETag made stale by the first PUT: a server that takes a stale If-Match
+  // (conditional/if-match-stale failed) applies it again, which is that failure, not a second one.
+  check('idempotence', 'conditional-put-retried',
+    { anchor: 'idempotent-methods', needs: ['item', 'replace', 'stale'] },
     'A conditional PUT retried after it succeeded is refused with 412 and the value is applied only once',
     async (c) => {
       const item = await c.newItem({ name: 'before' });
@@ -128,7 +131,9 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       }
     }),
 
-  check('idempotence', 'post-key-reused', { anchor: 'idempotency-keys', needs: ['post'] },
+  // A server that ignores the key (post-key-replayed failed) creates again whatever the body: that
+  // failure, not a second one.
+  check('idempotence', 'post-key-reused', { anchor: 'idempotency-keys', needs: ['post', 'keys'] },
     'The same Idempotency-Key with a different body is refused with 422 and creates nothing',
     async (c) => {
       const key = `rcheck-${c.tag}-reused`;
@@ -181,7 +186,7 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       }
     }),
 
-  check('idempotence', 'post-key-twice', { anchor: 'idempotency-keys' },
+  check('idempotence', 'post-key-twice', { anchor: 'idempotency-keys', needs: ['keys'] },
     'An Idempotency-Key field sent twice is refused with 400',
     async (c) => {
       const response = await c.send({
@@ -191,7 +196,7 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
         body: JSON.stringify({ name: 'two keys' }),
       });
       await removeCreated(c, createdAt(c, response));
-      await expectProblem(c, await routeOrBlocked(c, response, 'post'), 400);
+      await expectProblem(c, response, 400);
     }),
 
   check('idempotence', 'bulk-once', { anchor: 'bulk-updates', needs: ['item'] },
@@ -240,7 +245,7 @@ export const IDEMPOTENCE_CHECKS: readonly Check[] = [
       await expectField(c, item.path, 'price', 10);
     }),
 
-  check('idempotence', 'undo-delete', { anchor: 'undo-delete', needs: ['item', 'delete'] },
+  check('idempotence', 'undo-delete', { anchor: 'undo-delete', needs: ['item', 'read', 'delete'] },
     'The undo request restores a deleted item: 200 with its representation and an ETag, ' +
       'and GET works again',
     async (c) => {

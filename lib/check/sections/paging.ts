@@ -29,10 +29,13 @@ const FOREIGN_HOST = 'evil.example';
 
 export const PAGING_CHECKS: readonly Check[] = [
   // The listing, made once: the collection every check of this section reads (the prerequisite `listing`).
-  check('paging', 'listing', { anchor: 'conditional-create', needs: ['item'] },
-    `Setup: ${LISTING_ITEMS} items created with PUT and If-None-Match: * in a collection of the run's own`,
+  // These checks are about reading collections, so a server that cannot create with PUT (a POST-only
+  // server, as many are) still gets them: the items are POSTed with their ids. Where that does not
+  // keep the ids either, the listing is blocked by resources/put-create.
+  check('paging', 'listing', { anchor: 'conditional-create' },
+    `Setup: ${LISTING_ITEMS} items created with PUT and If-None-Match: * (else POST) in a collection of the run's own`,
     async (c) => {
-      await c.makeListing();
+      await c.makeListing((await c.holds('item')) ? 'PUT' : 'POST');
     }),
 
   // The prerequisite `pages`: without a next page, no check of links, tokens or page sizes can judge.
@@ -60,10 +63,8 @@ export const PAGING_CHECKS: readonly Check[] = [
     'Following "@nextLink" visits every item exactly once, and the last page has no "@nextLink"',
     async (c) => {
       const listing = c.listing();
+      // How many items each page holds is page-size-kept's rule: this one judges which come back.
       const pages = await walk(c, `/${listing}`, PAGE_OF_5);
-      for (const { value, response } of pages) {
-        expectThat(value.length <= 5, `a page asked to hold at most 5 items holds ${value.length}: ${seen(response)}`);
-      }
       expectIds(pages.flatMap(({ value }) => value), listingIds(), 'the walk', false);
     }),
 
@@ -152,7 +153,8 @@ export const PAGING_CHECKS: readonly Check[] = [
       expectIds(only.value, listingIds(), 'the page', false);
     }),
 
-  check('paging', 'max-page-size-clamped', { anchor: 'page-size', needs: ['listing'] },
+  // A server that ignores maxpagesize (max-page-size failed) has nothing to clamp.
+  check('paging', 'max-page-size-clamped', { anchor: 'page-size', needs: ['listing', 'pages'] },
     'A maxpagesize above the maximum is clamped, not refused: Preference-Applied names at most 1000',
     async (c) => {
       const listing = c.listing();
@@ -164,6 +166,8 @@ export const PAGING_CHECKS: readonly Check[] = [
       expectThat(clamped, `Preference-Applied: ${applied} after asking for 5000`);
     }),
 
+  // The prerequisite `filter`: a server that ignores $filter fails here once, and every other check
+  // of a filter (its errors, its operators, $count over matches) is blocked by it.
   check('paging', 'filter-eq', { anchor: 'filter-expressions', rfc: 'OData 4.01 Part 2 §5.1.1', needs: ['listing'] },
     "$filter=category eq 'c3' returns exactly the items whose category is c3",
     async (c) => {
@@ -171,7 +175,7 @@ export const PAGING_CHECKS: readonly Check[] = [
       await expectQuery(c, listing, { $filter: "category eq 'c3'" }, listingIds(3, 6, 9, 12));
     }),
 
-  check('paging', 'filter-no-match', { anchor: 'filter-expressions', needs: ['listing'] },
+  check('paging', 'filter-no-match', { anchor: 'filter-expressions', needs: ['listing', 'filter'] },
     'A well-formed filter with no match answers 200 with an empty "value"',
     async (c) => {
       const listing = c.listing();
@@ -180,7 +184,7 @@ export const PAGING_CHECKS: readonly Check[] = [
       expectThat(empty, `expected "value": [] and no "@nextLink", got ${seen(only.response)}`);
     }),
 
-  check('paging', 'filter-unknown-property', { anchor: 'filter-errors-and-budget', needs: ['listing'] },
+  check('paging', 'filter-unknown-property', { anchor: 'filter-errors-and-budget', needs: ['listing', 'filter'] },
     'A non-existent property in a filter is refused with a 4xx problem',
     async (c) => {
       const listing = c.listing();
@@ -189,7 +193,7 @@ export const PAGING_CHECKS: readonly Check[] = [
       await expectProblem(c, response, response.status);
     }),
 
-  check('paging', 'filter-syntax-error', { anchor: 'filter-errors-and-budget', needs: ['listing'] },
+  check('paging', 'filter-syntax-error', { anchor: 'filter-errors-and-budget', needs: ['listing', 'filter'] },
     'A filter that is not well-formed is refused with 400',
     async (c) => {
       const listing = c.listing();
@@ -254,7 +258,7 @@ export const PAGING_CHECKS: readonly Check[] = [
       );
     }),
 
-  check('paging', 'count', { anchor: 'count-and-top', needs: ['listing', 'pages'] },
+  check('paging', 'count', { anchor: 'count-and-top', needs: ['listing', 'pages', 'filter'] },
     '$count=true adds "@count", the number of all matches, not of the page',
     async (c) => {
       const listing = c.listing();
@@ -265,7 +269,8 @@ export const PAGING_CHECKS: readonly Check[] = [
       expectThat(first.body['@count'] === 4, `"@count" is ${JSON.stringify(first.body['@count'])} for 4 matches`);
     }),
 
-  check('paging', 'top', { anchor: 'count-and-top', needs: ['listing', 'pages'] },
+  // Pages that skip or repeat items (next-link-walk failed) cannot show what $top caps.
+  check('paging', 'top', { anchor: 'count-and-top', needs: ['listing', 'pages', 'walk'] },
     '$top=3 caps the total across pages: 2 items, then 1, then no "@nextLink"',
     async (c) => {
       const listing = c.listing();
@@ -274,7 +279,8 @@ export const PAGING_CHECKS: readonly Check[] = [
       expectThat(sizes === '2, 1', `pages of ${sizes} items for $top=3 in pages of 2`);
     }),
 
-  check('paging', 'filter-in', { anchor: 'filter-expressions', rfc: 'OData 4.01 Part 2 §5.1.1.1', needs: ['listing'] },
+  check('paging', 'filter-in',
+    { anchor: 'filter-expressions', rfc: 'OData 4.01 Part 2 §5.1.1.1', needs: ['listing', 'filter'] },
     "$filter with in (...) matches any of the listed values",
     async (c) => {
       const listing = c.listing();
@@ -282,7 +288,8 @@ export const PAGING_CHECKS: readonly Check[] = [
       await expectQuery(c, listing, { $filter: "category in ('c1','c3')" }, expected);
     }),
 
-  check('paging', 'filter-logic', { anchor: 'filter-grammar', rfc: 'OData 4.01 Part 2 §5.1.1', needs: ['listing'] },
+  check('paging', 'filter-logic',
+    { anchor: 'filter-grammar', rfc: 'OData 4.01 Part 2 §5.1.1', needs: ['listing', 'filter'] },
     '$filter combines and, or and not with OData precedence (not, then and, then or)',
     async (c) => {
       const listing = c.listing();
@@ -291,7 +298,7 @@ export const PAGING_CHECKS: readonly Check[] = [
     }),
 
   check('paging', 'filter-functions',
-    { anchor: 'filter-expressions', rfc: 'OData 4.01 Part 2 §5.1.1', needs: ['listing'] },
+    { anchor: 'filter-expressions', rfc: 'OData 4.01 Part 2 §5.1.1', needs: ['listing', 'filter'] },
     '$filter supports string functions and any() over arrays',
     async (c) => {
       const listing = c.listing();

@@ -6,7 +6,10 @@
 // (CONVENTIONS.md#receiving-order); the timestamp (CONVENTIONS.md#webhook-timestamp), the event's
 // shape (CONVENTIONS.md#webhook-event-body), and the statuses and bodies. They need a secret the
 // receiver accepts (`--webhook-secret-env`): without one they are skipped, and when a correctly signed
-// event is not accepted (webhooks/accepted) the others are blocked by it. Every event they send has an
+// event is not accepted (webhooks/accepted) the others are blocked by it. A receiver that takes a
+// delivery signed with another secret, or records it before refusing it (webhooks/wrong-signature),
+// blocks the other refusals of a signature, which could only say so again; one that does not
+// deduplicate (webhooks/duplicate) blocks dedup-by-id. Every event they send has an
 // id made from the run's random tag, so no two runs share one; the receiver keeps those ids (dedup),
 // which is the point.
 import type { WebhookScheme } from '../../config.js';
@@ -72,7 +75,8 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
       expectOutcome(await signed(c, receiver, delivery), 'duplicate');
     }),
 
-  check('webhooks', 'dedup-by-id', { anchor: 'deduplication', needs: ['receiver'], requires: ['webhook-secret'] },
+  check('webhooks', 'dedup-by-id',
+    { anchor: 'deduplication', needs: ['receiver', 'dedup'], requires: ['webhook-secret'] },
     'Deduplication is by the event id: the same id with a different body is a duplicate',
     async (c) => {
       const receiver = receiverOf(c);
@@ -82,7 +86,7 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
     }),
 
   check('webhooks', 'missing-signature',
-    { anchor: 'webhook-signature', needs: ['receiver'], requires: ['webhook-secret'] },
+    { anchor: 'webhook-signature', needs: ['receiver', 'verifies'], requires: ['webhook-secret'], schemeRule: true },
     'An event without its signature is refused with 401 and not recorded ' +
       '(the same event signed afterwards is accepted)',
     async (c) => {
@@ -93,7 +97,7 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
     }),
 
   check('webhooks', 'wrong-signature',
-    { anchor: 'webhook-signature', needs: ['receiver'], requires: ['webhook-secret'] },
+    { anchor: 'webhook-signature', needs: ['receiver'], requires: ['webhook-secret'], schemeRule: true },
     'An event signed with another secret is refused with 401 and not recorded',
     async (c) => {
       const receiver = receiverOf(c);
@@ -102,7 +106,8 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
       expectOutcome(await signed(c, receiver, delivery), 'accepted');
     }),
 
-  check('webhooks', 'raw-bytes', { anchor: 'webhook-signature', needs: ['receiver'], requires: ['webhook-secret'] },
+  check('webhooks', 'raw-bytes',
+    { anchor: 'webhook-signature', needs: ['receiver', 'verifies'], requires: ['webhook-secret'], schemeRule: true },
     'The signature covers the exact raw body bytes: ' +
       'one over the same JSON re-encoded (other whitespace) is refused with 401',
     async (c) => {
@@ -114,7 +119,7 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
     }),
 
   check('webhooks', 'signature-before-parse',
-    { anchor: 'receiving-order', needs: ['receiver'], requires: ['webhook-secret'] },
+    { anchor: 'receiving-order', needs: ['receiver', 'verifies'], requires: ['webhook-secret'] },
     'The signature is verified before the body is parsed: ' +
       'an unsigned body that is not JSON gets 401, not 400',
     async (c) => {
@@ -133,7 +138,7 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
     }),
 
   check('webhooks', 'signature-once',
-    { anchor: 'webhook-signature', needs: ['receiver'], requires: ['webhook-secret'] },
+    { anchor: 'webhook-signature', needs: ['receiver', 'verifies'], requires: ['webhook-secret'] },
     'X-Signature sent twice is refused with 401 and not recorded',
     async (c) => {
       const receiver = resapiScheme(receiverOf(c));
@@ -147,7 +152,7 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
   // resapi's X-Timestamp is not signed, so a stale one is a 400; where the scheme signs the timestamp
   // (Standard Webhooks, Stripe), a stale one fails the signature, and a 401 is as good a refusal.
   check('webhooks', 'stale-timestamp',
-    { anchor: 'webhook-timestamp', needs: ['receiver'], requires: ['webhook-secret'] },
+    { anchor: 'webhook-timestamp', needs: ['receiver'], requires: ['webhook-secret'], schemeRule: true },
     'A stale, future or unreadable timestamp is refused (400; or 401 where the scheme signs it) and not recorded',
     async (c) => {
       const receiver = receiverOf(c);
@@ -162,7 +167,8 @@ export const WEBHOOK_CHECKS: readonly Check[] = [
       expectOutcome(await signed(c, receiver, delivery), 'accepted');
     }),
 
-  check('webhooks', 'event-shape', { anchor: 'webhook-event-body', needs: ['receiver'], requires: ['webhook-secret'] },
+  check('webhooks', 'event-shape',
+    { anchor: 'webhook-event-body', needs: ['receiver'], requires: ['webhook-secret'], schemeRule: true },
     'A signed body that is not an event (no id or kind where the scheme reads them, not JSON) is refused with 400',
     async (c) => {
       const receiver = receiverOf(c);
