@@ -11,10 +11,10 @@
 //
 // For writes the suite also reports, for resapi and for the ideal server, the bytes written per
 // acknowledged write and the writes per fdatasync (resapi's from /$metrics: the journal's bytes and its
-// group commits, each one write and one fdatasync, counted once the work a write leaves behind, a
-// webhook's outcome or a delivery's, is written too), and at the end of each round the /$health
-// latency and resapi's resident memory; for a write with a subscription, how long after the load's
-// end the last delivery was made. With `--profile DIR` each scenario gets a resapi process of its own
+// group commits, each one write and one fdatasync, over the warm-up and the measured load and counted
+// once the work a write leaves behind, a webhook's outcome or a delivery's, is written too), and at
+// the end of each round the /$health latency and resapi's resident memory; for a write with a
+// subscription, how long after the load's end the last delivery was made. With `--profile DIR` each scenario gets a resapi process of its own
 // started with `node --cpu-prof`, so each profile holds one scenario's load. Figures are printed and
 // saved, never asserted.
 import { readFileSync, writeFileSync, openSync, writeSync, closeSync, mkdirSync } from 'node:fs';
@@ -96,7 +96,8 @@ interface StoreTotals {
 const SETTLE_SECONDS = 10;
 /** How long the work a load leaves behind (outcomes, deliveries) may take before the suite gives up waiting. */
 const QUIET_LIMIT_MS = 60_000;
-const POLL_MS = 100;
+/** Between two scrapes of /$metrics while waiting (a scrape counts the inbox and outbox, work the server does too). */
+const POLL_MS = 250;
 /** Rounds of a scenario's requests that are not measured: must-not-repeat ids differ from the measured ones. */
 const CAPTURE_ROUND = -1;
 const SETTLE_ROUND = -2;
@@ -135,7 +136,9 @@ export async function benchSuite(report: Report, options: SuiteOptions): Promise
         for (const scenario of scenarios) {
           if (options.profileDir !== undefined) resapi = await start(scenario, `${size}-${scenario.key}.cpuprofile`);
           const servers = { resapi: resapi as Child, memory, receiver: receiver.url };
+          const began = performance.now();
           const result = await measure(scenario, servers, size, folder, options);
+          process.stdout.write(`  (${scenario.key} took ${((performance.now() - began) / 1000).toFixed(0)} s)\n`);
           if (options.profileDir !== undefined) await resapi?.stop();
           const base = results.find((earlier) => earlier.scenario === scenario.key && earlier.items === options.sizes[0]);
           const withBase = base === undefined || size === options.sizes[0] ? result : { ...result, vs10k: result.ratio / base.ratio };
@@ -193,15 +196,14 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
   const bare = options.bare ? await spawnBare(sample.status, sample.body, contentType) : undefined;
   const timed = (url: URL, requests: readonly Buffer[], seconds: number): Promise<LoadResult> => load({ url, requests, connections: options.connections, seconds, scratch });
   // A warm-up, then the measured load, its server's CPU counted around it.
-  const run = async (child: Child, warmup: readonly Buffer[], requests: readonly Buffer[], between?: () => Promise<void>): Promise<Measured> => {
-    await timed(child.url, warmup, options.warmupSeconds);
-    await between?.();
+  const run = async (child: Child, warmup: readonly Buffer[], requests: readonly Buffer[]): Promise<Measured & { warmup: LoadResult }> => {
+    const warm = await timed(child.url, warmup, options.warmupSeconds);
     const cpu = cpuSeconds(child);
     const started = process.hrtime.bigint();
     const measured = await timed(child.url, requests, options.seconds);
     const used = cpuSeconds(child);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    return { load: measured, serverCpu: (used.user + used.system - cpu.user - cpu.system) / seconds, serverSystemCpu: (used.system - cpu.system) / seconds };
+    return { load: measured, serverCpu: (used.user + used.system - cpu.user - cpu.system) / seconds, serverSystemCpu: (used.system - cpu.system) / seconds, warmup: warm };
   };
   const rounds: Round[] = [];
   try {
@@ -210,33 +212,36 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
       const warmup = reading ? requests : await scenario.requests(context(resapi.url, WARMUP_ROUND + round));
       const elsewhere = (to: Child, list: readonly Buffer[]): Buffer[] => list.map((request) => retarget(request, resapi.url, to.url));
 
-      let idealBefore: IdealTotals | undefined;
-      const ceilingRun = await run(ceiling, elsewhere(ceiling, warmup), elsewhere(ceiling, requests), async () => {
-        if (!reading) idealBefore = await idealTotals(ceiling);
-      });
-      let storeBefore: StoreTotals | undefined;
-      const resapiRun = await run(resapi, warmup, requests, async () => {
-        if (!reading) storeBefore = (await quiet(resapi.url)).totals;
-      });
+      // A write's disk figures cover the warm-up and the measured load (one load of the server's own
+      // writes from a quiet store to a quiet store): what is left behind after the warm-up (outcomes,
+      // deliveries) is then done during the measured load, as under sustained load.
+      const idealBefore = reading ? undefined : await idealTotals(ceiling);
+      const ceilingRun = await run(ceiling, elsewhere(ceiling, warmup), elsewhere(ceiling, requests));
+      const storeBefore = reading ? undefined : await storeTotals(resapi.url);
+      const resapiRun = await run(resapi, warmup, requests);
       let written: Pick<Round, 'disk' | 'health' | 'deliveredS'> = {};
-      if (!reading) {
+      if (idealBefore !== undefined && storeBefore !== undefined) {
         const ended = performance.now();
         const health = await probeHealth(resapi);
         const settled = await quiet(resapi.url, ended);
         const idealAfter = await idealTotals(ceiling);
-        written = { health, deliveredS: settled.deliveredMs / 1000, disk: diskFigures(resapiRun.load, storeBefore as StoreTotals, settled.totals, idealBefore as IdealTotals, idealAfter) };
+        written = {
+          health,
+          ...(settled.deliveredMs === undefined ? {} : { deliveredS: settled.deliveredMs / 1000 }),
+          disk: diskFigures([resapiRun.warmup, resapiRun.load], storeBefore, settled.totals, idealBefore, idealAfter),
+        };
       }
       let memoryRun: LoadResult | undefined;
       if (memory !== undefined && !reading) {
         const memoryWarmup = await scenario.requests(context(memory.url, WARMUP_ROUND + round));
         const memoryRequests = await scenario.requests(context(memory.url, round));
-        memoryRun = (await run(memory, memoryWarmup, memoryRequests, async () => void (await quiet(memory.url)))).load;
+        memoryRun = (await run(memory, memoryWarmup, memoryRequests)).load;
         await quiet(memory.url);
       }
       const bareRun = bare === undefined ? undefined : (await run(bare, elsewhere(bare, warmup), elsewhere(bare, requests))).load;
       rounds.push({
-        ceiling: ceilingRun,
-        resapi: resapiRun,
+        ceiling: measured(ceilingRun),
+        resapi: measured(resapiRun),
         ratio: resapiRun.load.perSecond / ceilingRun.load.perSecond,
         ...written,
         ...(memoryRun === undefined ? {} : { memory: memoryRun }),
@@ -283,12 +288,16 @@ function summarize(scenario: Scenario, size: number, rounds: readonly Round[]): 
   return {
     ...withMemory,
     health: { ms: worst((round) => round.health?.ms ?? 0), rssMiB: worst((round) => round.health?.rssMiB ?? 0), peakRssMiB: worst((round) => round.health?.peakRssMiB ?? 0) },
-    deliveredS: worst((round) => round.deliveredS ?? 0),
+    ...(rounds.some((round) => round.deliveredS !== undefined) ? { deliveredS: worst((round) => round.deliveredS ?? 0) } : {}),
   };
 }
 
-function diskFigures(measured: LoadResult, before: StoreTotals, after: StoreTotals, idealBefore: IdealTotals, idealAfter: IdealTotals): { resapi: DiskFigures; ideal: DiskFigures } {
-  const acknowledged = measured.answered - measured.failures;
+function measured(run: Measured & { warmup: LoadResult }): Measured {
+  return { load: run.load, serverCpu: run.serverCpu, serverSystemCpu: run.serverSystemCpu };
+}
+
+function diskFigures(loads: readonly LoadResult[], before: StoreTotals, after: StoreTotals, idealBefore: IdealTotals, idealAfter: IdealTotals): { resapi: DiskFigures; ideal: DiskFigures } {
+  const acknowledged = loads.reduce((sum, load) => sum + load.answered - load.failures, 0);
   const syncs = after.syncs - before.syncs;
   const idealWrites = idealAfter.writes - idealBefore.writes;
   const idealSyncs = idealAfter.syncs - idealBefore.syncs;
@@ -301,23 +310,24 @@ function diskFigures(measured: LoadResult, before: StoreTotals, after: StoreTota
 
 /**
  * Waits until the work the last load left behind is written: no received event still waiting for its
- * handler, no delivery left to make, and the journal no longer growing. Says how long after `started`
- * (by default the call) a scrape first found no delivery left to make.
+ * handler, no delivery left to make, and the journal no longer growing. When the first scrape found
+ * deliveries left to make, says how long after `started` (by default the call) one found none.
  */
-async function quiet(url: URL, started = performance.now()): Promise<{ totals: StoreTotals; deliveredMs: number }> {
+async function quiet(url: URL, started = performance.now()): Promise<{ totals: StoreTotals; deliveredMs?: number }> {
+  let previous = await storeTotals(url);
+  const waiting = previous.undelivered > 0;
   let deliveredMs: number | undefined;
-  let previous: StoreTotals | undefined;
   for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     const totals = await storeTotals(url);
     const now = performance.now();
-    if (deliveredMs === undefined && totals.undelivered === 0) deliveredMs = now - started;
-    if (totals.undelivered === 0 && totals.inboxAccepted === 0 && totals.bytes === previous?.bytes) return { totals, deliveredMs: deliveredMs ?? 0 };
-    if (now - started > QUIET_LIMIT_MS) {
+    if (waiting && deliveredMs === undefined && totals.undelivered === 0) deliveredMs = now - started;
+    const done = totals.undelivered === 0 && totals.inboxAccepted === 0 && totals.bytes === previous.bytes;
+    if (!done && now - started > QUIET_LIMIT_MS) {
       process.stdout.write(`  still busy after ${QUIET_LIMIT_MS / 1000} s: ${totals.undelivered} deliveries, ${totals.inboxAccepted} events waiting\n`);
-      return { totals, deliveredMs: deliveredMs ?? now - started };
     }
+    if (done || now - started > QUIET_LIMIT_MS) return { totals, ...(waiting ? { deliveredMs: deliveredMs ?? now - started } : {}) };
     previous = totals;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
 }
 
