@@ -1,9 +1,11 @@
 // The benchmark's load generators (README, Performance): `wrk` when it is installed (`apt-get install
 // wrk`), otherwise one of our own. Both send the same raw requests, in turn, over `connections`
-// keep-alive connections for `seconds`, after a warm-up the figures leave out, and report requests
-// per second and the 50th and 99th percentile latency. Our own generator writes each request as
-// prepared bytes and reads each answer by its Content-Length, so it costs little more than the
-// sockets; it runs in the benchmark's process, which does nothing else meanwhile.
+// keep-alive connections for `seconds`, and report requests per second, the 50th and 99th percentile
+// latency and how many answers came. A warm-up is one more call whose figures the caller leaves out.
+// Our own generator writes each request as prepared bytes and reads each answer by its
+// Content-Length, so it costs little more than the sockets; it runs in the benchmark's process, which
+// does nothing else meanwhile, on the same two cores as the server it loads (wrk -t1 does too, in C):
+// `generatorCpu` says how much of one core it took, and near 1 the figure is the generator's limit.
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -18,7 +20,6 @@ export interface LoadOptions {
   readonly requests: readonly Buffer[];
   readonly connections: number;
   readonly seconds: number;
-  readonly warmupSeconds: number;
   /** A folder for wrk's script and request file. */
   readonly scratch: string;
 }
@@ -29,6 +30,10 @@ export interface LoadResult {
   readonly p99Ms: number;
   /** Answers that were not 2xx or 3xx. */
   readonly failures: number;
+  /** Answers received in the window (for writes: the writes acknowledged). */
+  readonly answered: number;
+  /** The generator's CPU time over the window's wall time (our own generator; NaN with wrk). */
+  readonly generatorCpu: number;
   readonly generator: 'wrk' | 'own';
 }
 
@@ -54,9 +59,7 @@ export async function hasWrk(): Promise<boolean> {
 }
 
 export async function load(options: LoadOptions): Promise<LoadResult> {
-  if (await hasWrk()) return wrk(options);
-  await ownLoad({ ...options, seconds: options.warmupSeconds }, false);
-  return ownLoad(options, true);
+  return (await hasWrk()) ? wrk(options) : ownLoad(options);
 }
 
 // wrk reads the requests from a file, each one after its length in bytes and a newline, and sends them in turn.
@@ -87,12 +90,12 @@ async function wrk(options: LoadOptions): Promise<LoadResult> {
   writeFileSync(script, WRK_SCRIPT);
   writeFileSync(file, Buffer.concat(options.requests.flatMap((request) => [Buffer.from(`${request.length}\n`), request])));
   // One wrk thread: the server under test gets the other core.
-  const args = (seconds: number): string[] => ['-t1', `-c${options.connections}`, `-d${seconds}s`, '--latency', '-s', script, options.url.origin, '--', file];
-  await run('wrk', args(options.warmupSeconds));
-  const { stdout } = await run('wrk', args(options.seconds), { maxBuffer: 1024 * 1024 });
+  const args = ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--latency', '-s', script, options.url.origin, '--', file];
+  const { stdout } = await run('wrk', args, { maxBuffer: 1024 * 1024 });
   const perSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
+  const answered = Number(/(\d+) requests in/.exec(stdout)?.[1]);
   const failures = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
-  return { perSecond, p50Ms: wrkLatency(stdout, '50%'), p99Ms: wrkLatency(stdout, '99%'), failures, generator: 'wrk' };
+  return { perSecond, p50Ms: wrkLatency(stdout, '50%'), p99Ms: wrkLatency(stdout, '99%'), failures, answered, generatorCpu: Number.NaN, generator: 'wrk' };
 }
 
 function wrkLatency(output: string, percentile: string): number {
@@ -103,11 +106,12 @@ function wrkLatency(output: string, percentile: string): number {
 }
 
 /** Our own generator: each connection sends a request, reads its answer, sends the next. */
-async function ownLoad(options: LoadOptions, measured: boolean): Promise<LoadResult> {
+async function ownLoad(options: LoadOptions): Promise<LoadResult> {
   const latencies: number[] = [];
   let next = 0;
   let failures = 0;
   let count = 0;
+  const cpu = process.cpuUsage();
   const started = process.hrtime.bigint();
   const deadline = started + BigInt(Math.round(options.seconds * 1e9));
   await Promise.all(
@@ -120,14 +124,16 @@ async function ownLoad(options: LoadOptions, measured: boolean): Promise<LoadRes
       }, (status, ms) => {
         count++;
         if (status >= 400) failures++;
-        if (measured) latencies.push(ms);
+        latencies.push(ms);
       }),
     ),
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const used = process.cpuUsage(cpu);
   latencies.sort((a, b) => a - b);
   const at = (fraction: number): number => latencies[Math.min(latencies.length - 1, Math.floor(fraction * latencies.length))] ?? Number.NaN;
-  return { perSecond: count / seconds, p50Ms: at(0.5), p99Ms: at(0.99), failures, generator: 'own' };
+  const generatorCpu = (used.user + used.system) / 1e6 / seconds;
+  return { perSecond: count / seconds, p50Ms: at(0.5), p99Ms: at(0.99), failures, answered: count, generatorCpu, generator: 'own' };
 }
 
 /** One keep-alive connection sending `nextRequest()` until it says undefined. */
@@ -173,8 +179,12 @@ function connection(url: URL, nextRequest: () => Buffer | undefined, answered: (
 
 export interface RawAnswer {
   readonly status: number;
+  /** The reason phrase of the status line. */
+  readonly reason: string;
   /** Field values by lowercase name (the last line of a repeated field). */
   readonly headers: ReadonlyMap<string, string>;
+  /** Every field line as sent: name as spelled, value, in order. */
+  readonly fields: readonly (readonly [string, string])[];
   readonly body: Buffer;
 }
 
@@ -191,15 +201,20 @@ export function sendRaw(url: URL, request: Buffer): Promise<RawAnswer> {
       if (end === -1) return;
       const lines = buffer.subarray(0, end).toString('latin1').split('\r\n');
       const status = Number((lines[0] ?? '').slice(9, 12));
+      const reason = (lines[0] ?? '').slice(13);
       const headers = new Map<string, string>();
+      const fields: [string, string][] = [];
       for (const line of lines.slice(1)) {
         const colon = line.indexOf(':');
-        headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+        const name = line.slice(0, colon).trim();
+        const value = line.slice(colon + 1).trim();
+        headers.set(name.toLowerCase(), value);
+        fields.push([name, value]);
       }
       const length = status === 204 || status === 304 ? 0 : Number(headers.get('content-length') ?? 0);
       if (buffer.length < end + 4 + length) return;
       socket.destroy();
-      resolve({ status, headers, body: buffer.subarray(end + 4, end + 4 + length) });
+      resolve({ status, reason, headers, fields, body: buffer.subarray(end + 4, end + 4 + length) });
     });
   });
 }

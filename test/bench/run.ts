@@ -1,16 +1,27 @@
-// `npm run bench [-- section ...]`: the benchmarks, never part of `npm test` (README, Performance).
-// Sections: performance (the HTTP scenarios at 10k and 1M items against a bare node:http server),
-// recovery (1M records: time and memory), filter (the compiled $filter against an interpreter),
-// deliveries (the webhook sender's rate), slow-readers (memory and /$health under 1,000 non-reading
-// sockets), head-of-line (how soon a third kind of work is served while two others hang), page-budget
-// (a page of wide items as JSON, CSV and HTML), field-names (a PUT adding a property name to a
-// collection that knows 60,000, against one adding none). Figures are printed as they come, then as
-// Markdown tables for the README, and saved to data/bench/results.json (ignored by git).
-//   BENCH_SIZES=10000,1000000  BENCH_SECONDS=3  BENCH_ROUNDS=3  BENCH_WARMUP=1  BENCH_CONNECTIONS=32  BENCH_ONLY=get-item,put
-//   BENCH_SLOW_READERS=1000  BENCH_WIDE_ITEMS=1000 (page-budget)
+// `npm run bench [-- section ... | all] [--items N] [--memory] [--bare] [--profile DIR]`: the benchmarks,
+// never part of `npm test` (README, Performance). With no section named, performance and recovery run
+// (a few minutes on two cores); `all` runs every section. Sections: performance (the HTTP scenarios
+// against the two real limits: the same-bytes server for reads, the ideal durable server for writes;
+// suite.ts), recovery (1M records: time and memory), filter (the compiled $filter against an
+// interpreter), deliveries (the webhook sender's rate), subscriptions (the bytes and time of a write
+// as its subscriptions grow), slow-readers (memory and /$health under 1,000 non-reading sockets),
+// head-of-line (how soon a third kind of work is served while two others hang), page-budget (a page of
+// wide items as JSON, CSV and HTML), field-names (a PUT adding a property name to a collection that
+// knows 60,000, against one adding none). Options of the performance section:
+//   --items 1000000   also at 1,000,000 items (10,000 always runs first: each 1M ratio is read against it)
+//   --memory          each write scenario also against `resapi serve --memory`
+//   --bare            each scenario also against the bare server of earlier runs (status and body size only)
+//   --profile DIR     one `node --cpu-prof` profile of resapi per scenario into DIR (keep it out of the
+//                     repository, /tmp say), and each one's top 10 functions by self time printed
+// Figures are printed as they come, then as Markdown tables for the README, and saved to
+// data/bench/results.json (ignored by git).
+//   BENCH_SIZES=10000,1000000  BENCH_SECONDS=3  BENCH_ROUNDS=3  BENCH_WARMUP=1  BENCH_CONNECTIONS=32
+//   BENCH_ONLY=get-item,put (or all: the extra scenarios too)  BENCH_SLOW_READERS=1000  BENCH_WIDE_ITEMS=1000
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { benchDeliveries } from './deliveries.js';
 import { benchFieldNames } from './field-names.js';
 import { benchFilter } from './filter.js';
@@ -18,29 +29,45 @@ import { benchHeadOfLine } from './head-of-line.js';
 import { benchPageBudget } from './page-budget.js';
 import { hasWrk } from './load.js';
 import { Report } from './measure.js';
+import { reportProfiles } from './profile.js';
 import { benchRecovery } from './recovery.js';
 import { benchSlowReaders } from './slow-readers.js';
 import { benchSuite, type ScenarioResult } from './suite.js';
 import { benchSubscriptions } from './subscriptions.js';
 
 const RESULTS = fileURLToPath(new URL('../../../data/bench/', import.meta.url));
-const sections = new Set(process.argv.slice(2));
-const wanted = (name: string): boolean => sections.size === 0 || sections.has(name);
+const BASE_SIZE = 10_000;
+const DEFAULT_SECTIONS = new Set(['performance', 'recovery']);
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { items: { type: 'string' }, memory: { type: 'boolean' }, bare: { type: 'boolean' }, profile: { type: 'string' } },
+});
+const sections = new Set(positionals.length === 0 ? DEFAULT_SECTIONS : positionals);
+const wanted = (name: string): boolean => sections.has('all') || sections.has(name);
 const numbers = (value: string | undefined, fallback: readonly number[]): number[] => (value === undefined || value === '' ? [...fallback] : value.split(',').map(Number));
+const items = numbers(flags.items, []);
+const sizes = numbers(process.env['BENCH_SIZES'], items.length === 0 ? [BASE_SIZE] : [...new Set([BASE_SIZE, ...items])]);
+const load = (): string => loadavg().map((value) => value.toFixed(2)).join(' ');
 
 const report = new Report();
-const machine = { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, generator: (await hasWrk()) ? 'wrk' : 'own' };
-process.stdout.write(`${machine.cpus} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, load from ${machine.generator}\n`);
+const machine = { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, generator: (await hasWrk()) ? 'wrk' : 'own', loadAverageAtStart: load() };
+process.stdout.write(`${machine.cpus} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, load from ${machine.generator}, load average ${machine.loadAverageAtStart}\n`);
 let performance: ScenarioResult[] = [];
 if (wanted('performance')) {
+  const profileDir = flags.profile === undefined ? undefined : resolve(flags.profile);
+  if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true });
   performance = await benchSuite(report, {
-    sizes: numbers(process.env['BENCH_SIZES'], [10_000, 1_000_000]),
+    sizes,
     connections: numbers(process.env['BENCH_CONNECTIONS'], [32])[0] as number,
     seconds: numbers(process.env['BENCH_SECONDS'], [3])[0] as number,
     rounds: numbers(process.env['BENCH_ROUNDS'], [3])[0] as number,
     warmupSeconds: numbers(process.env['BENCH_WARMUP'], [1])[0] as number,
     only: (process.env['BENCH_ONLY'] ?? '').split(',').filter((key) => key !== ''),
+    bare: flags.bare === true,
+    memory: flags.memory === true,
+    ...(profileDir === undefined ? {} : { profileDir }),
   });
+  if (profileDir !== undefined) reportProfiles(report, profileDir);
 }
 if (wanted('recovery')) await benchRecovery(report, [100_000, 1_000_000]);
 if (wanted('filter')) await benchFilter(report, [100_000, 1_000_000]);
@@ -52,5 +79,6 @@ if (wanted('head-of-line')) await benchHeadOfLine(report);
 if (wanted('page-budget')) await benchPageBudget(report, numbers(process.env['BENCH_WIDE_ITEMS'], [1000])[0] as number);
 if (wanted('field-names')) await benchFieldNames(report, 60_000, 200);
 mkdirSync(RESULTS, { recursive: true });
-writeFileSync(`${RESULTS}results.json`, `${JSON.stringify({ at: new Date().toISOString(), machine, performance, tables: report.markdown() }, null, 2)}\n`);
-process.stdout.write(`\n${report.markdown()}\n`);
+const loadAverageAtEnd = load();
+writeFileSync(`${RESULTS}results.json`, `${JSON.stringify({ at: new Date().toISOString(), machine: { ...machine, loadAverageAtEnd }, performance, tables: report.markdown() }, null, 2)}\n`);
+process.stdout.write(`\nload average ${loadAverageAtEnd}\n${report.markdown()}\n`);

@@ -62,8 +62,14 @@ async function snapshotNow(dir: string): Promise<void> {
   await opened.store.close();
 }
 
-export function spawnResapi(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Child> {
-  return spawnChild(process.execPath, [BIN, 'serve', '--port', '0', ...args], { RESAPI_WEBHOOK_SECRETS: '', ...env });
+/** `resapi serve` on a free port; `nodeArgs` go to node itself (`--cpu-prof`, say). */
+export function spawnResapi(args: readonly string[], env: Readonly<Record<string, string>> = {}, nodeArgs: readonly string[] = []): Promise<Child> {
+  return spawnChild(process.execPath, [...nodeArgs, BIN, 'serve', '--port', '0', ...args], { RESAPI_WEBHOOK_SECRETS: '', ...env });
+}
+
+/** A compiled module of the benchmark run as a process of its own that prints `listening on URL` first. */
+export function spawnModule(path: string, args: readonly string[]): Promise<Child> {
+  return spawnChild(process.execPath, [path, ...args], {});
 }
 
 /** A bare node:http server: reads each request whole, answers `status` with `body` and `contentType`. */

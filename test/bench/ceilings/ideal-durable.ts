@@ -1,0 +1,102 @@
+// The ceiling of a durable write (README, Performance): an ideal group commit. A node:http server
+// that appends each request's body, behind a 16-byte frame header, to one file and answers only once
+// an fdatasync covering it has returned. One fdatasync is in flight at a time; the requests that end
+// meanwhile gather, and the moment it returns their frames go out as one write and one fdatasync.
+// It keeps nothing else (no state, no index, no second record), so what it costs is the wire, Node's
+// HTTP layer and the disk; whatever resapi is slower by is its own work per write. Its answer is
+// resapi's own answer to the scenario's first request (answers.ts), the same status and bytes.
+//
+// Run as a process of its own: `node ideal-durable.js ANSWER.json FILE` prints `listening on URL`.
+// `GET` (any path) answers its totals as JSON: writes acknowledged, fdatasyncs, bytes appended.
+import { fdatasync, openSync, write } from 'node:fs';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { crc32 } from 'node:zlib';
+import { rawRequest, sendRaw } from '../load.js';
+import { spawnModule, type Child } from '../servers.js';
+import { readAnswers, writeAnswers, type Answer } from './answers.js';
+
+const SELF = fileURLToPath(import.meta.url);
+/** A frame: the body's length, its CRC-32 and the write's sequence number, then the body. */
+const FRAME_HEADER = 16;
+
+export interface IdealTotals {
+  readonly writes: number;
+  readonly syncs: number;
+  readonly bytes: number;
+}
+
+/** Starts the ideal durable server answering `answer`, appending to `journal`. */
+export function spawnIdealDurable(answer: Answer, answerFile: string, journal: string): Promise<Child> {
+  writeAnswers(answerFile, new Map([['', answer]]));
+  return spawnModule(SELF, [answerFile, journal]);
+}
+
+export async function idealTotals(server: Child): Promise<IdealTotals> {
+  const answer = await sendRaw(server.url, rawRequest('GET', server.url, '/'));
+  return JSON.parse(answer.body.toString('utf8')) as IdealTotals;
+}
+
+function serve(answerFile: string, journal: string): void {
+  const answer = readAnswers(answerFile).get('') as Answer;
+  const fd = openSync(journal, 'w');
+  const totals = { writes: 0, syncs: 0, bytes: 0 };
+  let gathering: Buffer[] = [];
+  let waiting: ServerResponse[] = [];
+  let syncing = false;
+  let framed = 0;
+
+  // Writes what has gathered, fdatasyncs it, then starts the next group before answering this one.
+  const commit = (): void => {
+    syncing = true;
+    const frames = gathering.length === 1 ? (gathering[0] as Buffer) : Buffer.concat(gathering);
+    const answers = waiting;
+    gathering = [];
+    waiting = [];
+    write(fd, frames, 0, frames.length, totals.bytes, (writeError) => {
+      if (writeError !== null) throw writeError;
+      fdatasync(fd, (syncError) => {
+        if (syncError !== null) throw syncError;
+        totals.bytes += frames.length;
+        totals.syncs++;
+        if (gathering.length > 0) commit();
+        else syncing = false;
+        for (const response of answers) {
+          response.writeHead(answer.status, answer.reason, answer.fields as string[]);
+          response.end(answer.body);
+        }
+        totals.writes += answers.length;
+      });
+    });
+  };
+
+  const server = createServer((request, response) => {
+    if (request.method === 'GET') {
+      const text = JSON.stringify(totals);
+      response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      const header = Buffer.allocUnsafe(FRAME_HEADER);
+      header.writeUInt32LE(body.length, 0);
+      header.writeUInt32LE(crc32(body), 4);
+      header.writeDoubleLE(++framed, 8);
+      gathering.push(header, body);
+      waiting.push(response);
+      if (!syncing) commit();
+    });
+  });
+  server.listen(0, '127.0.0.1', () => {
+    process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
+  });
+  process.once('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
+}
+
+if (process.argv[1] === SELF) serve(process.argv[2] ?? '', process.argv[3] ?? '');
