@@ -16,6 +16,11 @@ export interface LoadOptions {
   readonly url: URL;
   /** Raw HTTP/1.1 requests, sent in turn (the list starts again when it runs out). */
   readonly requests: readonly Buffer[];
+  /**
+   * What the warm-up sends instead of `requests`: for scenarios whose requests must not repeat (event
+   * ids), since both runs start at the list's first request.
+   */
+  readonly warmupRequests?: readonly Buffer[];
   readonly connections: number;
   readonly seconds: number;
   readonly warmupSeconds: number;
@@ -55,7 +60,7 @@ export async function hasWrk(): Promise<boolean> {
 
 export async function load(options: LoadOptions): Promise<LoadResult> {
   if (await hasWrk()) return wrk(options);
-  await ownLoad({ ...options, seconds: options.warmupSeconds }, false);
+  await ownLoad({ ...options, requests: options.warmupRequests ?? options.requests, seconds: options.warmupSeconds }, false);
   return ownLoad(options, true);
 }
 
@@ -84,12 +89,15 @@ end
 async function wrk(options: LoadOptions): Promise<LoadResult> {
   const script = join(options.scratch, 'requests.lua');
   const file = join(options.scratch, 'requests.bin');
+  const warmupFile = options.warmupRequests === undefined ? file : join(options.scratch, 'warmup.bin');
+  const write = (to: string, requests: readonly Buffer[]): void => writeFileSync(to, Buffer.concat(requests.flatMap((request) => [Buffer.from(`${request.length}\n`), request])));
   writeFileSync(script, WRK_SCRIPT);
-  writeFileSync(file, Buffer.concat(options.requests.flatMap((request) => [Buffer.from(`${request.length}\n`), request])));
+  write(file, options.requests);
+  if (options.warmupRequests !== undefined) write(warmupFile, options.warmupRequests);
   // One wrk thread: the server under test gets the other core.
-  const args = (seconds: number): string[] => ['-t1', `-c${options.connections}`, `-d${seconds}s`, '--latency', '-s', script, options.url.origin, '--', file];
-  await run('wrk', args(options.warmupSeconds));
-  const { stdout } = await run('wrk', args(options.seconds), { maxBuffer: 1024 * 1024 });
+  const args = (seconds: number, from: string): string[] => ['-t1', `-c${options.connections}`, `-d${seconds}s`, '--latency', '-s', script, options.url.origin, '--', from];
+  await run('wrk', args(options.warmupSeconds, warmupFile));
+  const { stdout } = await run('wrk', args(options.seconds, file), { maxBuffer: 1024 * 1024 });
   const perSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const failures = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
   return { perSecond, p50Ms: wrkLatency(stdout, '50%'), p99Ms: wrkLatency(stdout, '99%'), failures, generator: 'wrk' };
