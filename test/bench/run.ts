@@ -34,6 +34,8 @@ import { benchRecovery } from './recovery.js';
 import { benchSlowReaders } from './slow-readers.js';
 import { benchSuite, type ScenarioResult } from './suite.js';
 import { benchSubscriptions } from './subscriptions.js';
+import { benchWebhookSchemes } from './webhook-schemes.js';
+import { benchWebhookSender } from './webhook-sender.js';
 
 const RESULTS = fileURLToPath(new URL('../../../data/bench/', import.meta.url));
 const BASE_SIZE = 10_000;
@@ -78,6 +80,9 @@ if (wanted('slow-readers')) await benchSlowReaders(report, numbers(process.env['
 if (wanted('head-of-line')) await benchHeadOfLine(report);
 if (wanted('page-budget')) await benchPageBudget(report, numbers(process.env['BENCH_WIDE_ITEMS'], [1000])[0] as number);
 if (wanted('field-names')) await benchFieldNames(report, 60_000, 200);
+// webhook-schemes: accepts/s of each receiving scheme; webhook-sender: PUTs with 2 subscriptions vs 1 (BENCH_BEFORE: an earlier build beside).
+if (wanted('webhook-schemes')) await benchWebhookSchemes(report);
+if (wanted('webhook-sender')) await benchWebhookSender(report);
 mkdirSync(RESULTS, { recursive: true });
 const loadAverageAtEnd = load();
 writeFileSync(`${RESULTS}results.json`, `${JSON.stringify({ at: new Date().toISOString(), machine: { ...machine, loadAverageAtEnd }, performance, tables: report.markdown() }, null, 2)}\n`);
