@@ -13,7 +13,7 @@ import { shown } from './common.js';
 
 const INBOX: Listing = { space: INBOX_SPACE, path: '/$inbox', fields: INBOX_FIELDS };
 
-export function getInbox(app: Paging, rq: RequestContext): Promise<Reply> {
+export function getInbox(app: Paging, rq: RequestContext): Reply | Promise<Reply> {
   return listingReply(app, rq, INBOX);
 }
 

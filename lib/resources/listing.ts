@@ -23,7 +23,7 @@ export interface Listing {
   readonly fields: ReadonlySet<string>;
 }
 
-export function listingReply(app: Paging, rq: RequestContext, listing: Listing): Promise<Reply> {
+export function listingReply(app: Paging, rq: RequestContext, listing: Listing): Reply | Promise<Reply> {
   return pagedReply(app, rq, listingWalk(app, listing));
 }
 

@@ -15,7 +15,7 @@ import type { ItemReading } from './replies.js';
 
 const OUTBOX: Listing = { space: OUTBOX_SPACE, path: '/$outbox', fields: OUTBOX_FIELDS };
 
-export function getOutbox(app: Paging, rq: RequestContext): Promise<Reply> {
+export function getOutbox(app: Paging, rq: RequestContext): Reply | Promise<Reply> {
   return listingReply(app, rq, OUTBOX);
 }
 

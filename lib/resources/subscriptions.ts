@@ -37,7 +37,7 @@ const SUBSCRIPTIONS: Listing = {
   fields: new Set(['id', 'url', 'events', 'status']),
 };
 
-export function getSubscriptions(app: Paging, rq: RequestContext): Promise<Reply> {
+export function getSubscriptions(app: Paging, rq: RequestContext): Reply | Promise<Reply> {
   return listingReply(app, rq, SUBSCRIPTIONS);
 }
 
