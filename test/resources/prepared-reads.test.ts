@@ -23,7 +23,7 @@ const NOW = Date.UTC(2026, 5, 1);
 
 function rq(method: string, rawHeaders: string[]): RequestContext {
   const req = { method, rawHeaders } as unknown as IncomingMessage;
-  return { req, requestId: 'r', principal: '', path: '/p', query: '', params: new RouteParams(new Map()), media: '' };
+  return { req, requestId: 'r', principal: '', path: '/p', query: '', params: new RouteParams([], []), media: '' };
 }
 
 const clock = { clock: { now: () => NOW, monotonic: () => 0, setTimer: () => ({ cancel: () => {} }) } };
