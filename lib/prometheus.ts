@@ -15,9 +15,19 @@ interface Family {
   samples(): string[];
 }
 
+/** One labelled series of a counter, which a caller that adds to it on every request keeps. */
+export interface CounterSeries {
+  add(amount?: number): void;
+}
+
+/** One labelled series of a histogram, which a caller that observes it on every request keeps. */
+export interface HistogramSeries {
+  observe(value: number): void;
+}
+
 export class Counter implements Family {
   readonly type = 'counter';
-  private readonly values = new Map<string, { labels: Labels; value: number }>();
+  private readonly values = new Map<string, CounterEntry>();
 
   constructor(
     readonly name: string,
@@ -25,10 +35,15 @@ export class Counter implements Family {
   ) {}
 
   add(labels: Labels, amount = 1): void {
+    this.series(labels).add(amount);
+  }
+
+  /** The series of `labels`, made (at zero) the first time it is asked for. */
+  series(labels: Labels): CounterSeries {
     const key = labelKey(labels);
-    const entry = this.values.get(key);
-    if (entry === undefined) this.values.set(key, { labels, value: amount });
-    else entry.value += amount;
+    let entry = this.values.get(key);
+    if (entry === undefined) this.values.set(key, (entry = new CounterEntry(labels)));
+    return entry;
   }
 
   samples(): string[] {
@@ -36,9 +51,19 @@ export class Counter implements Family {
   }
 }
 
+class CounterEntry implements CounterSeries {
+  value = 0;
+
+  constructor(readonly labels: Labels) {}
+
+  add(amount = 1): void {
+    this.value += amount;
+  }
+}
+
 export class Histogram implements Family {
   readonly type = 'histogram';
-  private readonly series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+  private readonly series = new Map<string, HistogramEntry>();
 
   /** `buckets`: upper bounds, ascending; +Inf is implied. */
   constructor(
@@ -48,17 +73,15 @@ export class Histogram implements Family {
   ) {}
 
   observe(labels: Labels, value: number): void {
+    this.seriesOf(labels).observe(value);
+  }
+
+  /** The series of `labels`, made (empty) the first time it is asked for. */
+  seriesOf(labels: Labels): HistogramSeries {
     const key = labelKey(labels);
     let series = this.series.get(key);
-    if (series === undefined) {
-      series = { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-      this.series.set(key, series);
-    }
-    // Each count is of its own bucket; render() makes them cumulative.
-    const index = this.buckets.findIndex((bound) => value <= bound);
-    if (index !== -1) series.counts[index] = (series.counts[index] as number) + 1;
-    series.sum += value;
-    series.count++;
+    if (series === undefined) this.series.set(key, (series = new HistogramEntry(labels, this.buckets)));
+    return series;
   }
 
   samples(): string[] {
@@ -74,6 +97,32 @@ export class Histogram implements Family {
       lines.push(`${this.name}_count${labelText(labels)} ${count}`);
     }
     return lines;
+  }
+}
+
+class HistogramEntry implements HistogramSeries {
+  /** Each count is of its own bucket; samples() makes them cumulative. */
+  readonly counts: number[];
+  sum = 0;
+  count = 0;
+
+  constructor(
+    readonly labels: Labels,
+    private readonly buckets: readonly number[],
+  ) {
+    this.counts = buckets.map(() => 0);
+  }
+
+  observe(value: number): void {
+    const { buckets, counts } = this;
+    for (let index = 0; index < buckets.length; index++) {
+      if (value <= (buckets[index] as number)) {
+        counts[index] = (counts[index] as number) + 1;
+        break;
+      }
+    }
+    this.sum += value;
+    this.count++;
   }
 }
 

@@ -3,13 +3,19 @@
 // from the route table, never from a path), each group commit's fdatasync time, size in writes
 // and bytes, which the store reports as the StoreObserver it is given, and the webhook subscriptions
 // the server disabled (CONVENTIONS.md#auto-disable), by cause.
-import { Counter, Histogram, type Labels } from './prometheus.js';
+import { Counter, Histogram, type CounterSeries, type HistogramSeries } from './prometheus.js';
 import type { StoreObserver } from './store/types.js';
 import type { DisableCause } from './webhooks/auto-disable.js';
 
 const LATENCY_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const SYNC_SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const GROUP_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+/** A route's series: its latency, and its answers by method and status. */
+interface RouteSeries {
+  readonly latency: HistogramSeries;
+  readonly answered: Map<string, Map<number, CounterSeries>>;
+}
+
 /** The counters and histograms a server fills as it works; the rest is read at each scrape. */
 export class ServerMetrics implements StoreObserver {
   readonly requests = new Counter('resapi_http_requests_total', 'Requests answered, by route, method and status.');
@@ -40,10 +46,24 @@ export class ServerMetrics implements StoreObserver {
     for (const cause of ['gone', 'failing'] satisfies DisableCause[]) this.disabled.add({ cause }, 0);
   }
 
+  /** Each route's series, found by method and status without a label key built per request. */
+  private readonly routes = new Map<string, RouteSeries>();
+
   request(route: string, method: string, status: number, ms: number): void {
-    const labels: Labels = { route, method, status: String(status) };
-    this.requests.add(labels);
-    this.latency.observe({ route }, ms / 1000);
+    let series = this.routes.get(route);
+    if (series === undefined) {
+      series = { latency: this.latency.seriesOf({ route }), answered: new Map() };
+      this.routes.set(route, series);
+    }
+    let byStatus = series.answered.get(method);
+    if (byStatus === undefined) series.answered.set(method, (byStatus = new Map()));
+    let answered = byStatus.get(status);
+    if (answered === undefined) {
+      answered = this.requests.series({ route, method, status: String(status) });
+      byStatus.set(status, answered);
+    }
+    answered.add();
+    series.latency.observe(ms / 1000);
   }
 
   subscriptionDisabled(cause: DisableCause): void {

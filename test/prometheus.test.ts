@@ -40,3 +40,21 @@ describe('exposition', () => {
     for (const text of bad) assert.throws(() => parseExposition(text), Error, JSON.stringify(text));
   });
 });
+
+describe('series', () => {
+  it('should add through a kept series to the sample its labels name, with the same labels in any order of use', () => {
+    const counter = new Counter('demo_total', 'Demo.');
+    const kept = counter.series({ route: 'item', status: '200' });
+    kept.add();
+    counter.add({ route: 'item', status: '200' }, 2);
+    kept.add(4);
+    const histogram = new Histogram('demo_seconds', 'Durations.', [0.1, 1]);
+    const latency = histogram.seriesOf({ route: 'item' });
+    latency.observe(0.5);
+    histogram.observe({ route: 'item' }, 5);
+    const families = parseExposition(exposition([counter, histogram]));
+    assert.equal(sampleValue(families, 'demo_total', 'demo_total', { route: 'item', status: '200' }), 7);
+    assert.equal(sampleValue(families, 'demo_seconds', 'demo_seconds_count', { route: 'item' }), 2);
+    assert.equal(sampleValue(families, 'demo_seconds', 'demo_seconds_bucket', { route: 'item', le: '1' }), 1);
+  });
+});

@@ -19,6 +19,16 @@ export interface Reply {
   readonly body?: Buffer;
   /** Send `Connection: close` and close after a bounded drain of whatever the client still sends. */
   readonly closeConnection?: boolean;
+  /** `headers` as `send` lists them for most requests, listed once by `prepareReply` for a reply sent many times. */
+  readonly prepared?: OwnFields;
+}
+
+/** A reply's own fields as `send` hands them to writeHead, and which of the common fields they already hold. */
+interface OwnFields {
+  /** Names and values in order: the reply's headers, Vary with Origin added if asked, no Content-Type if bodiless. */
+  readonly fields: readonly string[];
+  readonly cacheControl: boolean;
+  readonly vary: boolean;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -57,6 +67,14 @@ export interface CommonFields {
   readonly exposeHeaders: string;
 }
 
+/**
+ * The same reply with its own fields listed once, as `send` lists them whenever the request does not
+ * change them (no forced Cache-Control, no Origin to add to Vary): for an answer kept and sent many times.
+ */
+export function prepareReply(reply: Reply): Reply {
+  return { ...reply, prepared: ownFields(reply, false, false) };
+}
+
 export function send(
   req: IncomingMessage,
   res: ServerResponse,
@@ -66,30 +84,24 @@ export function send(
   queue: SendQueue,
 ): void {
   if (res.headersSent) return;
-  const bodiless = reply.status === 204 || reply.status === 304 || (reply.status >= 100 && reply.status < 200);
+  const bodiless = isBodiless(reply.status);
+  const { forceCacheControl, varyOrigin } = common;
+  const prepared = forceCacheControl || varyOrigin ? undefined : reply.prepared;
   // One flat list of names and values handed to writeHead: no header object is built or copied.
-  const fields: string[] = [];
-  let cacheControl = false;
-  let vary = false;
-  for (const name in reply.headers) {
-    if (name === 'Cache-Control') {
-      if (common.forceCacheControl) continue;
-      cacheControl = true;
-    } else if (name === 'Vary') {
-      vary = true;
-      if (common.varyOrigin) {
-        fields.push(name, `${reply.headers[name] as string}, Origin`);
-        continue;
-      }
-    } else if (bodiless && name === 'Content-Type') {
-      continue;
-    }
-    fields.push(name, reply.headers[name] as string);
+  let own: OwnFields;
+  let fields: string[];
+  if (prepared === undefined) {
+    const listed = ownFields(reply, forceCacheControl, varyOrigin);
+    own = listed;
+    fields = listed.fields;
+  } else {
+    own = prepared;
+    fields = prepared.fields.slice();
   }
   if (common.echoRequestId || reply.status >= 400) fields.push('X-Request-Id', common.requestId);
   fields.push('Date', common.date);
-  if (!cacheControl) fields.push('Cache-Control', common.cacheControl);
-  if (!vary && common.vary !== undefined) fields.push('Vary', common.vary);
+  if (!own.cacheControl) fields.push('Cache-Control', common.cacheControl);
+  if (!own.vary && common.vary !== undefined) fields.push('Vary', common.vary);
   if (common.allowOrigin !== undefined) {
     fields.push('Access-Control-Allow-Origin', common.allowOrigin);
     fields.push('Access-Control-Expose-Headers', common.exposeHeaders);
@@ -108,6 +120,38 @@ export function send(
   res.writeHead(reply.status, fields);
   if (req.method === 'HEAD') res.end();
   else queue.end(res, body);
+}
+
+function isBodiless(status: number): boolean {
+  return status === 204 || status === 304 || (status >= 100 && status < 200);
+}
+
+/** The reply's own fields as writeHead takes them (see OwnFields), and whether they hold Cache-Control and Vary. */
+function ownFields(
+  reply: Reply,
+  forceCacheControl: boolean,
+  varyOrigin: boolean,
+): OwnFields & { readonly fields: string[] } {
+  const bodiless = isBodiless(reply.status);
+  const fields: string[] = [];
+  let cacheControl = false;
+  let vary = false;
+  for (const name in reply.headers) {
+    if (name === 'Cache-Control') {
+      if (forceCacheControl) continue;
+      cacheControl = true;
+    } else if (name === 'Vary') {
+      vary = true;
+      if (varyOrigin) {
+        fields.push(name, `${reply.headers[name] as string}, Origin`);
+        continue;
+      }
+    } else if (bodiless && name === 'Content-Type') {
+      continue;
+    }
+    fields.push(name, reply.headers[name] as string);
+  }
+  return { fields, cacheControl, vary };
 }
 
 /**

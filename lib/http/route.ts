@@ -24,17 +24,21 @@ export type RouteMatch<N extends string> =
 
 /** The decoded parameters of a matched route. */
 export class RouteParams {
-  constructor(private readonly values: ReadonlyMap<string, string>) {}
+  /** `names`: the pattern's parameters in path order; `values`: theirs in this path. */
+  constructor(
+    private readonly names: readonly string[],
+    private readonly values: readonly string[],
+  ) {}
 
   /** The parameter's decoded value; asking for one the pattern does not have is a programmer error. */
   get(name: string): string {
-    const value = this.values.get(name);
+    const value = this.values[this.names.indexOf(name)];
     if (value === undefined) throw new TypeError(`RouteParams: the route has no parameter {${name}}`);
     return value;
   }
 
   entries(): [string, string][] {
-    return [...this.values];
+    return this.names.map((name, index) => [name, this.values[index] as string]);
   }
 }
 
@@ -75,19 +79,33 @@ interface CompiledPattern<N extends string> {
   readonly segments: readonly Segment[];
   readonly literals: number;
   readonly reserveBelow: boolean;
+  /** The names of its parameters, in path order. */
+  readonly params: readonly string[];
 }
 
+const UNKNOWN = Object.freeze({ kind: 'unknown' as const });
+
 export class Router<N extends string> {
-  private readonly patterns: readonly CompiledPattern<N>[];
+  /** The patterns of each segment count, in declaration order (which breaks ties of literal segments). */
+  private readonly bySize = new Map<number, readonly CompiledPattern<N>[]>();
+  /** The patterns that reserve every longer path below them. */
+  private readonly reserving: readonly CompiledPattern<N>[];
 
   constructor(patterns: readonly RoutePattern<N>[]) {
-    this.patterns = patterns.map(compile);
+    const compiled = patterns.map(compile);
+    for (const pattern of compiled) {
+      const size = pattern.segments.length;
+      this.bySize.set(size, [...(this.bySize.get(size) ?? []), pattern]);
+    }
+    this.reserving = compiled.filter((pattern) => pattern.reserveBelow);
   }
 
   match(path: string): RouteMatch<N> {
-    if (!path.startsWith('/')) return { kind: 'unknown' };
-    const raw = path === '/' ? [] : path.slice(1).split('/');
-    if (raw.some((segment) => segment === '')) return { kind: 'unknown' };
+    if (!path.startsWith('/')) return UNKNOWN;
+    const raw = segmentsOf(path);
+    for (const segment of raw) {
+      if (segment === '') return UNKNOWN;
+    }
     const decoded: string[] = [];
     for (const segment of raw) {
       const text = decodeSegment(segment);
@@ -100,29 +118,30 @@ export class Router<N extends string> {
       }
       decoded.push(text);
     }
+    // The most literal segments win, whatever the declaration order; the first declared among equals.
     let best: CompiledPattern<N> | undefined;
-    let reserved: CompiledPattern<N> | undefined;
-    for (const pattern of this.patterns) {
-      const below = decoded.length > pattern.segments.length;
-      if (pattern.reserveBelow && below && fits(pattern.segments, raw, decoded)) {
-        if (reserved === undefined || pattern.literals > reserved.literals) reserved = pattern;
-        continue;
+    for (const pattern of this.bySize.get(decoded.length) ?? []) {
+      if ((best === undefined || pattern.literals > best.literals) && fits(pattern.segments, raw, decoded)) {
+        best = pattern;
       }
-      if (pattern.segments.length !== decoded.length || !fits(pattern.segments, raw, decoded)) continue;
-      if (best === undefined || pattern.literals > best.literals) best = pattern;
     }
     // A reserved prefix (`/webhooks`) hides every path below it but one a longer literal route names
     // (a receiving source `/webhooks/stripe`, CONVENTIONS.md#receiving-sources).
-    const hidden = reserved !== undefined && (best === undefined || best.literals <= reserved.literals);
-    if (best === undefined || hidden) return { kind: 'unknown' };
-    const params = new Map<string, string>();
-    for (const [index, segment] of best.segments.entries()) {
+    for (const pattern of this.reserving) {
+      const below = decoded.length > pattern.segments.length && fits(pattern.segments, raw, decoded);
+      if (below && (best === undefined || best.literals <= pattern.literals)) return UNKNOWN;
+    }
+    if (best === undefined) return UNKNOWN;
+    const values: string[] = [];
+    const { segments } = best;
+    for (let index = 0; index < segments.length; index++) {
+      const segment = segments[index] as Segment;
       if ('literal' in segment) continue;
       const value = decoded[index] as string;
       if (!segment.rule.valid(value)) return { kind: 'invalid', detail: segment.rule.detail(printable(value), value) };
-      params.set(segment.param, value);
+      values.push(value);
     }
-    return { kind: 'route', name: best.name, params: new RouteParams(params) };
+    return { kind: 'route', name: best.name, params: new RouteParams(best.params, values) };
   }
 }
 
@@ -164,13 +183,30 @@ function compile<N extends string>(pattern: RoutePattern<N>): CompiledPattern<N>
     throw new TypeError(`route ${name}: only a literal path can reserve the paths below it`);
   }
   const literals = segments.filter((segment) => 'literal' in segment).length;
-  return { name, segments, literals, reserveBelow: pattern.reserveBelow === true };
+  const params = segments.flatMap((segment) => ('param' in segment ? [segment.param] : []));
+  return { name, segments, literals, reserveBelow: pattern.reserveBelow === true, params };
+}
+
+/** The segments of a path that starts with "/", split on "/" before any decoding ("/" alone has none). */
+function segmentsOf(path: string): string[] {
+  const segments: string[] = [];
+  if (path === '/') return segments;
+  let start = 1;
+  for (let slash = path.indexOf('/', start); slash !== -1; slash = path.indexOf('/', start)) {
+    segments.push(path.slice(start, slash));
+    start = slash + 1;
+  }
+  segments.push(path.slice(start));
+  return segments;
 }
 
 /** Do the segments fit the pattern's prefix? A parameter never takes a system segment ("$..."). */
 function fits(segments: readonly Segment[], raw: readonly string[], decoded: readonly string[]): boolean {
-  return segments.every((segment, index) =>
-    'literal' in segment ? decoded[index] === segment.literal : !(raw[index] as string).startsWith('$'));
+  for (let index = 0; index < segments.length; index++) {
+    const segment = segments[index] as Segment;
+    if ('literal' in segment ? decoded[index] !== segment.literal : (raw[index] as string).startsWith('$')) return false;
+  }
+  return true;
 }
 
 function decodeSegment(segment: string): string | undefined {

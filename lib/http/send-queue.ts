@@ -77,10 +77,17 @@ export class SendQueue {
       res.end();
       return;
     }
+    const whole = body.length <= CHUNK_BYTES;
+    if (whole) {
+      res.end(body);
+      // Most answers are in the kernel as soon as they are written: nothing is held for them, so there
+      // is nothing to count or to watch.
+      if (res.writableLength === 0) return;
+    }
     const entry: Sending = { res, bytes: body.length, lastProgress: this.clock.monotonic() };
     this.queued += entry.bytes;
     this.sending.add(entry);
-    let offset = 0;
+    let offset = whole ? body.length : 0;
     const writeMore = (): void => {
       entry.lastProgress = this.clock.monotonic();
       while (offset < body.length) {
@@ -101,8 +108,7 @@ export class SendQueue {
     res.once('finish', done);
     res.once('close', done);
     this.arm(this.limits.responseStallMs);
-    if (body.length <= CHUNK_BYTES) res.end(body);
-    else writeMore();
+    if (!whole) writeMore();
   }
 
   /** Stops counting `entry`. The timer stays: cancelling and arming it per response would cost more than a sweep. */

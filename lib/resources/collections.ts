@@ -22,7 +22,7 @@ import { pagedReply, pageValidators, type Paging } from './paging.js';
 /** What a POST needs: the page its preconditions compare, their turns, the write path, the keys in flight. */
 type Posting = Paging & CollectionQuerying & Pick<App, 'writer' | 'random' | 'log' | 'keysInFlight' | 'postTurns'>;
 
-export function getCollection(app: Paging & CollectionQuerying, rq: RequestContext): Promise<Reply> {
+export function getCollection(app: Paging & CollectionQuerying, rq: RequestContext): Reply | Promise<Reply> {
   return pagedReply(app, rq, collectionWalk(app, rq.params.get('collection')));
 }
 

@@ -29,7 +29,7 @@ function inboxListing(inbox: Inbox): Listing {
   };
 }
 
-export function getInbox(app: Paging & Pick<App, 'inbox'>, rq: RequestContext): Promise<Reply> {
+export function getInbox(app: Paging & Pick<App, 'inbox'>, rq: RequestContext): Reply | Promise<Reply> {
   return listingReply(app, rq, inboxListing(app.inbox));
 }
 

@@ -45,7 +45,7 @@ export interface Listing {
   readonly longestId?: string;
 }
 
-export function listingReply(app: Paging, rq: RequestContext, listing: Listing): Promise<Reply> {
+export function listingReply(app: Paging, rq: RequestContext, listing: Listing): Reply | Promise<Reply> {
   return pagedReply(app, rq, listingWalk(app, listing));
 }
 

@@ -27,7 +27,7 @@ const OUTBOX: Listing = {
   tables: (doc) => [attemptTable(doc)],
 };
 
-export function getOutbox(app: Paging, rq: RequestContext): Promise<Reply> {
+export function getOutbox(app: Paging, rq: RequestContext): Reply | Promise<Reply> {
   return listingReply(app, rq, OUTBOX);
 }
 

@@ -6,11 +6,16 @@
 // collection's pages (the store tells every commit to its watchers as it is applied). A page built
 // while a commit landed is not kept: it may have read items from both sides of it.
 //
-// Bounded by entries and bytes, the least recently used first out, so no stream of distinct queries
-// grows it. System spaces are never cached: their records expire without a commit.
+// Beside each page it keeps the answers prepared for it (lib/resources/prepared-reads.ts), one per
+// variant of the requests that read it (with or without Preference-Applied): they go when the page goes.
+//
+// Bounded by entries and bytes (pages and prepared heads), the least recently used first out, so no
+// stream of distinct queries grows it. System spaces are never cached: their records expire without
+// a commit.
 import { isCollectionName } from '../names.js';
 import type { Store } from '../store/types.js';
 import type { Representation } from '../protocol/representation.js';
+import type { PreparedRead } from './prepared-reads.js';
 
 export interface PageCacheLimits {
   readonly entries: number;
@@ -18,27 +23,44 @@ export interface PageCacheLimits {
 }
 
 const DEFAULT_PAGE_CACHE_LIMITS: PageCacheLimits = { entries: 512, bytes: 32 * 1024 * 1024 };
-
-interface Cached {
-  readonly collection: string;
-  readonly page: BuiltPage;
-}
+/** Prepared answers kept per page: the variants a page's requests come in are few (Preference-Applied or not). */
+const MAX_PREPARED = 4;
 
 /** A page as bytes, before any precondition: what GET answers, and what POST's If-Match compares with. */
 export interface BuiltPage {
   readonly representation: Representation;
   readonly contentType: string;
   readonly nextLink?: string;
+  /** The page size in force: the request's for a first page, its token's for a later one. */
+  readonly pageSize: number;
+}
+
+/** A kept page and the answers prepared for it so far, by variant. */
+export interface KeptPage {
+  readonly page: BuiltPage;
+  readonly prepared: ReadonlyMap<string, PreparedRead>;
+}
+
+interface Cached extends KeptPage {
+  readonly prepared: Map<string, PreparedRead>;
+  /** The bytes of its page and of its prepared heads. */
+  bytes: number;
+  /** The cache's use count when it was last kept or read: the smallest is the least recently used. */
+  used: number;
 }
 
 export class PageCache {
-  /** Every cached page by collection and key; Map order is the order of last use. */
-  private readonly pages = new Map<string, Cached>();
-  /** The keys of `pages` per collection, so a commit drops its collection's pages without a search. */
-  private readonly byCollection = new Map<string, Set<string>>();
+  /** The kept pages of each collection by key, so a commit drops its collection's pages without a search. */
+  private readonly pages = new Map<string, Map<string, Cached>>();
   /** Per collection, how many commits have touched it since the process started. */
   private readonly generations = new Map<string, number>();
+  private entries = 0;
   private bytes = 0;
+  /**
+   * Counts keeps and reads. A read only stamps its page with the count; the least recently used page
+   * is searched for when one must go, after a build that costs far more than the search.
+   */
+  private uses = 0;
   private readonly unwatch: () => void;
 
   constructor(
@@ -61,14 +83,11 @@ export class PageCache {
     return this.generations.get(collection) ?? 0;
   }
 
-  get(collection: string, key: string): BuiltPage | undefined {
-    if (!isCollectionName(collection)) return undefined;
-    const id = `${collection}\n${key}`;
-    const cached = this.pages.get(id);
-    if (cached === undefined) return undefined;
-    this.pages.delete(id);
-    this.pages.set(id, cached);
-    return cached.page;
+  /** The page kept under `key`, if any (never one of a system space: none is kept). */
+  get(collection: string, key: string): KeptPage | undefined {
+    const cached = this.pages.get(collection)?.get(key);
+    if (cached !== undefined) cached.used = ++this.uses;
+    return cached;
   }
 
   /** Keeps `page` if the collection has not changed since `generation`. */
@@ -76,40 +95,58 @@ export class PageCache {
     if (!isCollectionName(collection) || this.generation(collection) !== generation) return;
     const size = page.representation.bytes.length;
     if (size > this.limits.bytes) return;
-    const id = `${collection}\n${key}`;
-    this.drop(id);
-    this.pages.set(id, { collection, page });
-    let ids = this.byCollection.get(collection);
-    if (ids === undefined) this.byCollection.set(collection, (ids = new Set()));
-    ids.add(id);
+    let kept = this.pages.get(collection);
+    if (kept === undefined) this.pages.set(collection, (kept = new Map()));
+    const earlier = kept.get(key);
+    if (earlier !== undefined) this.drop(collection, kept, key, earlier);
+    kept.set(key, { page, prepared: new Map(), bytes: size, used: ++this.uses });
+    this.entries++;
     this.bytes += size;
-    for (const [oldest] of this.pages) {
-      if (this.pages.size <= this.limits.entries && this.bytes <= this.limits.bytes) break;
-      this.drop(oldest);
-    }
+    this.trim();
+  }
+
+  /** Keeps `prepared` beside the kept page, as its answer for `variant`, while the page is kept. */
+  prepare(collection: string, key: string, variant: string, prepared: PreparedRead): void {
+    const cached = this.pages.get(collection)?.get(key);
+    if (cached === undefined || cached.prepared.has(variant) || cached.prepared.size >= MAX_PREPARED) return;
+    cached.prepared.set(variant, prepared);
+    cached.bytes += prepared.headBytes;
+    this.bytes += prepared.headBytes;
+    this.trim();
   }
 
   close(): void {
     this.unwatch();
     this.pages.clear();
-    this.byCollection.clear();
+    this.entries = 0;
     this.bytes = 0;
+  }
+
+  /** Drops the least recently used pages until both limits hold. */
+  private trim(): void {
+    while (this.entries > this.limits.entries || this.bytes > this.limits.bytes) {
+      let oldest: { collection: string; kept: Map<string, Cached>; key: string; cached: Cached } | undefined;
+      for (const [collection, kept] of this.pages) {
+        for (const [key, cached] of kept) {
+          if (oldest === undefined || cached.used < oldest.cached.used) oldest = { collection, kept, key, cached };
+        }
+      }
+      if (oldest === undefined) return;
+      this.drop(oldest.collection, oldest.kept, oldest.key, oldest.cached);
+    }
   }
 
   private changed(collection: string): void {
     this.generations.set(collection, this.generation(collection) + 1);
-    const ids = this.byCollection.get(collection);
-    if (ids === undefined) return;
-    for (const id of ids) this.drop(id);
+    const kept = this.pages.get(collection);
+    if (kept === undefined) return;
+    for (const [key, cached] of kept) this.drop(collection, kept, key, cached);
   }
 
-  private drop(id: string): void {
-    const cached = this.pages.get(id);
-    if (cached === undefined) return;
-    this.pages.delete(id);
-    const ids = this.byCollection.get(cached.collection);
-    ids?.delete(id);
-    if (ids?.size === 0) this.byCollection.delete(cached.collection);
-    this.bytes -= cached.page.representation.bytes.length;
+  private drop(collection: string, kept: Map<string, Cached>, key: string, cached: Cached): void {
+    kept.delete(key);
+    if (kept.size === 0) this.pages.delete(collection);
+    this.entries--;
+    this.bytes -= cached.bytes;
   }
 }

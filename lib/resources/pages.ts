@@ -118,7 +118,8 @@ export async function buildPage(
   }
   const representation = represent(body.text(nextLink));
   const linked = nextLink === undefined ? {} : { nextLink };
-  return { ok: true, page: { representation, contentType: body.contentType, ...linked } };
+  const { pageSize } = source.start;
+  return { ok: true, page: { representation, contentType: body.contentType, pageSize, ...linked } };
 }
 
 /**

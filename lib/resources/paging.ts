@@ -6,6 +6,11 @@
 //   a first page's query, planned and held to the link budget → the page built (lib/resources/pages.ts)
 //   → the reply, with `Preference-Applied` for the page size in force (CONVENTIONS.md#page-size).
 //
+// The page cache is asked first, before any option is read, with the request as sent (media type,
+// page size, query string): a later page's token was verified when its page was kept, and the same
+// string verifies the same way. A kept page is answered at once from the answers prepared for it
+// (lib/resources/prepared-reads.ts), without a promise: only its preconditions are evaluated.
+//
 // What differs between resources is a `Walk`: how the options are read, how a first page's query
 // and a continuation's plan are made. POST's preconditions (CONVENTIONS.md#post-preconditions) ask
 // the same flow for the page a plain GET answers, so the ETag a client read is the one compared.
@@ -28,9 +33,10 @@ import type { QueryPlan } from '../query/plan.js';
 import { longestToken, verifyToken, type PagePosition } from '../query/token.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
-import type { BuiltPage } from './page-cache.js';
+import type { BuiltPage, KeptPage } from './page-cache.js';
 import { buildPage, type HomeView, type PageBuilding, type PageSource } from './pages.js';
-import { readReply } from './replies.js';
+import { answerRead, prepareRead } from './prepared-reads.js';
+import { readReply, type ReadOptions } from './replies.js';
 
 /** The longest `@nextLink` the server emits: it must be able to follow its own links. */
 const MAX_LINK_BYTES = 8192;
@@ -102,28 +108,25 @@ export interface PageRequest {
   readonly preference?: string;
 }
 
-type Resolved =
-  | { readonly ok: true; readonly page: BuiltPage; readonly preferenceApplied?: string }
-  | { readonly ok: false; readonly problem: Problem };
+type Resolved = { readonly ok: true; readonly page: BuiltPage } | { readonly ok: false; readonly problem: Problem };
 
-/** GET of a paged resource: one page, or its 304, or a problem. */
-export async function pagedReply<T>(app: Paging, rq: RequestContext, walk: Walk<T>): Promise<Reply> {
+/** GET of a paged resource: one page, or its 304, or a problem; a kept page's at once, without a promise. */
+export function pagedReply<T>(app: Paging, rq: RequestContext, walk: Walk<T>): Reply | Promise<Reply> {
   // Room for a page as large as the byte budget allows, asked before anything is built; given back
   // once the reply is made, when the send queue starts counting its real bytes.
   const room = app.sendQueue.reserve(app.config.limits.pageBytes);
   if (room === undefined) return problemReply(momentary('send-queue-full'));
-  try {
-    const resolved = await resolvePage(app, { ...pageSizeOf(app, rq), query: rq.query, media: rq.media }, walk);
-    if (!resolved.ok) return problemReply(resolved.problem);
-    return pageAnswer(app, rq, walk, resolved.page, resolved.preferenceApplied);
-  } finally {
-    room();
-  }
+  const request = pageRequest(app, rq);
+  const kept = keptPage(app, request, walk);
+  if (kept === undefined) return builtReply(app, rq, walk, request, room);
+  room();
+  return keptReply(app, rq, walk, request, kept);
 }
 
 /** The validators of what a plain GET of the resource answers: its first page as JSON, in its default size. */
 export async function pageValidators<T>(app: Paging, walk: Walk<T>): Promise<Validators> {
-  const resolved = await resolvePage(app, { query: '', media: JSON_TYPE, pageSize: app.config.pageSize.default }, walk);
+  const request = { query: '', media: JSON_TYPE, pageSize: app.config.pageSize.default };
+  const resolved = await resolvePage(app, request, walk);
   // Without options there is no filter to refuse and no token to doubt.
   if (!resolved.ok) throw new TypeError(`pageValidators: the plain first page of ${walk.path} was refused`);
   const lastModified = app.store.lastModified(walk.collection);
@@ -132,52 +135,63 @@ export async function pageValidators<T>(app: Paging, walk: Walk<T>): Promise<Val
 }
 
 /**
- * Prefer: maxpagesize=N (RFC 7240; OData odata.maxpagesize), clamped to 1..pageSize.max; `preference`
- * is the token the client spelled it with, for Preference-Applied.
+ * The request as paging reads it. Prefer: maxpagesize=N (RFC 7240; OData odata.maxpagesize), clamped
+ * to 1..pageSize.max; `preference` is the token the client spelled it with, for Preference-Applied.
  */
-function pageSizeOf(app: Pick<App, 'config'>, rq: RequestContext): { pageSize: number; preference?: string } {
+function pageRequest(app: Pick<App, 'config'>, rq: RequestContext): PageRequest {
+  const { query, media } = rq;
   const preferences = parsePrefer(fieldLines(rq.req, 'prefer'));
   const { default: fallback, max } = app.config.pageSize;
-  if (preferences.maxPageSize === undefined) return { pageSize: fallback };
+  if (preferences.maxPageSize === undefined) return { query, media, pageSize: fallback };
   const pageSize = Math.min(Math.max(preferences.maxPageSize, 1), max);
-  return { pageSize, preference: preferences.maxPageSizeToken ?? 'maxpagesize' };
+  return { query, media, pageSize, preference: preferences.maxPageSizeToken ?? 'maxpagesize' };
+}
+
+/**
+ * The page cache first: an identical request since the collection last changed was valid, and its
+ * page is built, so nothing of it is parsed, verified or planned again.
+ */
+function keptPage<T>(app: Paging, request: PageRequest, walk: Walk<T>): KeptPage | undefined {
+  return walk.cacheable ? app.pages.get(walk.collection, pageKey(request)) : undefined;
+}
+
+/**
+ * What names a page among its collection's: its bytes are a function of the media type, the page size
+ * and the query string, whose token, on a later page, names the page size in force instead.
+ */
+function pageKey(request: PageRequest): string {
+  return `${request.media}\n${request.pageSize}\n${request.query}`;
 }
 
 async function resolvePage<T>(app: Paging, request: PageRequest, walk: Walk<T>): Promise<Resolved> {
-  const { collection, scope, path } = walk;
-  // The page cache first: an identical request since the collection last changed was valid, and its
-  // page is built. A first page's bytes depend on the page size; a continuation's token names its own.
-  const firstKey = `${request.media}\n${request.pageSize}\n${request.query}`;
-  if (walk.cacheable) {
-    const cached = app.pages.get(collection, firstKey);
-    if (cached !== undefined) return { ok: true, page: cached, ...applied(request.preference, request.pageSize) };
-  }
+  const kept = keptPage(app, request, walk);
+  return kept === undefined ? buildResolved(app, request, walk) : { ok: true, page: kept.page };
+}
+
+/** The page, built: the query options, a verified token or a first page's plan, then the build. */
+async function buildResolved<T>(app: Paging, request: PageRequest, walk: Walk<T>): Promise<Resolved> {
+  const { scope, path } = walk;
   const options = walk.options(request.query);
   if (!options.ok) return options;
+  const cacheKey = walk.cacheable ? pageKey(request) : undefined;
   let source: PageSource;
-  let pageSize: number;
   if (options.skiptoken !== undefined) {
     const position = verifyToken(app.pagingKey, options.skiptoken, scope);
     const resumed = position === undefined ? undefined : walk.resume(position);
     if (position === undefined || resumed === undefined) return { ok: false, problem: invalidTokenProblem() };
     if (!resumed.ok) return resumed;
     // A later page's size is the token's, whatever Prefer says: the token alone names it.
-    pageSize = position.pageSize;
-    const start = { scope, ...carryOf(position), pageSize };
-    const cacheKey = walk.cacheable ? `${request.media}\n${request.query}` : undefined;
+    const start = { scope, ...carryOf(position), pageSize: position.pageSize };
     source = { ...sourceOf(walk, resumed.plan, start, cacheKey), after: position.after, returned: position.returned };
   } else {
     const begun = walk.begin(options.first);
     if (!begun.ok) return begun;
-    pageSize = request.pageSize;
-    const start = { scope, ...begun.carry, pageSize };
+    const start = { scope, ...begun.carry, pageSize: request.pageSize };
     const tooLong = linkProblem(app, path, start, begun.sortKeys, walk.longestId);
     if (tooLong !== undefined) return { ok: false, problem: tooLong };
-    source = { ...sourceOf(walk, begun.plan, start, walk.cacheable ? firstKey : undefined), returned: 0 };
+    source = { ...sourceOf(walk, begun.plan, start, cacheKey), returned: 0 };
   }
-  const page = await cachedBuild(app, source, request.media);
-  if (!page.ok) return page;
-  return { ok: true, page: page.page, ...applied(request.preference, pageSize) };
+  return cachedBuild(app, source, request.media);
 }
 
 function sourceOf<T>(
@@ -211,8 +225,6 @@ async function cachedBuild(
   media: string,
 ): Promise<{ ok: true; page: BuiltPage } | { ok: false; problem: Problem }> {
   const { cacheKey, collection } = source;
-  const cached = cacheKey === undefined ? undefined : app.pages.get(collection, cacheKey);
-  if (cached !== undefined) return { ok: true, page: cached };
   const generation = app.pages.generation(collection);
   const limited = limitExpensive(source.plan, app.filterSlots);
   let built: Awaited<ReturnType<typeof buildPage>>;
@@ -228,34 +240,58 @@ async function cachedBuild(
   return built;
 }
 
-/** The reply carrying a built page (or its 304). */
-function pageAnswer<T>(
+/** The reply carrying a page just built (or its 304). */
+async function builtReply<T>(
   app: Paging,
   rq: RequestContext,
   walk: Walk<T>,
-  page: BuiltPage,
-  preferenceApplied: string | undefined,
-): Reply {
+  request: PageRequest,
+  room: () => void,
+): Promise<Reply> {
+  try {
+    const resolved = await buildResolved(app, request, walk);
+    if (!resolved.ok) return problemReply(resolved.problem);
+    const { page } = resolved;
+    return readReply(app, rq, page.representation, pageReadOptions(app, walk, page, request.preference));
+  } finally {
+    room();
+  }
+}
+
+/** The reply carrying a kept page (or its 304), from the answers prepared for it (lib/resources/prepared-reads.ts). */
+function keptReply<T>(app: Paging, rq: RequestContext, walk: Walk<T>, request: PageRequest, kept: KeptPage): Reply {
+  const variant = request.preference === undefined ? '' : applied(request.preference, kept.page.pageSize);
+  let prepared = kept.prepared.get(variant);
+  if (prepared === undefined) {
+    const { page } = kept;
+    prepared = prepareRead(app.policy, page.representation, pageReadOptions(app, walk, page, request.preference));
+    app.pages.prepare(walk.collection, pageKey(request), variant, prepared);
+  }
+  return answerRead(app, rq, prepared);
+}
+
+/** How a page is read: its validators, its fields besides the representation's. */
+function pageReadOptions<T>(app: Paging, walk: Walk<T>, page: BuiltPage, preference: string | undefined): ReadOptions {
   const fields: Record<string, string> = {};
   if (page.nextLink !== undefined) fields['Link'] = `<${page.nextLink}>; rel="next"`;
-  if (preferenceApplied !== undefined) fields['Preference-Applied'] = preferenceApplied;
+  if (preference !== undefined) fields['Preference-Applied'] = applied(preference, page.pageSize);
   const lastModified = Math.max(app.store.lastModified(walk.collection) ?? 0, walk.lastModified ?? 0);
-  return readReply(app, rq, page.representation, {
+  return {
     cacheControl: readCacheControl(app.policy, walk.collection),
     // RFC 7240 §2: the page size depends on Prefer, so caches must key on it too.
     negotiated: ['Accept', 'Prefer'],
     contentType: page.contentType,
     fields,
     ...(lastModified > 0 ? { lastModified } : {}),
-  });
+  };
 }
 
 /**
  * RFC 7240 §3: Preference-Applied names the preference honoured and the value used. On a later page
  * the size comes from the token, so a client that sends its preference again learns the size in force.
  */
-function applied(preference: string | undefined, pageSize: number): { preferenceApplied?: string } {
-  return preference === undefined ? {} : { preferenceApplied: `${preference}=${pageSize}` };
+function applied(preference: string, pageSize: number): string {
+  return `${preference}=${pageSize}`;
 }
 
 /** A 400 for a walk whose longest `@nextLink` could not stay under MAX_LINK_BYTES, before its first page. */

@@ -43,7 +43,7 @@ export function putQuery(app: ConditionalWriting & QueryDefining, rq: RequestCon
   });
 }
 
-export function getQueryResults(app: Paging & CollectionQuerying, rq: RequestContext): Promise<Reply> {
+export function getQueryResults(app: Paging & CollectionQuerying, rq: RequestContext): Reply | Promise<Reply> {
   const collection = rq.params.get('collection');
   const name = rq.params.get('name');
   const record = app.store.get(QUERY_SPACE, queryId(collection, name));

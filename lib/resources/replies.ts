@@ -5,9 +5,9 @@
 //   client asked for text/html, as its page (lib/resources/html.ts);
 // - the answer to a successful PUT (CONVENTIONS.md#put-responses): the stored representation, its ETag, where it lives
 //   (Content-Location, RFC 9110 §8.7) and, on 201, the Location of the new resource.
-import { evaluatePreconditions, readPreconditionFields } from '../protocol/conditional.js';
+import { evaluatePreconditions, readPreconditionFields, type Validators } from '../protocol/conditional.js';
 import { formatHttpDate } from '../protocol/http-date.js';
-import { noStoreCacheControl, varyOf } from '../http/cache-policy.js';
+import { noStoreCacheControl, varyOf, type CachePolicy } from '../http/cache-policy.js';
 import { JSON_TYPE, jsonReply, problemReply, type Reply } from '../http/respond.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
@@ -33,28 +33,44 @@ export function readReply(
   representation: Representation,
   options: ReadOptions,
 ): Reply {
-  const validators =
-    options.lastModified === undefined
-      ? { etag: representation.etag }
-      : { etag: representation.etag, lastModified: options.lastModified };
-  const method = rq.req.method ?? 'GET';
+  const outcome = readOutcome(app, rq, readValidators(representation, options));
+  return typeof outcome === 'number' ? readAnswer(app.policy, representation, options, outcome) : outcome;
+}
+
+/** What a read's preconditions are evaluated against: the representation's ETag and, if any, its Last-Modified. */
+export function readValidators(representation: Representation, options: ReadOptions): Validators {
+  return options.lastModified === undefined
+    ? { etag: representation.etag }
+    : { etag: representation.etag, lastModified: options.lastModified };
+}
+
+/** RFC 9110 §13.2.2 for a read: the 400 or 412 problem to answer, or which of the 200 and the 304. */
+export function readOutcome(app: Pick<App, 'clock'>, rq: RequestContext, validators: Validators): Reply | 200 | 304 {
   const fields = readPreconditionFields(rq.req.rawHeaders);
-  const verdict = evaluatePreconditions(method, fields, validators, { now: app.clock.now() });
+  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', fields, validators, { now: app.clock.now() });
   if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
-  // One header object, built in the order the fields are sent; a 304 has no Content-Type.
-  const headers: Record<string, string> =
-    verdict.kind === 'not-modified' ? {} : { 'Content-Type': options.contentType ?? JSON_TYPE };
+  return verdict.kind === 'not-modified' ? 304 : 200;
+}
+
+/** The 200 of a read, or its 304: the same fields but Content-Type (RFC 9110 §15.4.5), without content. */
+export function readAnswer(
+  policy: CachePolicy,
+  representation: Representation,
+  options: ReadOptions,
+  status: 200 | 304,
+): Reply {
+  // One header object, built in the order the fields are sent.
+  const headers: Record<string, string> = status === 304 ? {} : { 'Content-Type': options.contentType ?? JSON_TYPE };
   headers['ETag'] = representation.etag;
   headers['Cache-Control'] = options.cacheControl;
   if (options.lastModified !== undefined) {
     headers['Last-Modified'] = representation.lastModified ?? formatHttpDate(options.lastModified);
   }
-  const vary = varyOf(app.policy, options.negotiated);
+  const vary = varyOf(policy, options.negotiated);
   if (vary !== undefined) headers['Vary'] = vary;
   if (options.fields !== undefined) Object.assign(headers, options.fields);
   if (options.contentType === HTML_CONTENT_TYPE) headers['Content-Security-Policy'] = HTML_SECURITY_POLICY;
-  if (verdict.kind === 'not-modified') return { status: 304, headers };
-  return { status: 200, headers, body: representation.bytes };
+  return status === 304 ? { status, headers } : { status, headers, body: representation.bytes };
 }
 
 /** What serving one stored item needs. */

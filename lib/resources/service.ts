@@ -33,7 +33,7 @@ const FIELDS = new Set(['name', 'url']);
 const SCOPE = '/';
 const SPACE = '';
 
-export function getServiceDocument(app: Paging, rq: RequestContext): Promise<Reply> {
+export function getServiceDocument(app: Paging, rq: RequestContext): Reply | Promise<Reply> {
   return pagedReply(app, rq, serviceWalk(app));
 }
 

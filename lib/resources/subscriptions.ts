@@ -38,7 +38,7 @@ const SUBSCRIPTIONS: Listing = {
   fields: new Set(['id', 'url', 'events', 'status', 'disabledReason', 'disabledAt']),
 };
 
-export function getSubscriptions(app: Paging, rq: RequestContext): Promise<Reply> {
+export function getSubscriptions(app: Paging, rq: RequestContext): Reply | Promise<Reply> {
   return listingReply(app, rq, SUBSCRIPTIONS);
 }
 

@@ -1,13 +1,15 @@
 // Tests for lib/resources/page-cache.ts: a built page is kept until a commit touches its collection,
-// never when a commit landed while it was built, never for a system space, and within its limits.
+// never when a commit landed while it was built, never for a system space, and within its limits,
+// its prepared answers with it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PageCache, type BuiltPage } from '../../lib/resources/page-cache.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import { represent } from '../../lib/protocol/representation.js';
+import type { PreparedRead } from '../../lib/resources/prepared-reads.js';
 
 function page(text: string): BuiltPage {
-  return { representation: represent(text), contentType: 'application/json' };
+  return { representation: represent(text), contentType: 'application/json', pageSize: 50 };
 }
 
 async function put(store: MemoryStore, collection: string, id: string): Promise<void> {
@@ -21,7 +23,7 @@ describe('PageCache', () => {
     const cache = new PageCache(store);
     cache.keep('products', 'k', cache.generation('products'), page('{"value":[]}'));
     cache.keep('orders', 'k', cache.generation('orders'), page('{"value":[1]}'));
-    assert.equal(cache.get('products', 'k')?.representation.bytes.toString(), '{"value":[]}');
+    assert.equal(cache.get('products', 'k')?.page.representation.bytes.toString(), '{"value":[]}');
     await put(store, 'orders', 'o1');
     assert.notEqual(cache.get('products', 'k'), undefined, 'another collection changed');
     assert.equal(cache.get('orders', 'k'), undefined);
@@ -59,6 +61,43 @@ describe('PageCache', () => {
     assert.deepEqual(['a', 'c', 'big'].map((key) => cache.get('c', key) !== undefined), [false, true, true]);
     cache.keep('c', 'huge', 0, page('x'.repeat(21)));
     assert.equal(cache.get('c', 'huge'), undefined, 'a page over the byte limit is never kept');
+    cache.close();
+  });
+});
+
+describe('PageCache: prepared answers', () => {
+  const prepared = (headBytes: number): PreparedRead => ({
+    validators: { etag: '"x"' },
+    ok: { status: 200, headers: {} },
+    notModified: { status: 304, headers: {} },
+    headBytes,
+  });
+
+  it('should keep a prepared answer per variant beside its page, and drop it with the page', async () => {
+    const store = new MemoryStore();
+    const cache = new PageCache(store);
+    cache.keep('products', 'k', cache.generation('products'), page('{"value":[]}'));
+    const answer = prepared(10);
+    cache.prepare('products', 'k', '', answer);
+    cache.prepare('products', 'k', '', prepared(10));
+    assert.equal(cache.get('products', 'k')?.prepared.get(''), answer, 'the first answer of a variant stays');
+    cache.prepare('products', 'k', 'maxpagesize=5', prepared(10));
+    assert.equal(cache.get('products', 'k')?.prepared.size, 2);
+    await put(store, 'products', 'p1');
+    cache.keep('products', 'k', cache.generation('products'), page('{"value":[1]}'));
+    assert.equal(cache.get('products', 'k')?.prepared.size, 0, 'a page kept again starts without answers');
+    cache.close();
+  });
+
+  it('should count prepared heads in its bytes and keep at most four variants a page', () => {
+    const cache = new PageCache(new MemoryStore(), { entries: 10, bytes: 40 });
+    cache.keep('c', 'a', 0, page('aaaaa'));
+    cache.keep('c', 'b', 0, page('bbbbb'));
+    cache.prepare('c', 'b', '', prepared(31));
+    assert.equal(cache.get('c', 'a'), undefined, 'the heads passed the byte limit: the least recently used page went');
+    assert.notEqual(cache.get('c', 'b'), undefined);
+    for (const variant of ['1', '2', '3', '4']) cache.prepare('c', 'b', variant, prepared(0));
+    assert.equal(cache.get('c', 'b')?.prepared.size, 4);
     cache.close();
   });
 });
