@@ -3,7 +3,7 @@
 // recovery on open (recovery.ts), a lock on the data dir (lock.ts) and side logs (side-log.ts).
 //
 // Group commit (CONVENTIONS.md#durability: concurrent writes share fsyncs), shaped so that the disk
-// is never idle while commits wait: one group is written and fdatasynced while the next one forms.
+// is never idle while commits wait: one group is written and made durable while the next one forms.
 // A batch is checked and framed when it arrives (journal.ts Group), so when a sync returns the next
 // group's write starts at once, and only then is the synced group applied and answered: the work of
 // answering overlaps with the next sync instead of sitting between two. A group takes the batches in

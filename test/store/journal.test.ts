@@ -3,6 +3,7 @@
 // however many times the same records are rewritten (CONVENTIONS.md#durability).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { constants } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openFileStore } from '../../lib/store/file.js';
@@ -105,11 +106,53 @@ function gatedIO(): { io: FileIO; writes: () => number; release: (fail?: string)
   return { io, writes: () => writes, release, events };
 }
 
-/** Resolves once `condition` holds, looking again after each turn of the event loop. */
+/** Resolves once `condition` holds, looking again every millisecond for up to 10 s (the disk may be slow). */
 async function until(condition: () => boolean): Promise<void> {
-  for (let turn = 0; turn < 1000 && !condition(); turn++) await new Promise((resolve) => setImmediate(resolve));
+  const deadline = Date.now() + 10_000;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
   assert.ok(condition(), 'the condition never held');
 }
+
+describe('journal durable writes', () => {
+  it('should open the journal for writes durable on return where the platform has O_DSYNC, and not fdatasync then', async () => {
+    await withTempDir('dsync', async (dir) => {
+      const real = nodeFileIO();
+      const durable: boolean[] = [];
+      let syncs = 0;
+      const io: FileIO = {
+        ...real,
+        open: async (path, mode, options) => {
+          const handle = await real.open(path, mode, options);
+          if (!path.includes('journal-')) return handle;
+          durable.push(handle.writesAreDurable === true);
+          return {
+            ...handle,
+            read: handle.read.bind(handle),
+            write: handle.write.bind(handle),
+            sync: handle.sync.bind(handle),
+            truncate: handle.truncate.bind(handle),
+            size: handle.size.bind(handle),
+            close: handle.close.bind(handle),
+            datasync: async () => {
+              syncs++;
+              await handle.datasync();
+            },
+          };
+        },
+      };
+      const opened = await openFileStore({ dir, io, log: () => {}, progress: () => {} });
+      assert.ok(opened.ok);
+      for (let n = 0; n < 5; n++) {
+        const result = await opened.store.commit({ mutations: [{ kind: 'put', collection: 'g', id: `k${n}`, doc: { n } }] });
+        assert.ok(result.ok);
+      }
+      const hasDsync = constants.O_DSYNC !== undefined;
+      assert.deepEqual(durable, [hasDsync]);
+      assert.equal(syncs, hasDsync ? 0 : 5);
+      await opened.store.close();
+    });
+  });
+});
 
 describe('journal group commit pipeline', () => {
   it('should start the next group\'s write before it answers the group whose sync returned', async () => {
