@@ -31,7 +31,7 @@ import { assertBatch, conflictResult, unavailable, Watchers } from './commit-ste
 import type { FileIO } from './fs-io.js';
 import { describeError, hasCode, nodeFileIO } from './fs-io.js';
 import type { JournalWriter, Waiting } from './journal.js';
-import { Group } from './journal.js';
+import { Group, keysOf } from './journal.js';
 import { FileSideLogs } from './side-log.js';
 import type { DirLock } from './lock.js';
 import { recover } from './recovery.js';
@@ -215,8 +215,9 @@ export class FileStore implements Store {
     while (this.waiting.length > 0) {
       const head = this.waiting[0] as Waiting;
       const forming = this.forming;
-      if (this.writing?.overlaps(head.batch) === true) return;
-      if (forming.length > 0 && (forming.full || forming.overlaps(head.batch))) return;
+      const keys = keysOf(head.batch);
+      if (this.writing?.overlaps(head.batch, keys) === true) return;
+      if (forming.length > 0 && (forming.full || forming.overlaps(head.batch, keys))) return;
       this.waiting.shift();
       const verdict = state.check(head.batch);
       if (!verdict.ok) {
@@ -224,7 +225,7 @@ export class FileStore implements Store {
         continue;
       }
       try {
-        forming.add(head, clock.now());
+        forming.add(head, keys, clock.now());
       } catch (error) {
         log('error', 'cannot encode a batch for the journal', { error: describeError(error) });
         head.resolve(unavailable(`cannot encode batch: ${describeError(error)}`));

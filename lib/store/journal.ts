@@ -16,7 +16,7 @@ import type { Crc32c } from './codec.js';
 import { encodeFrame, encodeRecord } from './codec.js';
 import type { FileHandleIO, FileIO } from './fs-io.js';
 import { describeError, writeFully } from './fs-io.js';
-import type { Batch, CommitResult, Mutation } from './types.js';
+import type { Batch, CommitResult } from './types.js';
 import type { Logger } from '../log.js';
 import type { Random } from '../clock.js';
 
@@ -199,25 +199,23 @@ export class Group {
     return this.size >= MAX_GROUP_BYTES;
   }
 
-  /** Does `batch` read or write what a member of this group writes? */
-  overlaps(batch: Batch): boolean {
+  /** Does `batch` (whose keys are `keys`, keysOf) read or write what a member of this group writes? */
+  overlaps(batch: Batch, keys: readonly string[]): boolean {
     const guarded = batch.unchanged?.collection;
     if (guarded !== undefined && this.collections.has(guarded)) return true;
-    for (const mutation of batch.mutations) if (this.keys.has(keyOf(mutation))) return true;
+    for (const key of keys) if (this.keys.has(key)) return true;
     return false;
   }
 
   /** Frames a checked batch as the next member. Throws when it cannot be encoded (nothing is added then). */
-  add(waiting: Waiting, at: number): void {
+  add(waiting: Waiting, keys: readonly string[], at: number): void {
     const { batch } = waiting;
     const frame = this.frame(batch, this.first + this.members.length, at);
     this.frames.push(frame);
     this.size += frame.length;
     this.members.push({ batch, resolve: waiting.resolve, at });
-    for (const mutation of batch.mutations) {
-      this.keys.add(keyOf(mutation));
-      this.collections.add(mutation.collection);
-    }
+    for (const key of keys) this.keys.add(key);
+    for (const mutation of batch.mutations) this.collections.add(mutation.collection);
   }
 
   /**
@@ -238,8 +236,9 @@ export class Group {
   }
 }
 
-function keyOf(mutation: Mutation): string {
-  return `${mutation.collection}\u0000${mutation.id}`;
+/** The records a batch writes, as the keys Group.overlaps compares. */
+export function keysOf(batch: Batch): string[] {
+  return batch.mutations.map((mutation) => `${mutation.collection}\u0000${mutation.id}`);
 }
 
 /** Deletes every journal older than `firstSeq` (their records are in a durable snapshot). */
