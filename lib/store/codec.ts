@@ -239,7 +239,8 @@ function decodePut(entry: readonly unknown[]): Mutation | undefined {
   const [collection, id, doc, expiresAt, dueAt] = entry;
   if (entry.length < 3 || entry.length > 5 || typeof collection !== 'string' || !isJsonObject(doc)) return undefined;
   const key = id === null ? doc['id'] : id;
-  if (typeof key !== 'string' || (expiresAt !== null && expiresAt !== undefined && !isTime(expiresAt))) return undefined;
+  if (typeof key !== 'string') return undefined;
+  if (expiresAt !== null && expiresAt !== undefined && !isTime(expiresAt)) return undefined;
   if (dueAt !== undefined && !isTime(dueAt)) return undefined;
   const put = { kind: 'put' as const, collection, id: key, doc };
   if (isTime(expiresAt)) return dueAt === undefined ? { ...put, expiresAt } : { ...put, expiresAt, dueAt };

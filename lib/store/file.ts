@@ -238,11 +238,15 @@ export class FileStore implements Store {
     if (this.writing !== undefined || this.task !== undefined || this.applying) return;
     const task = this.tasks.shift();
     if (task !== undefined) {
-      this.task = task().then(() => {
-        this.task = undefined;
-        this.admit();
-        this.pump();
-      });
+      this.task = task()
+        .catch((error: unknown) => {
+          this.parts.log('error', 'store writer failed unexpectedly', { error: describeError(error) });
+        })
+        .then(() => {
+          this.task = undefined;
+          this.admit();
+          this.pump();
+        });
       return;
     }
     if (this.forming.length > 0) {
@@ -255,18 +259,12 @@ export class FileStore implements Store {
   /** Runs `task` with the journal to itself, before the next group is written; never rejects. */
   private runTask(task: () => Promise<void>): Promise<void> {
     return new Promise((resolve) => {
-      this.tasks.push(() =>
-        task()
-          .catch((error: unknown) => {
-            this.parts.log('error', 'store writer failed unexpectedly', { error: describeError(error) });
-          })
-          .then(resolve),
-      );
+      this.tasks.push(() => task().finally(resolve));
       this.pump();
     });
   }
 
-  /** Writes and fdatasyncs the forming group; the next one forms meanwhile. */
+  /** Writes the forming group, durable when the write returns; the next one forms meanwhile. */
   private write(): void {
     const group = this.forming;
     const bytes = group.seal(this.durableSeq + 1);
