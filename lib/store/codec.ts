@@ -16,7 +16,7 @@ import { isAscii } from 'node:buffer';
 import { isJsonObject } from '../json.js';
 import type { FileHandleIO } from './fs-io.js';
 import { readFully } from './fs-io.js';
-import type { Batch } from './types.js';
+import type { Batch, Mutation } from './types.js';
 
 /** "RSF1" read as a little-endian u32. */
 const FRAME_MAGIC = 0x31465352;
@@ -173,14 +173,43 @@ export interface JournalRecord {
 
 export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
 
+/**
+ * A journal record as JSON, in the compact form: an array, so no field name is written per record
+ * (CONVENTIONS.md#durability):
+ *
+ *   [seq, seq - group, at, mutation, ...]
+ *
+ * A put, the mutation nearly every write is, is an array too: [collection, id, doc] with expiresAt, or
+ * null and dueAt, after it when it has them; its id is null when the document carries it as "id" (every
+ * item does), so the id is stored once. Any other mutation is its object. Expectations are left out:
+ * they were checked before the record was written, and replay applies only what was accepted.
+ * Records of the first form, {"seq", "group", "at", "batch": {"mutations": [...]}}, are still read.
+ */
 export function encodeRecord(record: JournalRecord): string {
   const { seq, group, at } = record;
-  return JSON.stringify({ seq, group, at, batch: { mutations: record.batch.mutations } });
+  let text = `[${seq},${seq - group},${JSON.stringify(at)}`;
+  for (const mutation of record.batch.mutations) text += `,${encodeMutation(mutation)}`;
+  return `${text}]`;
 }
 
-/** Parses and checks a journal payload whose checksum already held. */
+function encodeMutation(mutation: Mutation): string {
+  if (mutation.kind !== 'put') {
+    if (mutation.kind === 'restore' || mutation.expect === undefined) return JSON.stringify(mutation);
+    const { expect: _expect, ...kept } = mutation;
+    return JSON.stringify(kept);
+  }
+  const { collection, id, doc, expiresAt, dueAt } = mutation;
+  const idText = doc['id'] === id ? 'null' : JSON.stringify(id);
+  const tail = dueAt !== undefined
+    ? `,${expiresAt === undefined ? 'null' : JSON.stringify(expiresAt)},${JSON.stringify(dueAt)}`
+    : expiresAt !== undefined ? `,${JSON.stringify(expiresAt)}` : '';
+  return `[${JSON.stringify(collection)},${idText},${JSON.stringify(doc)}${tail}]`;
+}
+
+/** Parses and checks a journal payload whose checksum already held (either form). */
 export function decodeRecord(payload: Buffer): Decoded<JournalRecord> {
   const value = parsePayload(payload);
+  if (Array.isArray(value)) return decodeCompact(value);
   if (!isJsonObject(value)) return { ok: false, reason: 'record is not a JSON object' };
   const { seq, group, at, batch } = value;
   if (!isCount(seq) || !isCount(group) || group > seq) return { ok: false, reason: 'record has no valid seq/group' };
@@ -188,6 +217,34 @@ export function decodeRecord(payload: Buffer): Decoded<JournalRecord> {
   const problem = batchProblem(batch);
   if (problem !== undefined) return { ok: false, reason: problem };
   return { ok: true, value: { seq, group, at, batch: batch as unknown as Batch } };
+}
+
+function decodeCompact(value: readonly unknown[]): Decoded<JournalRecord> {
+  const [seq, back, at] = value;
+  if (!isCount(seq) || !isCount(back) || back > seq) return { ok: false, reason: 'record has no valid seq/group' };
+  if (!isTime(at)) return { ok: false, reason: 'record has no valid time' };
+  const mutations: Mutation[] = [];
+  for (let index = 3; index < value.length; index++) {
+    const entry = value[index];
+    const mutation = Array.isArray(entry) ? decodePut(entry) : entry;
+    const problem = mutation === undefined ? 'put has a bad form' : mutationProblem(mutation);
+    if (problem !== undefined) return { ok: false, reason: problem };
+    mutations.push(mutation as Mutation);
+  }
+  return { ok: true, value: { seq, group: seq - back, at, batch: { mutations } } };
+}
+
+/** A put from its array form, or undefined; mutationProblem checks the rest. */
+function decodePut(entry: readonly unknown[]): Mutation | undefined {
+  const [collection, id, doc, expiresAt, dueAt] = entry;
+  if (entry.length < 3 || entry.length > 5 || typeof collection !== 'string' || !isJsonObject(doc)) return undefined;
+  const key = id === null ? doc['id'] : id;
+  if (typeof key !== 'string') return undefined;
+  if (expiresAt !== null && expiresAt !== undefined && !isTime(expiresAt)) return undefined;
+  if (dueAt !== undefined && !isTime(dueAt)) return undefined;
+  const put = { kind: 'put' as const, collection, id: key, doc };
+  if (isTime(expiresAt)) return dueAt === undefined ? { ...put, expiresAt } : { ...put, expiresAt, dueAt };
+  return dueAt === undefined ? put : { ...put, dueAt };
 }
 
 /** What is wrong with a batch's shape, or undefined; the same rules guard writing and replay. */

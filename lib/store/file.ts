@@ -2,31 +2,36 @@
 // store), an append-only journal of accepted batches (journal.ts), periodic snapshots (snapshot.ts),
 // recovery on open (recovery.ts), a lock on the data dir (lock.ts) and side logs (side-log.ts).
 //
-// Group commit (CONVENTIONS.md#durability: concurrent writes share fsyncs). Commits enter one serial queue. While a
-// group is being written and fsynced, new batches wait; the next group takes the waiting batches (in
-// call order), writes them with one write and one fdatasync, applies them and answers them all.
+// Group commit (CONVENTIONS.md#durability: concurrent writes share fsyncs), shaped so that the disk
+// is never idle while commits wait: one group is written and made durable while the next one forms.
+// A batch is checked and framed when it arrives (journal.ts Group), so when a sync returns the next
+// group's write starts at once, and only then is the synced group applied and answered: the work of
+// answering overlaps with the next sync instead of sitting between two. A group takes the batches in
+// call order and never reorders them.
 //
 // Visibility, decided: a batch is applied to the state only after its record is durable, so a read
 // never sees a write that a crash could still lose, and a failed write leaves nothing to roll back.
-// `check` of a later batch must still see the earlier batches of its group; rather than an overlay
-// (a second copy of the apply logic), a group only admits batches whose keys are disjoint from it
-// (journal.ts takeGroup), so checking against the state before the group is exact, and an
-// overlapping batch simply waits for the next group.
+// A batch is checked against the state before the groups ahead of it are applied; rather than an
+// overlay (a second copy of the apply logic), a batch is admitted only while its keys are disjoint from
+// every group not yet applied (Group.overlaps), so that check is exact; an overlapping batch, and every
+// batch after it, waits until the groups ahead are applied.
 //
 // A failed write or fsync answers every batch of its group `unavailable`, marks the store not
-// writable and logs why; the state is as before the group. The next append first truncates the
-// journal back to its last durable byte, and the first write that succeeds makes the store writable
-// again. While it is not writable, health() probes the disk before it answers (CONVENTIONS.md#health),
-// so a store that gets no writes (a load balancer took it out on 503) is seen to be back on the first
-// look, never a stale 503. Looks that arrive while a probe runs share it, so a flood of health checks
-// costs one probe at a time; a writable store answers without touching the disk.
+// writable and logs why; the state is as before the group, and the group forming behind it takes its
+// seqs (framed again). The journal is truncated back to its last durable byte before anything else is
+// written, and the first write that succeeds makes the store writable again. While it is not writable,
+// health() probes the disk before it answers (CONVENTIONS.md#health), so a store that gets no writes
+// (a load balancer took it out on 503) is seen to be back on the first look, never a stale 503. Looks
+// that arrive while a probe runs share it, so a flood of health checks costs one probe at a time; a
+// writable store answers without touching the disk. Probes, repairs and journal rotations are tasks
+// that run only while no group is being written, and before the next one.
 import { join } from 'node:path';
 import type { Crc32c } from './codec.js';
-import { assertBatch, unavailable, Watchers } from './commit-step.js';
+import { assertBatch, conflictResult, unavailable, Watchers } from './commit-step.js';
 import type { FileIO } from './fs-io.js';
 import { describeError, hasCode, nodeFileIO } from './fs-io.js';
-import type { Accepted, JournalWriter, Waiting } from './journal.js';
-import { takeGroup } from './journal.js';
+import type { JournalWriter, Waiting } from './journal.js';
+import { Group, keysOf } from './journal.js';
 import { FileSideLogs } from './side-log.js';
 import type { DirLock } from './lock.js';
 import { recover } from './recovery.js';
@@ -68,14 +73,26 @@ export interface FileStoreParts {
 
 export class FileStore implements Store {
   readonly durable = true;
-  private readonly queue: Waiting[] = [];
+  /** Batches that wait for the groups ahead of them to be applied before they can be checked (FIFO). */
+  private readonly waiting: Waiting[] = [];
+  /** The group that takes new batches. */
+  private forming: Group;
+  /** The group being written and fdatasynced. */
+  private writing: Group | undefined;
+  /** The last seq the journal holds durably. */
+  private durableSeq: number;
+  /** True while a synced group is applied: a batch committed meanwhile waits until it is. */
+  private applying = false;
+  /** Tasks that need the journal to themselves (repair, rotation, probe), run before the next write. */
+  private readonly tasks: (() => Promise<void>)[] = [];
+  private task: Promise<void> | undefined;
+  private pumpQueued = false;
+  private readonly idleWaiters: (() => void)[] = [];
   private readonly watchers: Watchers;
   private readonly sideLogs: FileSideLogs;
   private journal: JournalWriter;
   private olderJournalBytes: number;
   private snapshotFailed = false;
-  /** The serial writer: set while a drain (groups, rotation, probe) runs. */
-  private running: Promise<void> | undefined;
   private snapshotting: Promise<void> | undefined;
   private failure: string | undefined;
   /** The disk probe running for health(), shared by every look that arrives meanwhile. */
@@ -85,6 +102,8 @@ export class FileStore implements Store {
   constructor(private readonly parts: FileStoreParts) {
     this.journal = parts.journal;
     this.olderJournalBytes = parts.olderJournalBytes;
+    this.durableSeq = parts.state.seq;
+    this.forming = new Group(parts.crc, this.durableSeq + 1);
     this.watchers = new Watchers(parts.log);
     this.sideLogs = new FileSideLogs(parts.io, parts.dir);
   }
@@ -130,8 +149,15 @@ export class FileStore implements Store {
     assertBatch(batch);
     if (this.closing !== undefined) return Promise.resolve(unavailable('store is closed'));
     return new Promise((resolve) => {
-      this.queue.push({ batch, resolve });
-      this.kick();
+      this.waiting.push({ batch, resolve });
+      this.admit();
+      // A microtask later, so the commits of one synchronous run share a group.
+      if (this.pumpQueued) return;
+      this.pumpQueued = true;
+      queueMicrotask(() => {
+        this.pumpQueued = false;
+        this.pump();
+      });
     });
   }
 
@@ -160,7 +186,7 @@ export class FileStore implements Store {
   async health(): Promise<StoreHealth> {
     if (this.closing !== undefined) return { writable: false, detail: 'store is closed' };
     if (this.failure === undefined) return { writable: true };
-    this.probing ??= this.run(() => this.probe()).then(() => {
+    this.probing ??= this.runTask(() => this.probe()).then(() => {
       this.probing = undefined;
     });
     await this.probing;
@@ -176,70 +202,136 @@ export class FileStore implements Store {
 
   /** Starts a snapshot now if the journals are over the threshold (used right after recovery). */
   checkpointIfDue(): void {
-    if (this.checkpointDue()) void this.run(() => this.checkpoint());
-  }
-
-  private kick(): void {
-    if (this.running === undefined) void this.run(() => this.drain());
+    if (this.checkpointDue()) void this.runTask(() => this.checkpoint());
   }
 
   /**
-   * Runs `task` in the serial writer slot, then drains whatever queued meanwhile. Resolves when `task`
-   * is done; never rejects.
+   * Moves waiting batches into the forming group, in order, while each can be checked exactly: a
+   * batch that fails its check is answered at once and never journaled.
    */
-  private run(task: () => Promise<void>): Promise<void> {
-    const previous = this.running ?? Promise.resolve();
-    const current = previous.then(task).catch((error: unknown) => {
-      this.parts.log('error', 'store writer failed unexpectedly', { error: describeError(error) });
-    });
-    this.running = current;
-    void current.then(() => {
-      if (this.running !== current) return;
-      this.running = undefined;
-      if (this.queue.length > 0) this.kick();
-    });
-    return current;
-  }
-
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const { state, crc, clock, log } = this.parts;
-      const { members, bytes, at } = takeGroup(this.queue, state, crc, clock.now(), log);
-      if (members.length > 0) await this.writeGroup(members, bytes, at);
+  private admit(): void {
+    if (this.applying) return;
+    const { state, clock, log } = this.parts;
+    while (this.waiting.length > 0) {
+      const head = this.waiting[0] as Waiting;
+      const forming = this.forming;
+      const keys = keysOf(head.batch);
+      if (this.writing?.overlaps(head.batch, keys) === true) return;
+      if (forming.length > 0 && (forming.full || forming.overlaps(head.batch, keys))) return;
+      this.waiting.shift();
+      const verdict = state.check(head.batch);
+      if (!verdict.ok) {
+        head.resolve(conflictResult(verdict));
+        continue;
+      }
+      try {
+        forming.add(head, keys, clock.now());
+      } catch (error) {
+        log('error', 'cannot encode a batch for the journal', { error: describeError(error) });
+        head.resolve(unavailable(`cannot encode batch: ${describeError(error)}`));
+      }
     }
   }
 
-  private async writeGroup(group: readonly Accepted[], bytes: Buffer, at: number): Promise<void> {
-    const started = this.parts.clock.monotonic();
-    try {
-      await this.journal.append(bytes);
-    } catch (error) {
-      const detail = `journal write failed: ${describeError(error)}`;
-      const fields = { path: this.journal.path, batches: group.length, error: describeError(error) };
-      this.parts.log('error', 'store write failed; answering the group as unavailable', fields);
-      this.failure = detail;
-      for (const item of group) item.resolve(unavailable(detail));
-      // Cut the failed frames off now, so a crash before the next write cannot bring back a batch
-      // that was answered `unavailable`; if the disk refuses, the next append tries again first.
-      await this.journal.repair().catch((repairError: unknown) => {
-        const fields = { path: this.journal.path, error: describeError(repairError) };
-        this.parts.log('warn', 'cannot yet truncate the failed write from the journal', fields);
-      });
+  /** Starts what comes next when the journal is free: a task first, else the forming group's write. */
+  private pump(): void {
+    if (this.writing !== undefined || this.task !== undefined || this.applying) return;
+    const task = this.tasks.shift();
+    if (task !== undefined) {
+      this.task = task()
+        .catch((error: unknown) => {
+          this.parts.log('error', 'store writer failed unexpectedly', { error: describeError(error) });
+        })
+        .then(() => {
+          this.task = undefined;
+          this.admit();
+          this.pump();
+        });
       return;
     }
-    this.markWritable();
-    this.parts.observer?.groupCommitted(group.length, bytes.length, this.parts.clock.monotonic() - started);
-    // Durable: apply, notify and answer in seq order, with no await in between, so readers see the
-    // whole group at once.
-    for (const item of group) {
-      const commit = this.parts.state.apply(item.batch, item.seq, at);
-      this.watchers.notify(commit);
-      item.resolve({ ok: true, commit });
+    if (this.forming.length > 0) {
+      this.write();
+      return;
     }
-    if (this.checkpointDue()) await this.checkpoint();
+    if (this.waiting.length === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
+  /** Runs `task` with the journal to itself, before the next group is written; never rejects. */
+  private runTask(task: () => Promise<void>): Promise<void> {
+    return new Promise((resolve) => {
+      this.tasks.push(() => task().finally(resolve));
+      this.pump();
+    });
+  }
+
+  /** Writes the forming group, durable when the write returns; the next one forms meanwhile. */
+  private write(): void {
+    const group = this.forming;
+    const bytes = group.seal(this.durableSeq + 1);
+    this.forming = new Group(this.parts.crc, group.firstSeq + group.length);
+    this.writing = group;
+    const started = this.parts.clock.monotonic();
+    this.journal
+      .append(bytes)
+      .then(
+        () => this.written(group, bytes.length, started),
+        (error: unknown) => this.failed(group, error),
+      )
+      .catch((error: unknown) => {
+        this.parts.log('error', 'store writer failed unexpectedly', { error: describeError(error) });
+      });
+  }
+
+  /** The group is durable: start the next write, then apply, notify and answer this group. */
+  private written(group: Group, bytes: number, started: number): void {
+    this.writing = undefined;
+    this.durableSeq = group.firstSeq + group.length - 1;
+    this.markWritable();
+    this.parts.observer?.groupCommitted(group.length, bytes, this.parts.clock.monotonic() - started);
+    // A rotation needs the journal at a group's end: it runs after this group is applied, before the
+    // next write. Otherwise the next write starts now, while this group is answered.
+    if (this.checkpointDue()) this.tasks.push(() => this.checkpoint());
+    else if (this.tasks.length === 0 && this.task === undefined && this.forming.length > 0) this.write();
+    // Durable: apply, notify and answer in seq order, with no await in between, so readers see the
+    // whole group at once.
+    this.applying = true;
+    try {
+      const first = group.firstSeq;
+      for (const [index, member] of group.members.entries()) {
+        const commit = this.parts.state.apply(member.batch, first + index, member.at);
+        this.watchers.notify(commit);
+        member.resolve({ ok: true, commit });
+      }
+    } finally {
+      this.applying = false;
+    }
+    this.admit();
+    this.pump();
+  }
+
+  private failed(group: Group, error: unknown): void {
+    this.writing = undefined;
+    const detail = `journal write failed: ${describeError(error)}`;
+    const fields = { path: this.journal.path, batches: group.length, error: describeError(error) };
+    this.parts.log('error', 'store write failed; answering the group as unavailable', fields);
+    this.failure = detail;
+    for (const member of group.members) member.resolve(unavailable(detail));
+    // Cut the failed frames off before anything else is written, so a crash cannot bring back a batch
+    // that was answered `unavailable`; if the disk refuses, the next append tries again first.
+    this.tasks.unshift(() =>
+      this.journal.repair().catch((repairError: unknown) => {
+        const fields = { path: this.journal.path, error: describeError(repairError) };
+        this.parts.log('warn', 'cannot yet truncate the failed write from the journal', fields);
+      }),
+    );
+    this.admit();
+    this.pump();
+  }
+
+  /** Over the threshold, with no snapshot running: the next group starts a new journal and a snapshot. */
   private checkpointDue(): boolean {
+    if (this.snapshotting !== undefined || this.closing !== undefined || this.failure !== undefined) return false;
+    if (this.tasks.length > 0) return false;
     const older = this.snapshotFailed ? 0 : this.olderJournalBytes;
     return older + this.journal.size >= this.parts.snapshotThresholdBytes;
   }
@@ -257,6 +349,7 @@ export class FileStore implements Store {
   private async checkpoint(): Promise<void> {
     if (this.snapshotting !== undefined || this.closing !== undefined || this.failure !== undefined) return;
     const { io, dir, crc, state, log } = this.parts;
+    // Nothing is being written (a task), and every durable group is applied.
     // An empty journal (a rotation that a crash interrupted) already starts at the next seq.
     if (this.journal.size > 0) {
       const previous = this.journal;
@@ -280,6 +373,14 @@ export class FileStore implements Store {
     });
   }
 
+  /** Resolves once every batch committed so far is answered and no task is left. */
+  private settled(): Promise<void> {
+    return new Promise((resolve) => {
+      this.idleWaiters.push(resolve);
+      this.pump();
+    });
+  }
+
   /** After a failure: see whether the disk takes writes again, without a commit to try it. */
   private async probe(): Promise<void> {
     if (this.failure === undefined) return;
@@ -294,7 +395,7 @@ export class FileStore implements Store {
 
   private async shutdown(): Promise<void> {
     const { log } = this.parts;
-    while (this.running !== undefined) await this.running;
+    await this.settled();
     await this.snapshotting;
     const logged = (message: string) => (error: unknown): void => {
       log('error', message, { error: describeError(error) });

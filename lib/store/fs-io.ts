@@ -19,7 +19,19 @@ export const FILE_MODE = 0o600;
 /** How a file is opened. `createExclusive` fails with EEXIST when the path exists (O_EXCL). */
 export type OpenMode = 'read' | 'readWrite' | 'createExclusive';
 
+export interface OpenOptions {
+  /**
+   * Every write returns only once its bytes are durable, as after an fdatasync covering them (O_DSYNC,
+   * POSIX "synchronized I/O data integrity completion"): one trip to the disk instead of a write and
+   * then an fdatasync. A platform without O_DSYNC (Windows) opens the file without it, and the
+   * handle's `writesAreDurable` says so, so the caller fdatasyncs.
+   */
+  readonly durableWrites?: boolean;
+}
+
 export interface FileHandleIO {
+  /** True when each write is durable on return (opened with `durableWrites` where O_DSYNC exists). */
+  readonly writesAreDurable?: boolean;
   /** Reads up to `length` bytes at `position`; returns how many were read (0 at end of file). */
   read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
   /** Writes up to `length` bytes at `position`; returns how many were written (may be short). */
@@ -34,7 +46,7 @@ export interface FileHandleIO {
 }
 
 export interface FileIO {
-  open(path: string, mode: OpenMode): Promise<FileHandleIO>;
+  open(path: string, mode: OpenMode, options?: OpenOptions): Promise<FileHandleIO>;
   rename(from: string, to: string): Promise<void>;
   /** Hard link; fails with EEXIST when `to` exists, which makes it an atomic "create if absent". */
   link(from: string, to: string): Promise<void>;
@@ -68,9 +80,12 @@ const FLAGS: Readonly<Record<OpenMode, number>> = Object.freeze({
 /** The real implementation over `node:fs/promises`. */
 export function nodeFileIO(): FileIO {
   return {
-    async open(path, mode) {
-      const handle = await open(path, FLAGS[mode], FILE_MODE);
+    async open(path, mode, options = {}) {
+      // constants.O_DSYNC is undefined where the platform has none.
+      const dsync = options.durableWrites === true && mode !== 'read' ? (constants.O_DSYNC ?? 0) : 0;
+      const handle = await open(path, FLAGS[mode] | dsync, FILE_MODE);
       return {
+        writesAreDurable: dsync !== 0,
         read: async (buffer, offset, length, position) =>
           (await handle.read(buffer, offset, length, position)).bytesRead,
         write: async (buffer, offset, length, position) =>

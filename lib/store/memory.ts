@@ -1,6 +1,9 @@
 // The in-memory Store (`--memory`, and the embedded default for tests): the same StoreState and the
-// same commit step as the file store (commit-step.ts), no files. Commits are applied in call order;
-// `commit` resolves on a later microtask so callers never depend on it being synchronous.
+// same commit step as the file store (commit-step.ts), no files. Commits are applied in call order, in
+// groups as the file store's are: the commits of one turn of the event loop are checked, applied and
+// answered together once the turn's I/O callbacks have run (setImmediate). A group shares the work
+// that follows a commit (a job runner's look, the outcomes of the jobs it starts, written together),
+// which one commit at a time made --memory slower than the file store for webhook accepts.
 import { systemClock, type Clock } from '../clock.js';
 import { silentLogger, type Logger } from '../log.js';
 import { assertBatch, conflictResult, unavailable, Watchers } from './commit-step.js';
@@ -30,6 +33,8 @@ export class MemoryStore implements Store {
   private readonly clock: Clock;
   private readonly watchers: Watchers;
   private readonly sideLogs = new MemorySideLogs();
+  /** Commits of this turn, applied together when it ends. */
+  private queue: Waiting[] = [];
   private closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -77,11 +82,10 @@ export class MemoryStore implements Store {
   commit(batch: Batch): Promise<CommitResult> {
     assertBatch(batch);
     if (this.closed) return Promise.resolve(unavailable('store is closed'));
-    const verdict = this.state.check(batch);
-    if (!verdict.ok) return Promise.resolve(conflictResult(verdict));
-    const commit = this.state.apply(batch, this.state.seq + 1, this.clock.now());
-    this.watchers.notify(commit);
-    return Promise.resolve({ ok: true, commit });
+    return new Promise((resolve) => {
+      if (this.queue.length === 0) setImmediate(() => this.flush());
+      this.queue.push({ batch, resolve });
+    });
   }
 
   async diskBytes(): Promise<number> {
@@ -105,6 +109,28 @@ export class MemoryStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.flush();
     this.closed = true;
   }
+
+  /** Checks, applies and answers the queued commits in call order: each sees the ones before it. */
+  private flush(): void {
+    const queue = this.queue;
+    this.queue = [];
+    for (const { batch, resolve } of queue) {
+      const verdict = this.state.check(batch);
+      if (!verdict.ok) {
+        resolve(conflictResult(verdict));
+        continue;
+      }
+      const commit = this.state.apply(batch, this.state.seq + 1, this.clock.now());
+      this.watchers.notify(commit);
+      resolve({ ok: true, commit });
+    }
+  }
+}
+
+interface Waiting {
+  readonly batch: Batch;
+  readonly resolve: (result: CommitResult) => void;
 }

@@ -152,35 +152,40 @@ export class StoreState {
     if (unchanged !== undefined && this.collectionVersion(unchanged.collection) !== unchanged.version) {
       return { ok: false, index: -1 };
     }
-    // Mutations later in a batch see the effect of earlier ones, so simulate presence per key.
-    const pending = new Map<string, StoredRecord | null>();
-    for (let index = 0; index < batch.mutations.length; index++) {
-      const mutation = batch.mutations[index] as Mutation;
+    // Mutations later in a batch see the effect of earlier ones, so simulate presence per key (not
+    // after the last one: nothing reads it, and most batches are one mutation).
+    const { mutations } = batch;
+    const last = mutations.length - 1;
+    let pending: Map<string, StoredRecord | null> | undefined;
+    for (let index = 0; index <= last; index++) {
+      const mutation = mutations[index] as Mutation;
       const key = `${mutation.collection}\u0000${mutation.id}`;
-      const current = pending.has(key) ? (pending.get(key) ?? undefined) : this.get(mutation.collection, mutation.id);
+      const current =
+        pending?.has(key) === true ? (pending.get(key) ?? undefined) : this.get(mutation.collection, mutation.id);
+      let next: StoredRecord | null;
       if (mutation.kind === 'restore') {
         const tombstone = this.getTombstone(mutation.collection, mutation.id);
         if (current !== undefined || tombstone === undefined) return conflict(index, current);
-        pending.set(key, {
-          collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: tombstone.doc,
-        });
-        continue;
+        if (index === last) break;
+        next = { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: tombstone.doc };
+      } else {
+        if (mutation.expect !== undefined && !meets(mutation.expect, current)) return conflict(index, current);
+        if (mutation.kind === 'patch' && current === undefined && mutation.upsert !== true) {
+          return conflict(index, current);
+        }
+        if (index === last) break;
+        if (mutation.kind === 'patch') {
+          const base = current ?? {
+            collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: {},
+          };
+          next = { ...base, doc: patched(base.doc, mutation.set, mutation.unset) };
+        } else {
+          next = mutation.kind === 'put'
+            ? { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: mutation.doc }
+            : null;
+        }
       }
-      if (mutation.expect !== undefined && !meets(mutation.expect, current)) return conflict(index, current);
-      if (mutation.kind === 'patch') {
-        if (current === undefined && mutation.upsert !== true) return conflict(index, current);
-        const base = current ?? {
-          collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: {},
-        };
-        pending.set(key, { ...base, doc: patched(base.doc, mutation.set, mutation.unset) });
-        continue;
-      }
-      pending.set(
-        key,
-        mutation.kind === 'put'
-          ? { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: mutation.doc }
-          : null,
-      );
+      (pending ??= new Map()).set(key, next);
     }
     return { ok: true };
   }

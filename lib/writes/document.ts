@@ -19,8 +19,36 @@ export const MAX_JSON_DEPTH = 256;
 /**
  * The first thing wrong with the shape of `value` as a stored document, pointing at it (RFC 6901),
  * or undefined. Walks without recursion, so 100,000 levels are a problem, not a stack overflow.
+ * Every write asks this of a document that is almost always sound: a first walk only says whether it
+ * is, building no pointers, and the walk that names the problem runs only when there is one.
  */
 export function shapeProblem(value: unknown): ProblemItem | undefined {
+  if (isJsonObject(value) && isSound(value)) return undefined;
+  return firstProblem(value);
+}
+
+/** The answer of firstProblem, without saying where: no number JSON cannot carry, no nesting too deep. */
+function isSound(doc: JsonObject): boolean {
+  const values: JsonValue[] = [doc];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const current = values.pop() as JsonObject | JsonValue[];
+    const depth = depths.pop() as number;
+    if (depth > MAX_JSON_DEPTH) return false;
+    const children = Array.isArray(current) ? current : Object.values(current);
+    for (const child of children) {
+      if (typeof child === 'number') {
+        if (!Number.isFinite(child) || Object.is(child, -0)) return false;
+      } else if (typeof child === 'object' && child !== null) {
+        values.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return true;
+}
+
+function firstProblem(value: unknown): ProblemItem | undefined {
   if (!isJsonObject(value)) return { pointer: '', detail: 'expected an object' };
   const stack: { value: JsonValue; pointer: string; depth: number }[] = [{ value, pointer: '', depth: 1 }];
   while (stack.length > 0) {

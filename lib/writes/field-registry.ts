@@ -73,6 +73,39 @@ export function pathsOf(doc: JsonObject): Set<string> {
   return paths;
 }
 
+/**
+ * Whether `doc` has at most `limit` property paths, each of them in `known`: what pathsOf and the
+ * registry's look-ups would find, without building a set. Not sure (false) for a document holding an
+ * array of objects, whose elements may repeat paths: pathsOf decides then.
+ */
+function bringsNothingNew(doc: JsonObject, known: ReadonlySet<string>, limit: number): boolean {
+  const objects: JsonObject[] = [doc];
+  const prefixes: string[] = [''];
+  const depths: number[] = [0];
+  let count = 0;
+  while (objects.length > 0) {
+    const object = objects.pop() as JsonObject;
+    const prefix = prefixes.pop() as string;
+    const depth = depths.pop() as number;
+    for (const key of Object.keys(object)) {
+      const path = prefix === '' ? escapePointerToken(key) : `${prefix}${SEPARATOR}${escapePointerToken(key)}`;
+      if (++count > limit || !known.has(path)) return false;
+      const child = object[key];
+      if (Array.isArray(child)) {
+        if (child.some(isJsonObject)) return false;
+      } else if (isJsonObject(child) && depth < MAX_DEPTH) {
+        objects.push(child);
+        prefixes.push(path);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return true;
+}
+
+/** A registration of nothing: a write that brings no new path. */
+const NOTHING_TO_REGISTER: Registration = Object.freeze({ ok: true, mutations: Object.freeze([]), release: () => {} });
+
 /** The paths one batch brings to one collection that the registry does not hold. */
 interface Addition {
   readonly paths: Set<string>;
@@ -114,11 +147,13 @@ export class FieldRegistry {
     for (const [index, change] of changes.entries()) {
       if (change.kind !== 'put' || !isCollectionName(change.collection)) continue;
       const { collection } = change;
+      // Nearly every write brings names its collection has: that is answered without a path set.
+      const known = this.known.get(collection);
+      if (known !== undefined && bringsNothingNew(change.doc, known, limits.document)) continue;
       const paths = pathsOf(change.doc);
       if (paths.size > limits.document) {
         return { ok: false, index, problem: documentProblem(paths.size, limits.document) };
       }
-      const known = this.known.get(collection);
       const pending = this.pending.get(collection);
       let addition = additions.get(collection);
       // A collection's first item is recorded even if it brought no path at all.
@@ -157,6 +192,7 @@ export class FieldRegistry {
   }
 
   private reserve(additions: ReadonlyMap<string, Addition>): Registration {
+    if (additions.size === 0) return NOTHING_TO_REGISTER;
     const mutations: Mutation[] = [];
     for (const [collection, { paths }] of additions) {
       mutations.push(this.record(collection, paths));

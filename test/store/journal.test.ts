@@ -3,6 +3,7 @@
 // however many times the same records are rewritten (CONVENTIONS.md#durability).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { constants } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openFileStore } from '../../lib/store/file.js';
@@ -62,6 +63,170 @@ describe('journal group commit', () => {
       } finally {
         await opened.store.close();
       }
+    });
+  });
+});
+
+/**
+ * The real file I/O, with each journal write held until the test lets it go, and that write failing
+ * when the test says so; `events` records the order of write starts and of what the test notes.
+ */
+function gatedIO(): { io: FileIO; writes: () => number; release: (fail?: string) => void; events: string[] } {
+  const real = nodeFileIO();
+  const held: ((fail?: string) => void)[] = [];
+  const events: string[] = [];
+  let writes = 0;
+  const io: FileIO = {
+    ...real,
+    open: async (path, mode) => {
+      const handle: FileHandleIO = await real.open(path, mode);
+      if (!path.includes('journal-')) return handle;
+      return {
+        read: handle.read.bind(handle),
+        datasync: handle.datasync.bind(handle),
+        sync: handle.sync.bind(handle),
+        truncate: handle.truncate.bind(handle),
+        size: handle.size.bind(handle),
+        close: handle.close.bind(handle),
+        write: async (buffer, offset, length, position) => {
+          writes++;
+          events.push(`write ${writes}`);
+          const fail = await new Promise<string | undefined>((resolve) => held.push(resolve));
+          if (fail !== undefined) throw Object.assign(new Error(`injected ${fail}`), { code: fail });
+          return handle.write(buffer, offset, length, position);
+        },
+      };
+    },
+  };
+  const release = (fail?: string): void => {
+    const next = held.shift();
+    assert.ok(next !== undefined, 'no journal write is waiting');
+    next(fail);
+  };
+  return { io, writes: () => writes, release, events };
+}
+
+/** Resolves once `condition` holds, looking again every millisecond for up to 10 s (the disk may be slow). */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
+  assert.ok(condition(), 'the condition never held');
+}
+
+describe('journal durable writes', () => {
+  it('should open the journal for writes durable on return where the platform has O_DSYNC, and not fdatasync then', async () => {
+    await withTempDir('dsync', async (dir) => {
+      const real = nodeFileIO();
+      const durable: boolean[] = [];
+      let syncs = 0;
+      const io: FileIO = {
+        ...real,
+        open: async (path, mode, options) => {
+          const handle = await real.open(path, mode, options);
+          if (!path.includes('journal-')) return handle;
+          durable.push(handle.writesAreDurable === true);
+          return {
+            ...handle,
+            read: handle.read.bind(handle),
+            write: handle.write.bind(handle),
+            sync: handle.sync.bind(handle),
+            truncate: handle.truncate.bind(handle),
+            size: handle.size.bind(handle),
+            close: handle.close.bind(handle),
+            datasync: async () => {
+              syncs++;
+              await handle.datasync();
+            },
+          };
+        },
+      };
+      const opened = await openFileStore({ dir, io, log: () => {}, progress: () => {} });
+      assert.ok(opened.ok);
+      for (let n = 0; n < 5; n++) {
+        const result = await opened.store.commit({ mutations: [{ kind: 'put', collection: 'g', id: `k${n}`, doc: { n } }] });
+        assert.ok(result.ok);
+      }
+      const hasDsync = constants.O_DSYNC !== undefined;
+      assert.deepEqual(durable, [hasDsync]);
+      assert.equal(syncs, hasDsync ? 0 : 5);
+      await opened.store.close();
+    });
+  });
+});
+
+describe('journal group commit pipeline', () => {
+  it('should start the next group\'s write before it answers the group whose sync returned', async () => {
+    await withTempDir('pipeline', async (dir) => {
+      const gate = gatedIO();
+      const opened = await openFileStore({ dir, io: gate.io, log: () => {}, progress: () => {} });
+      assert.ok(opened.ok);
+      const { store } = opened;
+      const put = (id: string) => store.commit({ mutations: [{ kind: 'put', collection: 'p', id, doc: { id } }] });
+      const first = put('a').then((result) => {
+        gate.events.push('a answered');
+        return result;
+      });
+      await until(() => gate.writes() === 1);
+      // These arrive while the first group is being written: they form the next group.
+      const next = [put('b'), put('c')];
+      gate.release();
+      await until(() => gate.writes() === 2);
+      assert.deepEqual(gate.events, ['write 1', 'write 2', 'a answered']);
+      gate.release();
+      const results = await Promise.all([first, ...next]);
+      assert.deepEqual(results.map((result) => result.ok && result.commit.seq), [1, 2, 3]);
+      await store.close();
+    });
+  });
+
+  it('should give a failed group\'s seqs to the group that formed behind it, and keep it', async () => {
+    await withTempDir('pipeline', async (dir) => {
+      const gate = gatedIO();
+      const opened = await openFileStore({ dir, io: gate.io, log: () => {}, progress: () => {} });
+      assert.ok(opened.ok);
+      const { store } = opened;
+      const put = (id: string) => store.commit({ mutations: [{ kind: 'put', collection: 'p', id, doc: { id } }] });
+      const failed = put('lost');
+      await until(() => gate.writes() === 1);
+      const kept = put('kept');
+      gate.release('EIO');
+      const lost = await failed;
+      assert.equal(!lost.ok && lost.reason, 'unavailable');
+      await until(() => gate.writes() === 2);
+      gate.release();
+      const result = await kept;
+      assert.ok(result.ok);
+      assert.equal(result.commit.seq, 1, 'the failed group used up no seq');
+      await store.close();
+      const reopened = await openFileStore({ dir, log: () => {}, progress: () => {} });
+      assert.ok(reopened.ok);
+      assert.deepEqual(reopened.store.scan('p').map((record) => [record.id, record.version]), [['kept', 1]]);
+      await reopened.store.close();
+    });
+  });
+
+  it('should check a batch that touches a record being written only once that write is applied', async () => {
+    await withTempDir('pipeline', async (dir) => {
+      const gate = gatedIO();
+      const opened = await openFileStore({ dir, io: gate.io, log: () => {}, progress: () => {} });
+      assert.ok(opened.ok);
+      const { store } = opened;
+      const create = (id: string) =>
+        store.commit({ mutations: [{ kind: 'put', collection: 'p', id, doc: { id }, expect: { absent: true } }] });
+      const first = create('k');
+      await until(() => gate.writes() === 1);
+      // Both expect `k` absent: the second can only be decided once the first is applied. The batch
+      // behind it, on another key, keeps its place in line.
+      const second = create('k');
+      const behind = create('other');
+      gate.release();
+      await until(() => gate.writes() === 2);
+      gate.release();
+      const results = await Promise.all([first, second, behind]);
+      assert.equal(results[0]?.ok && results[0].commit.seq, 1);
+      assert.equal(!results[1]?.ok && results[1]?.reason, 'conflict');
+      assert.equal(results[2]?.ok && results[2].commit.seq, 2);
+      await store.close();
     });
   });
 });

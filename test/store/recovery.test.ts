@@ -1,6 +1,7 @@
 // Recovery (lib/store/recovery.ts): a torn last record is dropped and logged, at every byte offset
 // it can be cut at; damage anywhere else refuses to start, naming the file and offset, and changes
-// nothing; leftover temp files are removed; a large store reports progress.
+// nothing; leftover temp files are removed; a large store reports progress; journals in the first
+// record form still open, and the compact form brings back every kind of mutation.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -8,7 +9,10 @@ import { readFile, readdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileStore, FileStoreOptions, OpenResult } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
-import { FRAME_HEADER_BYTES } from '../../lib/store/codec.js';
+import { Crc32c, encodeFrame, FRAME_HEADER_BYTES } from '../../lib/store/codec.js';
+import type { JsonObject } from '../../lib/json.js';
+import type { Mutation } from '../../lib/store/types.js';
+import { readable } from '../support/store.js';
 import { withTempDir } from '../support/temp-dir.js';
 
 const JOURNAL = 'journal-0000000000000001.log';
@@ -165,5 +169,62 @@ describe('FileStore recovery', () => {
       await reopened.close();
       assert.ok(lines.length >= 2, lines.join('\n'));
       assert.match(lines[lines.length - 1] ?? '', /recovering store: journal-0000000000000001\.log 100% of 10 MiB/);
+    }));
+});
+
+describe('journal record forms', () => {
+  it('should open a journal written in the first record form, and append to it in the compact one', () =>
+    withTempDir('forms', async (dir) => {
+      const crc = new Crc32c();
+      const T0 = 1_700_000_000_000;
+      const FAR = Date.now() + 9e9;
+      const first = (seq: number, group: number, mutations: readonly JsonObject[]): Buffer =>
+        encodeFrame(crc, JSON.stringify({ seq, group, at: T0 + seq, batch: { mutations } }));
+      await writeFile(join(dir, JOURNAL), Buffer.concat([
+        first(1, 1, [
+          { kind: 'put', collection: 'items', id: 'a', doc: { id: 'a', n: 1 }, expect: { absent: true } },
+          { kind: 'put', collection: '$jobs', id: 'j', doc: { status: 'accepted' }, expiresAt: FAR, dueAt: T0 },
+        ]),
+        first(2, 1, [{ kind: 'put', collection: 'items', id: 'b', doc: { id: 'b' } }]),
+        first(3, 3, [{ kind: 'patch', collection: '$jobs', id: 'j', set: { status: 'done' }, dueAt: null, expect: { version: 1 } }]),
+        first(4, 4, [{ kind: 'delete', collection: 'items', id: 'b', retainUntil: FAR, expect: { version: 2 } }]),
+      ]));
+      const store = await openOk(dir);
+      assert.deepEqual(store.scan('items').map((record) => [record.id, record.version, record.modifiedAt]), [['a', 1, T0 + 1]]);
+      assert.deepEqual(store.get('$jobs', 'j')?.doc, { status: 'done' });
+      assert.equal(store.get('$jobs', 'j')?.dueAt, undefined);
+      assert.equal(store.get('$jobs', 'j')?.expiresAt, FAR);
+      assert.equal(store.getTombstone('items', 'b')?.version, 4);
+      const restored = await store.commit({ mutations: [{ kind: 'restore', collection: 'items', id: 'b' }] });
+      assert.ok(restored.ok);
+      await store.close();
+      const reopened = await openOk(dir);
+      assert.deepEqual(reopened.scan('items').map((record) => [record.id, record.version]), [['a', 1], ['b', 5]]);
+      await reopened.close();
+    }));
+
+  it('should bring back every kind of mutation from the compact form, with its id stored once', () =>
+    withTempDir('forms', async (dir) => {
+      const T0 = Date.now();
+      const store = await openOk(dir);
+      const mutations: Mutation[] = [
+        { kind: 'put', collection: 'items', id: 'a', doc: { id: 'a', n: 1 }, expect: { absent: true } },
+        { kind: 'put', collection: 'items', id: 'other', doc: { id: 'not the key' } },
+        { kind: 'put', collection: '$x', id: 'e', doc: { v: 1 }, expiresAt: T0 + 9e9 },
+        { kind: 'put', collection: '$x', id: 'd', doc: { v: 2 }, dueAt: T0 + 5 },
+        { kind: 'put', collection: '$x', id: 'ed', doc: { v: 3 }, expiresAt: T0 + 9e9, dueAt: T0 + 6 },
+        { kind: 'put', collection: 'items', id: '"quoted"\u2028', doc: { id: '"quoted"\u2028', ['__proto__']: 1 } },
+      ];
+      assert.ok((await store.commit({ mutations })).ok);
+      const patch: Mutation = { kind: 'patch', collection: '$x', id: 'ed', set: { v: 4 }, unset: ['w'], dueAt: null, expect: { version: 1 } };
+      assert.ok((await store.commit({ mutations: [patch, { kind: 'delete', collection: '$x', id: 'e' }] })).ok);
+      const before = ['items', '$x'].map((name) => store.scan(name).map(readable));
+      await store.close();
+      const text = (await readFile(join(dir, JOURNAL))).toString('utf8');
+      assert.equal(text.split('"a"').length - 1, 1, 'the id a document carries is written once');
+      assert.doesNotMatch(text, /expect/);
+      const reopened = await openOk(dir);
+      assert.deepEqual(['items', '$x'].map((name) => reopened.scan(name).map(readable)), before);
+      await reopened.close();
     }));
 });

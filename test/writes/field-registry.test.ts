@@ -84,6 +84,21 @@ describe('FieldRegistry.register', () => {
     assert.deepEqual(registered(registry.register([put('products', { id: 'a', price: 1 })], ROOMY)), { products: ['price'] });
   });
 
+  it('should find the one new path of a collection that knows the rest: nested, escaped, in an array of objects', async () => {
+    const store = new MemoryStore();
+    const registry = new FieldRegistry(store);
+    const known = { id: 'a', 'a/b': { 'c~d': 1 }, lines: [{ qty: 1 }], tags: ['x'], deep: { l1: { l2: 1 } } };
+    await commit(store, registry, [put('k', known)]);
+    assert.deepEqual(registered(registry.register([put('k', { ...known, tags: ['y', ['z']] })], ROOMY)), {});
+    assert.deepEqual(registered(registry.register([put('k', { ...known, lines: [{ qty: 2 }, { qty: 3 }] })], ROOMY)), {});
+    assert.deepEqual(registered(registry.register([put('k', { ...known, 'a/b': { 'c~e': 1 } })], ROOMY)), { k: ['a~1b/c~0e'] });
+    assert.deepEqual(registered(registry.register([put('k', { ...known, lines: [{ qty: 1 }, { sku: 'x' }] })], ROOMY)), { k: ['lines/sku'] });
+    assert.deepEqual(registered(registry.register([put('k', { ...known, deep: { l1: { l3: 1 } } })], ROOMY)), { k: ['deep/l1/l3'] });
+    // Every path known, but more of them than a document may carry: refused all the same.
+    const refused = registry.register([put('k', known)], { collection: 100, document: 3 });
+    assert.equal(refused.ok, false);
+  });
+
   // Point 1 of the hardening round: registering k new paths costs O(k), never O(paths known).
   it('should write only the added path when a collection knows 50,000, and rewrite no record it holds', async () => {
     const store = new MemoryStore();
