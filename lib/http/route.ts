@@ -204,7 +204,8 @@ function segmentsOf(path: string): string[] {
 function fits(segments: readonly Segment[], raw: readonly string[], decoded: readonly string[]): boolean {
   for (let index = 0; index < segments.length; index++) {
     const segment = segments[index] as Segment;
-    if ('literal' in segment ? decoded[index] !== segment.literal : (raw[index] as string).startsWith('$')) return false;
+    const differs = 'literal' in segment ? decoded[index] !== segment.literal : (raw[index] as string).startsWith('$');
+    if (differs) return false;
   }
   return true;
 }
