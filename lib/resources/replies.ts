@@ -17,6 +17,10 @@ import { HTML_CONTENT_TYPE, HTML_SECURITY_POLICY, HTML_TYPE, type ItemTable } fr
 import type { JsonObject } from '../json.js';
 import { itemHtml } from './html.js';
 
+/** For a request without date preconditions: no date is compared with the clock, which is left unread. */
+const UNDATED = { now: 0 };
+const BY_ACCEPT = ['Accept'];
+
 export interface ReadOptions {
   readonly cacheControl: string;
   /** Request fields the representation was chosen by (Vary). */
@@ -47,7 +51,10 @@ export function readValidators(representation: Representation, options: ReadOpti
 /** RFC 9110 §13.2.2 for a read: the 400 or 412 problem to answer, or which of the 200 and the 304. */
 export function readOutcome(app: Pick<App, 'clock'>, rq: RequestContext, validators: Validators): Reply | 200 | 304 {
   const fields = readPreconditionFields(rq.req.rawHeaders);
-  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', fields, validators, { now: app.clock.now() });
+  // The clock is read only when a date is to be compared with it (RFC 9110 §13.1.3-4).
+  const dated = fields.ifModifiedSince !== undefined || fields.ifUnmodifiedSince !== undefined;
+  const clock = dated ? { now: app.clock.now() } : UNDATED;
+  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', fields, validators, clock);
   if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
   return verdict.kind === 'not-modified' ? 304 : 200;
 }
@@ -88,10 +95,15 @@ export interface ItemRead {
 
 /** GET of one stored item: its JSON, or its HTML page when that is what was negotiated. */
 export function itemReadReply(app: ItemReading, rq: RequestContext, record: StoredRecord, read: ItemRead): Reply {
-  const options = { cacheControl: read.cacheControl, negotiated: ['Accept'], lastModified: record.modifiedAt };
+  const options = itemReadOptions(record, read.cacheControl);
   if (rq.media !== HTML_TYPE) return readReply(app, rq, app.representations.itemJson(record), options);
   const page = itemHtml(app, record, read.path, read.listPath, read.cacheControl, read.tables?.(record.doc));
   return readReply(app, rq, page, { ...options, contentType: HTML_CONTENT_TYPE });
+}
+
+/** How one stored item is read: chosen by Accept, validated by its ETag and modification time. */
+export function itemReadOptions(record: StoredRecord, cacheControl: string): ReadOptions {
+  return { cacheControl, negotiated: BY_ACCEPT, lastModified: record.modifiedAt };
 }
 
 export function storedReply(
