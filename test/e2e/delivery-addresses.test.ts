@@ -95,12 +95,13 @@ describe('outbox.errorDetail "class"', () => {
   const clock = new ManualClock(Date.now());
   const receiver = new Receiver();
   let closed = 0;
+  const server = serverForSuite({ memory: true, clock, outbox: { errorDetail: 'class', timeoutMs: 5000 } });
+  // Taken once the server listens, so the port let go cannot become the server's own.
   before(async () => {
     await receiver.start();
     closed = await closedPort();
   });
   after(() => receiver.stop());
-  const server = serverForSuite({ memory: true, clock, outbox: { errorDetail: 'class', timeoutMs: 5000 } });
 
   it('should say "refused" for a port that refuses connections', async () => {
     const id = await oneDelivery(server.url, server, 'closed', `http://127.0.0.1:${closed}/hook`);
@@ -144,10 +145,11 @@ describe('outbox.errorDetail "class" after the last attempt', () => {
 
 describe('outbox.errorDetail by default ("full")', () => {
   let closed = 0;
+  const server = serverForSuite({ memory: true });
+  // Taken once the server listens, so the port let go cannot become the server's own (a subscription to itself is a 400).
   before(async () => {
     closed = await closedPort();
   });
-  const server = serverForSuite({ memory: true });
 
   it('should name the network error', async () => {
     const id = await oneDelivery(server.url, server, 'closed', `http://127.0.0.1:${closed}/hook`);
