@@ -190,7 +190,9 @@ describe('POST /webhooks body cap', () => {
       assert.equal(res.status, 413);
       assert.equal(res.connection, 'close');
       assert.equal(res.problemStatus, 413);
-      assert.ok(growth < 16 * MIB, `peak RSS grew by ${(growth / MIB).toFixed(1)} MiB while 50 MiB were sent`);
+      // Buffering the body would grow it by at least the 50 MiB sent; half of that leaves room for the
+      // heap's own growth on a loaded machine (17 MiB was seen under a full parallel suite).
+      assert.ok(growth < 25 * MIB, `peak RSS grew by ${(growth / MIB).toFixed(1)} MiB while 50 MiB were sent`);
       assert.ok(res.sent >= 2 * MIB, 'the client kept sending after the cut (the server drained instead of resetting)');
       assert.equal((await request(server.url, '/$inbox/flood-50')).status, 404);
       assert.deepEqual((await request(server.url, '/$inbox')).json(), { value: [] });
