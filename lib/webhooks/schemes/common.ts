@@ -8,6 +8,7 @@
 // each one is unit-tested against its provider's published vectors. Its verdict is the event, or a
 // refusal whose problem says why and whose `reason` is a fixed phrase for the one log line
 // (lib/webhooks/refusal-log.ts): never the secret, never which secret matched or failed.
+import { timingSafeEqual } from 'node:crypto';
 import { eventIdProblem, MAX_EVENT_ID } from '../../names.js';
 import { isJsonObject, type JsonObject } from '../../json.js';
 import { parseJson } from '../../json-text.js';
@@ -197,4 +198,25 @@ export function providerHeaders(headers: HeaderLines, signatureFields: readonly 
     characters += name.length + value.length;
   }
   return kept;
+}
+
+/**
+ * Does any presented digest equal the digest under any secret? Every pair is compared with
+ * timingSafeEqual and nothing stops early, so the time taken says nothing about which secret (or
+ * which presented entry) matched (CONVENTIONS.md#webhook-signature).
+ */
+export function anyDigestMatches(
+  presented: readonly Buffer[],
+  secrets: readonly string[],
+  digestUnder: (secret: string) => Buffer,
+): boolean {
+  let matched = false;
+  for (const secret of secrets) {
+    const expected = digestUnder(secret);
+    for (const digest of presented) {
+      const equal = timingSafeEqual(digest, expected);
+      matched = matched || equal;
+    }
+  }
+  return matched;
 }

@@ -11,13 +11,13 @@
 //   signature is checked over the raw form bytes, then the payload is decoded and read as the JSON
 //   body. Anything else that is not JSON is refused with a problem that says to choose
 //   `application/json` in the webhook's settings.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { eventIdProblem } from '../../names.js';
 import { parseMediaType, type MediaType } from '../../protocol/content-type.js';
 import { problem } from '../../protocol/problem.js';
 import {
-  badBody, badHeader, bodyText, headerText, lineCountProblem, providerHeaders, readObject, singleLine, unsigned,
-  type HeaderLines, type Received, type Verdict,
+  anyDigestMatches, badBody, badHeader, bodyText, headerText, lineCountProblem, providerHeaders, readObject,
+  singleLine, unsigned, type HeaderLines, type Received, type Verdict,
 } from './common.js';
 
 const SIGNATURE = 'x-hub-signature-256';
@@ -50,7 +50,8 @@ export function githubScheme(received: Received): Verdict {
   if (match === null) {
     return unsigned(`X-Hub-Signature-256 is malformed: send ${HOW}.`, 'X-Hub-Signature-256 malformed');
   }
-  if (!matchesAny(Buffer.from(match[1] as string, 'hex'), secrets, body)) {
+  const signed = (secret: string): Buffer => createHmac('sha256', secret).update(body).digest();
+  if (!anyDigestMatches([Buffer.from(match[1] as string, 'hex')], secrets, signed)) {
     const detail = `X-Hub-Signature-256 does not sign this body under any configured secret: send ${HOW}.`;
     return unsigned(detail, 'no signature matched');
   }
@@ -126,14 +127,4 @@ function decodeFormPart(part: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Every secret's digest is compared in constant time, with no early exit. */
-function matchesAny(presented: Buffer, secrets: readonly string[], body: Buffer): boolean {
-  let matched = false;
-  for (const secret of secrets) {
-    const equal = timingSafeEqual(presented, createHmac('sha256', secret).update(body).digest());
-    matched = matched || equal;
-  }
-  return matched;
 }

@@ -10,11 +10,11 @@
 //   libraries default to 300 s); 400 otherwise.
 // - The body is a Stripe event: a JSON object whose `id` (1-255 code points) is the event id and
 //   whose `type` is the kind (`invoice.paid`).
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { problem, type ProblemItem } from '../../protocol/problem.js';
 import {
-  badBody, bodyText, idProblem, insideWindow, kindProblem, lineCountProblem, providerHeaders, readObject, singleLine,
-  staleTimestamp, unixSeconds, unsigned, type Received, type Verdict,
+  anyDigestMatches, badBody, bodyText, idProblem, insideWindow, kindProblem, lineCountProblem, providerHeaders,
+  readObject, singleLine, staleTimestamp, unixSeconds, unsigned, type Received, type Verdict,
 } from './common.js';
 
 const SIGNATURE = 'stripe-signature';
@@ -46,7 +46,9 @@ export function stripeScheme(received: Received): Verdict {
     const detail = `Stripe-Signature holds no v1 signature (v0 and other schemes are ignored): send ${HOW}.`;
     return unsigned(detail, 'no v1 signature');
   }
-  if (!matchesAny(parsed.v1, secrets, parsed.t, body)) {
+  const signed = (secret: string): Buffer =>
+    createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${parsed.t}.`).update(body).digest();
+  if (!anyDigestMatches(parsed.v1, secrets, signed)) {
     const detail = `No v1 signature in Stripe-Signature matches under any configured secret: send ${HOW}.`;
     return unsigned(detail, 'no signature matched');
   }
@@ -89,17 +91,4 @@ function parseSignature(value: string): Parsed {
     }
   }
   return { t: times === 1 ? t : undefined, v1 };
-}
-
-/** Every presented digest against the digest under every secret, in constant time, with no early exit. */
-function matchesAny(presented: readonly Buffer[], secrets: readonly string[], t: string, body: Buffer): boolean {
-  let matched = false;
-  for (const secret of secrets) {
-    const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${t}.`).update(body).digest();
-    for (const digest of presented) {
-      const equal = timingSafeEqual(digest, expected);
-      matched = matched || equal;
-    }
-  }
-  return matched;
 }
