@@ -17,8 +17,8 @@ export interface RoutePattern<N extends string> {
   readonly reserveBelow?: boolean;
 }
 
-export type RouteMatch<N extends string> =
-  | { readonly kind: 'route'; readonly name: N; readonly params: RouteParams }
+export type RouteMatch<N extends string, P extends RoutePattern<N> = RoutePattern<N>> =
+  | { readonly kind: 'route'; readonly name: N; readonly route: P; readonly params: RouteParams }
   | { readonly kind: 'unknown' }
   | { readonly kind: 'invalid'; readonly detail: string };
 
@@ -72,8 +72,10 @@ const PARAM_RULES: Readonly<Record<string, ParamRule>> = {
 
 type Segment = { readonly literal: string } | { readonly param: string; readonly rule: ParamRule };
 
-interface CompiledPattern<N extends string> {
+interface CompiledPattern<N extends string, P extends RoutePattern<N>> {
   readonly name: N;
+  /** The pattern as declared. */
+  readonly route: P;
   readonly segments: readonly Segment[];
   readonly literals: number;
   readonly reserveBelow: boolean;
@@ -83,14 +85,15 @@ interface CompiledPattern<N extends string> {
 
 const UNKNOWN = Object.freeze({ kind: 'unknown' as const });
 
-export class Router<N extends string> {
+/** Matches paths to the patterns it was given; a match names the pattern and gives it back as declared. */
+export class Router<N extends string, P extends RoutePattern<N> = RoutePattern<N>> {
   /** The patterns of each segment count, in declaration order (which breaks ties of literal segments). */
-  private readonly bySize = new Map<number, readonly CompiledPattern<N>[]>();
+  private readonly bySize = new Map<number, readonly CompiledPattern<N, P>[]>();
   /** The patterns that reserve every longer path below them. */
-  private readonly reserving: readonly CompiledPattern<N>[];
+  private readonly reserving: readonly CompiledPattern<N, P>[];
 
-  constructor(patterns: readonly RoutePattern<N>[]) {
-    const compiled = patterns.map(compile);
+  constructor(patterns: readonly P[]) {
+    const compiled = patterns.map((pattern) => compile<N, P>(pattern));
     for (const pattern of compiled) {
       const size = pattern.segments.length;
       this.bySize.set(size, [...(this.bySize.get(size) ?? []), pattern]);
@@ -98,7 +101,7 @@ export class Router<N extends string> {
     this.reserving = compiled.filter((pattern) => pattern.reserveBelow);
   }
 
-  match(path: string): RouteMatch<N> {
+  match(path: string): RouteMatch<N, P> {
     if (!path.startsWith('/')) return UNKNOWN;
     const raw = segmentsOf(path);
     for (const segment of raw) {
@@ -120,7 +123,7 @@ export class Router<N extends string> {
       if (decoded.length > pattern.segments.length && fits(pattern.segments, raw, decoded)) return UNKNOWN;
     }
     // The most literal segments win, whatever the declaration order; the first declared among equals.
-    let best: CompiledPattern<N> | undefined;
+    let best: CompiledPattern<N, P> | undefined;
     for (const pattern of this.bySize.get(decoded.length) ?? []) {
       if ((best === undefined || pattern.literals > best.literals) && fits(pattern.segments, raw, decoded)) {
         best = pattern;
@@ -136,7 +139,7 @@ export class Router<N extends string> {
       if (!segment.rule.valid(value)) return { kind: 'invalid', detail: segment.rule.detail(printable(value), value) };
       values.push(value);
     }
-    return { kind: 'route', name: best.name, params: new RouteParams(best.params, values) };
+    return { kind: 'route', name: best.name, route: best.route, params: new RouteParams(best.params, values) };
   }
 }
 
@@ -158,7 +161,7 @@ export function splitTarget(target: string): ParsedTarget {
   return { path: path === '' ? '/' : path, query: question === -1 ? '' : rest.slice(question + 1) };
 }
 
-function compile<N extends string>(pattern: RoutePattern<N>): CompiledPattern<N> {
+function compile<N extends string, P extends RoutePattern<N>>(pattern: P): CompiledPattern<N, P> {
   const { name, path } = pattern;
   if (typeof path !== 'string' || !path.startsWith('/')) {
     throw new TypeError(`route ${name}: the path must start with "/"`);
@@ -179,7 +182,7 @@ function compile<N extends string>(pattern: RoutePattern<N>): CompiledPattern<N>
   }
   const literals = segments.filter((segment) => 'literal' in segment).length;
   const params = segments.flatMap((segment) => ('param' in segment ? [segment.param] : []));
-  return { name, segments, literals, reserveBelow: pattern.reserveBelow === true, params };
+  return { name, route: pattern, segments, literals, reserveBelow: pattern.reserveBelow === true, params };
 }
 
 /** The segments of a path that starts with "/", split on "/" before any decoding ("/" alone has none). */
@@ -199,7 +202,8 @@ function segmentsOf(path: string): string[] {
 function fits(segments: readonly Segment[], raw: readonly string[], decoded: readonly string[]): boolean {
   for (let index = 0; index < segments.length; index++) {
     const segment = segments[index] as Segment;
-    if ('literal' in segment ? decoded[index] !== segment.literal : (raw[index] as string).startsWith('$')) return false;
+    const fit = 'literal' in segment ? decoded[index] === segment.literal : !(raw[index] as string).startsWith('$');
+    if (!fit) return false;
   }
   return true;
 }
