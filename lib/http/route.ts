@@ -151,7 +151,8 @@ export interface ParsedTarget {
 /** Splits an origin-form or absolute-form request target (RFC 9112 §3.2) into path and query. */
 export function splitTarget(target: string): ParsedTarget {
   let rest = target;
-  const scheme = /^https?:\/\/[^/?#]*/i.exec(rest);
+  // Only the absolute-form has a scheme and authority to cut; the origin-form starts with "/".
+  const scheme = rest.startsWith('/') ? null : /^https?:\/\/[^/?#]*/i.exec(rest);
   if (scheme !== null) rest = rest.slice(scheme[0].length);
   const hash = rest.indexOf('#');
   if (hash !== -1) rest = rest.slice(0, hash);
