@@ -1,5 +1,6 @@
 // Request target → route (CONVENTIONS.md#routes, CONVENTIONS.md#names). Pure: a Router knows
-// only the path patterns of the route table (lib/routes.ts) and the path it is asked about.
+// only the path patterns of the route table (lib/routes.ts) and the path it is asked about (the
+// matches it remembers change nothing it answers).
 //
 // A pattern is "/" or a sequence of segments, each a literal (`$bulk`, `webhooks`) or a parameter in
 // braces whose name picks the rule that validates it (PARAM_RULES). The path is split on "/" before
@@ -84,13 +85,30 @@ interface CompiledPattern<N extends string, P extends RoutePattern<N>> {
 }
 
 const UNKNOWN = Object.freeze({ kind: 'unknown' as const });
+/** Paths whose matches a router remembers: past this many it forgets them all and starts again. */
+const REMEMBERED_PATHS = 1024;
+/** A longer path is matched every time, so what is remembered stays small whatever is sent. */
+const REMEMBERED_PATH_LENGTH = 256;
+/** Slots of the hashes of paths matched once (a power of two). */
+const SEEN_SLOTS = 1024;
 
-/** Matches paths to the patterns it was given; a match names the pattern and gives it back as declared. */
+/**
+ * Matches paths to the patterns it was given; a match names the pattern and gives it back as declared.
+ * A match is a function of the path alone and never changes, so the matches of the paths asked for
+ * lately are remembered: a path asked for again is not split, decoded and validated again.
+ */
 export class Router<N extends string, P extends RoutePattern<N> = RoutePattern<N>> {
   /** The patterns of each segment count, in declaration order (which breaks ties of literal segments). */
   private readonly bySize = new Map<number, readonly CompiledPattern<N, P>[]>();
   /** The patterns that reserve every longer path below them. */
   private readonly reserving: readonly CompiledPattern<N, P>[];
+  private readonly remembered = new Map<string, RouteMatch<N, P>>();
+  /**
+   * Hashes of paths matched once, so only a path asked for a second time is remembered: paths that
+   * come once each (reads spread over more items than are remembered) are matched and let go, instead
+   * of filling the memory with matches kept just long enough to cost a collection of old garbage.
+   */
+  private readonly seen = new Int32Array(SEEN_SLOTS);
 
   constructor(patterns: readonly P[]) {
     const compiled = patterns.map((pattern) => compile<N, P>(pattern));
@@ -102,6 +120,25 @@ export class Router<N extends string, P extends RoutePattern<N> = RoutePattern<N
   }
 
   match(path: string): RouteMatch<N, P> {
+    if (path.length > REMEMBERED_PATH_LENGTH) return this.matchPath(path);
+    const remembered = this.remembered.get(path);
+    if (remembered !== undefined) return remembered;
+    const match = this.matchPath(path);
+    const hash = hashOf(path);
+    const slot = hash & (SEEN_SLOTS - 1);
+    if (this.seen[slot] !== hash) {
+      this.seen[slot] = hash;
+      return match;
+    }
+    if (this.remembered.size >= REMEMBERED_PATHS) this.remembered.clear();
+    // Matched again from a copy of its own: the path is a slice of the request target, whose query
+    // may be long, and what is remembered would keep the whole target alive.
+    const own = Buffer.from(path, 'utf16le').toString('utf16le');
+    this.remembered.set(own, this.matchPath(own));
+    return match;
+  }
+
+  private matchPath(path: string): RouteMatch<N, P> {
     if (!path.startsWith('/')) return UNKNOWN;
     const raw = segmentsOf(path);
     for (const segment of raw) {
@@ -184,6 +221,13 @@ function compile<N extends string, P extends RoutePattern<N>>(pattern: P): Compi
   const literals = segments.filter((segment) => 'literal' in segment).length;
   const params = segments.flatMap((segment) => ('param' in segment ? [segment.param] : []));
   return { name, route: pattern, segments, literals, reserveBelow: pattern.reserveBelow === true, params };
+}
+
+/** FNV-1a over the UTF-16 code units of `text`: a slot for it among the paths seen. */
+function hashOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193);
+  return hash;
 }
 
 /** The segments of a path that starts with "/", split on "/" before any decoding ("/" alone has none). */
