@@ -8,8 +8,9 @@
 //
 // The page cache is asked first, before any option is read, with the request as sent (media type,
 // page size, query string) and the walk's scope: a later page's token was verified for that scope
-// when its page was kept, and the same string verifies the same way. A kept page is answered at once from the answers prepared for it
-// (lib/resources/prepared-reads.ts), without a promise: only its preconditions are evaluated.
+// when its page was kept, and the same string verifies the same way. A kept page is answered at once
+// from the answers prepared for it (lib/resources/prepared-reads.ts), without a promise: only its
+// preconditions are evaluated.
 //
 // What differs between resources is a `Walk`: how the options are read, how a first page's query
 // and a continuation's plan are made. POST's preconditions (CONVENTIONS.md#post-preconditions) ask
@@ -33,7 +34,7 @@ import type { QueryPlan } from '../query/plan.js';
 import { longestToken, verifyToken, type PagePosition } from '../query/token.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
-import type { BuiltPage, KeptPage } from './page-cache.js';
+import type { BuiltPage, KeptPage, PageKey } from './page-cache.js';
 import { buildPage, type HomeView, type PageBuilding, type PageSource } from './pages.js';
 import { answerRead, prepareRead } from './prepared-reads.js';
 import { readReply, type ReadOptions } from './replies.js';
@@ -158,8 +159,8 @@ function keptPage<T>(app: Paging, request: PageRequest, walk: Walk<T>): KeptPage
  * must name), the media type, the page size and the query string, whose token, on a later page, names
  * the page size in force instead.
  */
-function pageKey<T>(walk: Walk<T>, request: PageRequest): string {
-  return `${walk.scope}\n${request.media}\n${request.pageSize}\n${request.query}`;
+function pageKey<T>(walk: Walk<T>, request: PageRequest): PageKey {
+  return { scope: walk.scope, media: request.media, pageSize: request.pageSize, query: request.query };
 }
 
 async function resolvePage<T>(app: Paging, request: PageRequest, walk: Walk<T>): Promise<Resolved> {
@@ -197,7 +198,7 @@ function sourceOf<T>(
   walk: Walk<T>,
   plan: QueryPlan,
   start: PageSource['start'],
-  cacheKey: string | undefined,
+  cacheKey: PageKey | undefined,
 ): Omit<PageSource, 'returned'> {
   return {
     collection: walk.collection,
