@@ -54,8 +54,7 @@ interface Trace {
 
 /** The route table compiled for dispatch. */
 interface Routes {
-  readonly router: Router<RouteName>;
-  readonly entries: ReadonlyMap<RouteName, RouteEntry>;
+  readonly router: Router<RouteName, RouteEntry>;
   /** Every method some route takes (OPTIONS * lists them; any other is 501). */
   readonly methods: readonly string[];
   /** Each endpoint's representations, parsed once. */
@@ -79,8 +78,7 @@ export function createHandler(
   }
   const allow = new Map(table.map((entry) => [entry.name, allowedMethods(entry).join(', ')]));
   const routes: Routes = {
-    router: new Router<RouteName>(table),
-    entries: new Map(table.map((entry) => [entry.name, entry])),
+    router: new Router<RouteName, RouteEntry>(table),
     methods: serverMethods(table),
     offers,
     allow,
@@ -158,7 +156,7 @@ function dispatch(
   if (hostProblem !== undefined) return { ...problemReply(hostProblem), closeConnection: true };
   const target = splitTarget(req.url ?? '/');
   const match = routes.router.match(target.path);
-  const entry = match.kind === 'route' ? routes.entries.get(match.name) : undefined;
+  const entry = match.kind === 'route' ? match.route : undefined;
   // A signed route is judged by its signature alone (CONVENTIONS.md#host-check): nothing is done before it passes.
   const refused = entry?.signed === true ? undefined : refusedSender(senders, req, method);
   if (refused !== undefined) return problemReply(refused);

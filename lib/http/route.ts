@@ -1,5 +1,6 @@
 // Request target → route (CONVENTIONS.md#routes, CONVENTIONS.md#names). Pure: a Router knows
-// only the path patterns of the route table (lib/routes.ts) and the path it is asked about.
+// only the path patterns of the route table (lib/routes.ts) and the path it is asked about (the
+// matches it remembers change nothing it answers).
 //
 // A pattern is "/" or a sequence of segments, each a literal (`$bulk`, `webhooks`) or a parameter in
 // braces whose name picks the rule that validates it (PARAM_RULES). The path is split on "/" before
@@ -17,8 +18,8 @@ export interface RoutePattern<N extends string> {
   readonly reserveBelow?: boolean;
 }
 
-export type RouteMatch<N extends string> =
-  | { readonly kind: 'route'; readonly name: N; readonly params: RouteParams }
+export type RouteMatch<N extends string, P extends RoutePattern<N> = RoutePattern<N>> =
+  | { readonly kind: 'route'; readonly name: N; readonly route: P; readonly params: RouteParams }
   | { readonly kind: 'unknown' }
   | { readonly kind: 'invalid'; readonly detail: string };
 
@@ -74,8 +75,10 @@ const PARAM_RULES: Readonly<Record<string, ParamRule>> = {
 
 type Segment = { readonly literal: string } | { readonly param: string; readonly rule: ParamRule };
 
-interface CompiledPattern<N extends string> {
+interface CompiledPattern<N extends string, P extends RoutePattern<N>> {
   readonly name: N;
+  /** The pattern as declared. */
+  readonly route: P;
   readonly segments: readonly Segment[];
   readonly literals: number;
   readonly reserveBelow: boolean;
@@ -84,15 +87,33 @@ interface CompiledPattern<N extends string> {
 }
 
 const UNKNOWN = Object.freeze({ kind: 'unknown' as const });
+/** Paths whose matches a router remembers: past this many it forgets them all and starts again. */
+const REMEMBERED_PATHS = 1024;
+/** A longer path is matched every time, so what is remembered stays small whatever is sent. */
+const REMEMBERED_PATH_LENGTH = 256;
+/** Slots of the hashes of paths matched once (a power of two). */
+const SEEN_SLOTS = 1024;
 
-export class Router<N extends string> {
+/**
+ * Matches paths to the patterns it was given; a match names the pattern and gives it back as declared.
+ * A match is a function of the path alone and never changes, so the matches of the paths asked for
+ * lately are remembered: a path asked for again is not split, decoded and validated again.
+ */
+export class Router<N extends string, P extends RoutePattern<N> = RoutePattern<N>> {
   /** The patterns of each segment count, in declaration order (which breaks ties of literal segments). */
-  private readonly bySize = new Map<number, readonly CompiledPattern<N>[]>();
+  private readonly bySize = new Map<number, readonly CompiledPattern<N, P>[]>();
   /** The patterns that reserve every longer path below them. */
-  private readonly reserving: readonly CompiledPattern<N>[];
+  private readonly reserving: readonly CompiledPattern<N, P>[];
+  private readonly remembered = new Map<string, RouteMatch<N, P>>();
+  /**
+   * Hashes of paths matched once, so only a path asked for a second time is remembered: paths that
+   * come once each (reads spread over more items than are remembered) are matched and let go, instead
+   * of filling the memory with matches kept just long enough to cost a collection of old garbage.
+   */
+  private readonly seen = new Int32Array(SEEN_SLOTS);
 
-  constructor(patterns: readonly RoutePattern<N>[]) {
-    const compiled = patterns.map(compile);
+  constructor(patterns: readonly P[]) {
+    const compiled = patterns.map((pattern) => compile<N, P>(pattern));
     for (const pattern of compiled) {
       const size = pattern.segments.length;
       this.bySize.set(size, [...(this.bySize.get(size) ?? []), pattern]);
@@ -100,7 +121,26 @@ export class Router<N extends string> {
     this.reserving = compiled.filter((pattern) => pattern.reserveBelow);
   }
 
-  match(path: string): RouteMatch<N> {
+  match(path: string): RouteMatch<N, P> {
+    if (path.length > REMEMBERED_PATH_LENGTH) return this.matchPath(path);
+    const remembered = this.remembered.get(path);
+    if (remembered !== undefined) return remembered;
+    const match = this.matchPath(path);
+    const hash = hashOf(path);
+    const slot = hash & (SEEN_SLOTS - 1);
+    if (this.seen[slot] !== hash) {
+      this.seen[slot] = hash;
+      return match;
+    }
+    if (this.remembered.size >= REMEMBERED_PATHS) this.remembered.clear();
+    // Matched again from a copy of its own: the path is a slice of the request target, whose query
+    // may be long, and what is remembered would keep the whole target alive.
+    const own = Buffer.from(path, 'utf16le').toString('utf16le');
+    this.remembered.set(own, this.matchPath(own));
+    return match;
+  }
+
+  private matchPath(path: string): RouteMatch<N, P> {
     if (!path.startsWith('/')) return UNKNOWN;
     const raw = segmentsOf(path);
     for (const segment of raw) {
@@ -119,7 +159,7 @@ export class Router<N extends string> {
       decoded.push(text);
     }
     // The most literal segments win, whatever the declaration order; the first declared among equals.
-    let best: CompiledPattern<N> | undefined;
+    let best: CompiledPattern<N, P> | undefined;
     for (const pattern of this.bySize.get(decoded.length) ?? []) {
       if ((best === undefined || pattern.literals > best.literals) && fits(pattern.segments, raw, decoded)) {
         best = pattern;
@@ -141,7 +181,7 @@ export class Router<N extends string> {
       if (!segment.rule.valid(value)) return { kind: 'invalid', detail: segment.rule.detail(printable(value), value) };
       values.push(value);
     }
-    return { kind: 'route', name: best.name, params: new RouteParams(best.params, values) };
+    return { kind: 'route', name: best.name, route: best.route, params: new RouteParams(best.params, values) };
   }
 }
 
@@ -153,7 +193,8 @@ export interface ParsedTarget {
 /** Splits an origin-form or absolute-form request target (RFC 9112 §3.2) into path and query. */
 export function splitTarget(target: string): ParsedTarget {
   let rest = target;
-  const scheme = /^https?:\/\/[^/?#]*/i.exec(rest);
+  // Only the absolute-form has a scheme and authority to cut; the origin-form starts with "/".
+  const scheme = rest.startsWith('/') ? null : /^https?:\/\/[^/?#]*/i.exec(rest);
   if (scheme !== null) rest = rest.slice(scheme[0].length);
   const hash = rest.indexOf('#');
   if (hash !== -1) rest = rest.slice(0, hash);
@@ -163,7 +204,7 @@ export function splitTarget(target: string): ParsedTarget {
   return { path: path === '' ? '/' : path, query: question === -1 ? '' : rest.slice(question + 1) };
 }
 
-function compile<N extends string>(pattern: RoutePattern<N>): CompiledPattern<N> {
+function compile<N extends string, P extends RoutePattern<N>>(pattern: P): CompiledPattern<N, P> {
   const { name, path } = pattern;
   if (typeof path !== 'string' || !path.startsWith('/')) {
     throw new TypeError(`route ${name}: the path must start with "/"`);
@@ -184,7 +225,14 @@ function compile<N extends string>(pattern: RoutePattern<N>): CompiledPattern<N>
   }
   const literals = segments.filter((segment) => 'literal' in segment).length;
   const params = segments.flatMap((segment) => ('param' in segment ? [segment.param] : []));
-  return { name, segments, literals, reserveBelow: pattern.reserveBelow === true, params };
+  return { name, route: pattern, segments, literals, reserveBelow: pattern.reserveBelow === true, params };
+}
+
+/** FNV-1a over the UTF-16 code units of `text`: a slot for it among the paths seen. */
+function hashOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index++) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193);
+  return hash;
 }
 
 /** The segments of a path that starts with "/", split on "/" before any decoding ("/" alone has none). */

@@ -14,23 +14,25 @@ export type CollectionQuerying = Pick<App, 'config' | 'knownProperties' | 'baseU
 
 /** GET /{collection}: the request's own query options; a token carries the whole query. */
 export function collectionWalk(app: CollectionQuerying, collection: string): Walk<CollectionQuery> {
-  const context = collectionPlanContext(app, collection);
+  // The plan context is made only when a page is built: a kept page needs none (lib/resources/paging.ts).
   return {
     collection,
     scope: collection,
     path: `/${collection}`,
-    itemLink: context.itemLink,
+    itemLink: itemLinks(app, collection),
     cacheable: true,
     options: queryOptions,
     begin: (parsed) => {
       const query = withSummary(app, collection, parsed);
-      const planned = planQuery(query, context);
+      const planned = planQuery(query, collectionPlanContext(app, collection));
       return planned.ok ? { ok: true, plan: planned.plan, carry: { query }, sortKeys: query.orderby.length } : planned;
     },
     // A query the server signed was valid when the walk began; it is never checked again, so a
     // property that no item has any more cannot end a walk halfway (CONVENTIONS.md#skip-tokens).
     resume: (position) =>
-      position.query === undefined ? undefined : planQuery(position.query, { ...context, known: () => true }),
+      position.query === undefined
+        ? undefined
+        : planQuery(position.query, { ...collectionPlanContext(app, collection), known: () => true }),
   };
 }
 
@@ -43,7 +45,12 @@ export function collectionPlanContext(app: CollectionQuerying, collection: strin
     summary === undefined
       ? registered
       : (path: readonly string[]) => summary.includes(path.join('/')) || registered(path);
-  return { known, itemLink: (id) => link(app, itemPath(collection, id)) };
+  return { known, itemLink: itemLinks(app, collection) };
+}
+
+/** Where an item of `collection` lives: a summary's `@id`, an HTML row's Select. */
+function itemLinks(app: Pick<App, 'baseUrl'>, collection: string): (id: string) => string {
+  return (id) => link(app, itemPath(collection, id));
 }
 
 /**

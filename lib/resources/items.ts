@@ -12,8 +12,6 @@ import type { App, RequestContext } from './context.js';
 import { itemPath, unavailableReply } from './common.js';
 import { conditionalDelete, conditionalPut, type ConditionalWriting } from './conditional-writes.js';
 import { itemReadReply, itemWriteReply as writeReply, type ItemReading } from './replies.js';
-import { answerRead, itemJsonRead } from './prepared-reads.js';
-import { HTML_TYPE } from '../html/views.js';
 
 const DAY_MS = 86_400_000;
 
@@ -28,8 +26,6 @@ export function getItem(app: ItemReading & Pick<App, 'store'>, rq: RequestContex
   if (record === undefined) {
     return problemReply(problem('not-found', `There is no resource at ${itemPath(collection, id)}.`));
   }
-  // Its JSON, what almost every read asks for, is answered from the item's prepared read.
-  if (rq.media !== HTML_TYPE) return answerRead(app, rq, itemJsonRead(app, record));
   return itemReadReply(app, rq, record, {
     path: itemPath(collection, id),
     listPath: `/${collection}`,

@@ -35,6 +35,16 @@ export interface BuiltPage {
   readonly pageSize: number;
 }
 
+/** What names a page among its collection's pages (lib/resources/paging.ts says why these). */
+export interface PageKey {
+  /** The scope of the walk, which a later page's token must name. */
+  readonly scope: string;
+  readonly media: string;
+  readonly pageSize: number;
+  /** The query string as sent. */
+  readonly query: string;
+}
+
 /** A kept page and the answers prepared for it so far, by variant. */
 export interface KeptPage {
   readonly page: BuiltPage;
@@ -42,6 +52,7 @@ export interface KeptPage {
 }
 
 interface Cached extends KeptPage {
+  readonly key: PageKey;
   readonly prepared: Map<string, PreparedRead>;
   /** The bytes of its page and of its prepared heads. */
   bytes: number;
@@ -49,9 +60,16 @@ interface Cached extends KeptPage {
   used: number;
 }
 
+/** A collection's kept pages by query string; the few that share one differ in scope, media type or size. */
+type Kept = Map<string, Cached[]>;
+
 export class PageCache {
-  /** The kept pages of each collection by key, so a commit drops its collection's pages without a search. */
-  private readonly pages = new Map<string, Map<string, Cached>>();
+  /**
+   * The kept pages of each collection, so a commit drops its collection's pages without a search. A
+   * page is found by its query string, then among the few kept under it by the rest of its key: no
+   * key is built and hashed per request but the query string itself.
+   */
+  private readonly pages = new Map<string, Kept>();
   /** Per collection, how many commits have touched it since the process started. */
   private readonly generations = new Map<string, number>();
   private entries = 0;
@@ -84,30 +102,32 @@ export class PageCache {
   }
 
   /** The page kept under `key`, if any (never one of a system space: none is kept). */
-  get(collection: string, key: string): KeptPage | undefined {
-    const cached = this.pages.get(collection)?.get(key);
+  get(collection: string, key: PageKey): KeptPage | undefined {
+    const cached = this.find(collection, key);
     if (cached !== undefined) cached.used = ++this.uses;
     return cached;
   }
 
   /** Keeps `page` if the collection has not changed since `generation`. */
-  keep(collection: string, key: string, generation: number, page: BuiltPage): void {
+  keep(collection: string, key: PageKey, generation: number, page: BuiltPage): void {
     if (!isCollectionName(collection) || this.generation(collection) !== generation) return;
     const size = page.representation.bytes.length;
     if (size > this.limits.bytes) return;
+    const earlier = this.find(collection, key);
+    if (earlier !== undefined) this.drop(collection, earlier);
     let kept = this.pages.get(collection);
     if (kept === undefined) this.pages.set(collection, (kept = new Map()));
-    const earlier = kept.get(key);
-    if (earlier !== undefined) this.drop(collection, kept, key, earlier);
-    kept.set(key, { page, prepared: new Map(), bytes: size, used: ++this.uses });
+    let shared = kept.get(key.query);
+    if (shared === undefined) kept.set(key.query, (shared = []));
+    shared.push({ key, page, prepared: new Map(), bytes: size, used: ++this.uses });
     this.entries++;
     this.bytes += size;
     this.trim();
   }
 
   /** Keeps `prepared` beside the kept page, as its answer for `variant`, while the page is kept. */
-  prepare(collection: string, key: string, variant: string, prepared: PreparedRead): void {
-    const cached = this.pages.get(collection)?.get(key);
+  prepare(collection: string, key: PageKey, variant: string, prepared: PreparedRead): void {
+    const cached = this.find(collection, key);
     if (cached === undefined || cached.prepared.has(variant) || cached.prepared.size >= MAX_PREPARED) return;
     cached.prepared.set(variant, prepared);
     cached.bytes += prepared.headBytes;
@@ -122,17 +142,29 @@ export class PageCache {
     this.bytes = 0;
   }
 
+  private find(collection: string, key: PageKey): Cached | undefined {
+    const shared = this.pages.get(collection)?.get(key.query);
+    if (shared === undefined) return undefined;
+    for (const cached of shared) {
+      const kept = cached.key;
+      if (kept.pageSize === key.pageSize && kept.media === key.media && kept.scope === key.scope) return cached;
+    }
+    return undefined;
+  }
+
   /** Drops the least recently used pages until both limits hold. */
   private trim(): void {
     while (this.entries > this.limits.entries || this.bytes > this.limits.bytes) {
-      let oldest: { collection: string; kept: Map<string, Cached>; key: string; cached: Cached } | undefined;
+      let oldest: { collection: string; cached: Cached } | undefined;
       for (const [collection, kept] of this.pages) {
-        for (const [key, cached] of kept) {
-          if (oldest === undefined || cached.used < oldest.cached.used) oldest = { collection, kept, key, cached };
+        for (const shared of kept.values()) {
+          for (const cached of shared) {
+            if (oldest === undefined || cached.used < oldest.cached.used) oldest = { collection, cached };
+          }
         }
       }
       if (oldest === undefined) return;
-      this.drop(oldest.collection, oldest.kept, oldest.key, oldest.cached);
+      this.drop(oldest.collection, oldest.cached);
     }
   }
 
@@ -140,11 +172,21 @@ export class PageCache {
     this.generations.set(collection, this.generation(collection) + 1);
     const kept = this.pages.get(collection);
     if (kept === undefined) return;
-    for (const [key, cached] of kept) this.drop(collection, kept, key, cached);
+    this.pages.delete(collection);
+    for (const shared of kept.values()) {
+      this.entries -= shared.length;
+      for (const cached of shared) this.bytes -= cached.bytes;
+    }
   }
 
-  private drop(collection: string, kept: Map<string, Cached>, key: string, cached: Cached): void {
-    kept.delete(key);
+  private drop(collection: string, cached: Cached): void {
+    const kept = this.pages.get(collection);
+    const shared = kept?.get(cached.key.query);
+    if (kept === undefined || shared === undefined) return;
+    const at = shared.indexOf(cached);
+    if (at === -1) return;
+    shared.splice(at, 1);
+    if (shared.length === 0) kept.delete(cached.key.query);
     if (kept.size === 0) this.pages.delete(collection);
     this.entries--;
     this.bytes -= cached.bytes;

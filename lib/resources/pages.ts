@@ -24,7 +24,7 @@ import type { StoredRecord } from '../store/types.js';
 import { represent } from '../protocol/representation.js';
 import type { App } from './context.js';
 import { link } from './common.js';
-import type { BuiltPage } from './page-cache.js';
+import type { BuiltPage, PageKey } from './page-cache.js';
 import { HTML_CONTENT_TYPE, HTML_TYPE, type NavLink } from '../html/views.js';
 import { listHtml } from './html.js';
 
@@ -63,7 +63,7 @@ export interface PageSource {
   readonly after?: readonly SortValue[];
   readonly returned: number;
   /** What names this page among the collection's pages in the page cache, when it may be kept there. */
-  readonly cacheKey?: string;
+  readonly cacheKey?: PageKey;
   /** Where the items come from when they are not the store space `collection` (the service document). */
   readonly records?: RecordSource;
   /** Set when the walk is Home itself (the service document). */

@@ -7,9 +7,10 @@
 //   → the reply, with `Preference-Applied` for the page size in force (CONVENTIONS.md#page-size).
 //
 // The page cache is asked first, before any option is read, with the request as sent (media type,
-// page size, query string): a later page's token was verified when its page was kept, and the same
-// string verifies the same way. A kept page is answered at once from the answers prepared for it
-// (lib/resources/prepared-reads.ts), without a promise: only its preconditions are evaluated.
+// page size, query string) and the walk's scope: a later page's token was verified for that scope
+// when its page was kept, and the same string verifies the same way. A kept page is answered at once
+// from the answers prepared for it (lib/resources/prepared-reads.ts), without a promise: only its
+// preconditions are evaluated.
 //
 // What differs between resources is a `Walk`: how the options are read, how a first page's query
 // and a continuation's plan are made. POST's preconditions (CONVENTIONS.md#post-preconditions) ask
@@ -33,7 +34,7 @@ import type { QueryPlan } from '../query/plan.js';
 import { longestToken, verifyToken, type PagePosition } from '../query/token.js';
 import type { App, RequestContext } from './context.js';
 import { link } from './common.js';
-import type { BuiltPage, KeptPage } from './page-cache.js';
+import type { BuiltPage, KeptPage, PageKey } from './page-cache.js';
 import { buildPage, type HomeView, type PageBuilding, type PageSource } from './pages.js';
 import { answerRead, prepareRead } from './prepared-reads.js';
 import { readReply, type ReadOptions } from './replies.js';
@@ -152,15 +153,16 @@ function pageRequest(app: Pick<App, 'config'>, rq: RequestContext): PageRequest 
  * page is built, so nothing of it is parsed, verified or planned again.
  */
 function keptPage<T>(app: Paging, request: PageRequest, walk: Walk<T>): KeptPage | undefined {
-  return walk.cacheable ? app.pages.get(walk.collection, pageKey(request)) : undefined;
+  return walk.cacheable ? app.pages.get(walk.collection, pageKey(walk, request)) : undefined;
 }
 
 /**
- * What names a page among its collection's: its bytes are a function of the media type, the page size
- * and the query string, whose token, on a later page, names the page size in force instead.
+ * What names a page among its collection's: its bytes are a function of the walk (whose scope a token
+ * must name), the media type, the page size and the query string, whose token, on a later page, names
+ * the page size in force instead.
  */
-function pageKey(request: PageRequest): string {
-  return `${request.media}\n${request.pageSize}\n${request.query}`;
+function pageKey<T>(walk: Walk<T>, request: PageRequest): PageKey {
+  return { scope: walk.scope, media: request.media, pageSize: request.pageSize, query: request.query };
 }
 
 async function resolvePage<T>(app: Paging, request: PageRequest, walk: Walk<T>): Promise<Resolved> {
@@ -173,7 +175,7 @@ async function buildResolved<T>(app: Paging, request: PageRequest, walk: Walk<T>
   const { scope, path } = walk;
   const options = walk.options(request.query);
   if (!options.ok) return options;
-  const cacheKey = walk.cacheable ? pageKey(request) : undefined;
+  const cacheKey = walk.cacheable ? pageKey(walk, request) : undefined;
   let source: PageSource;
   if (options.skiptoken !== undefined) {
     const position = verifyToken(app.pagingKey, options.skiptoken, scope);
@@ -198,7 +200,7 @@ function sourceOf<T>(
   walk: Walk<T>,
   plan: QueryPlan,
   start: PageSource['start'],
-  cacheKey: string | undefined,
+  cacheKey: PageKey | undefined,
 ): Omit<PageSource, 'returned'> {
   return {
     collection: walk.collection,
@@ -265,7 +267,7 @@ function keptReply<T>(app: Paging, rq: RequestContext, walk: Walk<T>, request: P
   if (prepared === undefined) {
     const { page } = kept;
     prepared = prepareRead(app.policy, page.representation, pageReadOptions(app, walk, page, request.preference));
-    app.pages.prepare(walk.collection, pageKey(request), variant, prepared);
+    app.pages.prepare(walk.collection, pageKey(walk, request), variant, prepared);
   }
   return answerRead(app, rq, prepared);
 }

@@ -2,17 +2,13 @@
 // JSON bytes and ETag are computed once and remembered per record object; a write makes a new record
 // object and so a new entry. The write path computes them before the commit (the serialization is
 // part of validating a document) and primes this cache with them. An item read also keeps its
-// Last-Modified text (RFC 9110 §8.8.2), formatted once per version, and the answers to a read of the
-// items read lately are kept prepared, within a bound (lib/resources/prepared-reads.ts).
+// Last-Modified text (RFC 9110 §8.8.2), formatted once per version.
 import { formatHttpDate } from '../protocol/http-date.js';
 import { represent, type Representation } from '../protocol/representation.js';
 import type { StoredRecord } from '../store/types.js';
-import { PreparedItems } from './prepared-reads.js';
 
 export class RepresentationCache {
   private readonly json = new WeakMap<StoredRecord, Representation>();
-  /** The 200 and 304 of the JSON of the items read lately. */
-  readonly preparedReads = new PreparedItems();
 
   /** The application/json representation of one record. */
   itemJson(record: StoredRecord): Representation {

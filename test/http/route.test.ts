@@ -314,3 +314,21 @@ describe('allowedMethods', () => {
     }
   });
 });
+
+describe('Router: the matches it remembers', () => {
+  it('should match a path asked for again exactly as the first time, past its memory and for long paths', () => {
+    const router = new Router<RouteName>(tableFor(WEBHOOK));
+    const long = `/products/${'a'.repeat(128)}/$undoDelete`;
+    const paths = ['/products/p1', '/products/%zz', '/$other', '/products/p1/$undoDelete', long, `/${'c'.repeat(300)}`];
+    const first = paths.map((path) => shape(router.match(path)));
+    // Asked for a second and a third time: remembered, then answered from memory.
+    for (let round = 0; round < 2; round++) assert.deepEqual(paths.map((path) => shape(router.match(path))), first);
+    // More distinct paths than it remembers, each twice: it forgets and starts again, and answers the same.
+    for (let n = 0; n < 1500; n++) router.match(`/products/n${n}`) && router.match(`/products/n${n}`);
+    assert.deepEqual(paths.map((path) => shape(router.match(path))), first);
+    assert.deepEqual(shape(router.match('/products/n7')), { kind: 'item', collection: 'products', id: 'n7' });
+    assert.deepEqual(first[0], { kind: 'item', collection: 'products', id: 'p1' });
+    assert.equal(first[1]?.kind, 'invalid');
+    assert.equal(first[5]?.kind, 'invalid');
+  });
+});

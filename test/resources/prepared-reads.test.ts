@@ -1,16 +1,15 @@
 // Tests for lib/resources/prepared-reads.ts: the prepared 200 and 304 are the answers the read rule
-// makes (lib/resources/replies.ts), their heads listed as send writes them, each request gets the one
-// its preconditions choose, and the prepared item reads stay within their bound.
+// makes (lib/resources/replies.ts), their heads listed as send writes them, and each request gets the
+// one its preconditions choose.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import type { CachePolicy } from '../../lib/http/cache-policy.js';
 import { represent } from '../../lib/protocol/representation.js';
 import type { RequestContext } from '../../lib/resources/context.js';
-import { answerRead, prepareRead, PreparedItems, type PreparedRead } from '../../lib/resources/prepared-reads.js';
+import { answerRead, prepareRead } from '../../lib/resources/prepared-reads.js';
 import { readAnswer, type ReadOptions } from '../../lib/resources/replies.js';
 import { RouteParams } from '../../lib/http/route.js';
-import type { StoredRecord } from '../../lib/store/types.js';
 
 const POLICY: CachePolicy = { noCacheMode: false, credentialed: false, perCollection: () => undefined };
 const PAGE = represent('{"value":[]}');
@@ -65,38 +64,3 @@ describe('answerRead', () => {
   });
 });
 
-describe('PreparedItems', () => {
-  const record = (id: string): StoredRecord => ({ collection: 'things', id, version: 1, modifiedAt: 0, doc: { id } });
-  const prepared = (body: number): PreparedRead => ({
-    validators: { etag: '"x"' },
-    ok: { status: 200, headers: {}, body: Buffer.alloc(body) },
-    notModified: { status: 304, headers: {} },
-    headBytes: 0,
-  });
-
-  it('should keep what is read within two generations of entries, moving up an answer read again', () => {
-    const items = new PreparedItems({ entries: 2, bytes: 1000 });
-    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map(record) as [StoredRecord, StoredRecord, StoredRecord, StoredRecord];
-    const answerOfA = prepared(1);
-    items.keep(a, answerOfA);
-    items.keep(b, prepared(1));
-    items.keep(c, prepared(1));
-    assert.equal(items.get(a), answerOfA, 'a is in the old generation, and moves up');
-    items.keep(d, prepared(1));
-    assert.equal(items.get(b), undefined, 'b was left in the old generation when it turned');
-    assert.notEqual(items.get(a), undefined);
-    assert.equal(items.get(record('a')), undefined, 'another record object, as a write makes, has no answer');
-  });
-
-  it('should turn its generation by bytes too, and never keep an answer over the byte bound', () => {
-    const items = new PreparedItems({ entries: 100, bytes: 10 });
-    const [a, b, c] = ['a', 'b', 'c'].map(record) as [StoredRecord, StoredRecord, StoredRecord];
-    items.keep(a, prepared(6));
-    items.keep(b, prepared(6));
-    items.keep(c, prepared(11));
-    assert.equal(items.get(c), undefined);
-    assert.notEqual(items.get(b), undefined);
-    items.keep(c, prepared(6));
-    assert.equal(items.get(a), undefined, 'two turns dropped a');
-  });
-});
