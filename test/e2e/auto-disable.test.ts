@@ -11,8 +11,6 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Random } from '../../lib/clock.js';
@@ -25,6 +23,7 @@ import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
 import { parseExposition, sampleValue } from '../support/prometheus.js';
+import { bodyOf, Receiver, type ReceivedRequest } from '../support/receiver.js';
 import { serverForSuite } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
 import { tempDirsForSuite } from '../support/temp-dir.js';
@@ -36,45 +35,6 @@ const halfway: Random = { bytes: (size) => randomBytes(size), fraction: () => 0.
 /** A flat schedule of 12 h delays: every wait is 9 h, and 5 days (120 h) pass between attempts 14 and 15. */
 const NINE_HOURS = { baseMs: 12 * HOUR, factor: 1, capMs: 12 * HOUR, attempts: 1000 };
 const WAIT = 9 * HOUR;
-
-interface Received {
-  readonly headers: IncomingMessage['headers'];
-  readonly body: Buffer;
-  readonly json: JsonObject;
-}
-
-/** A receiver on 127.0.0.1 that answers what `answer` says, in the order requests arrive. */
-class Receiver {
-  readonly received: Received[] = [];
-  answer: (request: Received) => number | Promise<number> = () => 200;
-  url = '';
-  private server: Server | undefined;
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks);
-        const received: Received = { headers: req.headers, body, json: JSON.parse(body.toString()) as JsonObject };
-        this.received.push(received);
-        void Promise.resolve(this.answer(received)).then((status) => res.writeHead(status).end());
-      });
-    });
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-
-  /** The events received, by kind. */
-  kinds(): string[] {
-    return this.received.map((one) => String(one.json['event']));
-  }
-}
 
 interface Line {
   readonly level: string;
@@ -132,7 +92,7 @@ describe('auto-disable on the injected clock (attempts 9 h apart)', () => {
   const receivers = [failing, watcher, everything, flaky, paused];
   before(async () => {
     for (const receiver of receivers) await receiver.start();
-    failing.answer = () => 503;
+    failing.otherwise = () => 503;
   });
   after(async () => {
     for (const receiver of receivers) await receiver.stop();
@@ -163,16 +123,17 @@ describe('auto-disable on the injected clock (attempts 9 h apart)', () => {
     });
     // The notice, signed with the watcher's secret, and to nobody else: `*` does not match it.
     await eventually('the notice at the watcher', () => watcher.received.length === 1);
-    const [notice] = watcher.received as [Received];
-    assert.equal(verifySignature(notice.body, [notice.headers['x-signature'] as string], [SECRET]), true);
-    assert.deepEqual(Object.keys(notice.json), ['id', 'event', 'type', 'occurredAt', 'data']);
-    assert.equal(notice.json['event'], 'subscription.disabled');
-    assert.equal(notice.json['type'], 'subscription.disabled');
-    assert.equal(notice.json['occurredAt'], disabledAt);
-    assert.deepEqual(notice.json['data'], { subscription: 'failing', reason, disabledAt });
+    const [arrival] = watcher.received as [ReceivedRequest];
+    assert.equal(verifySignature(arrival.body, [arrival.headers['x-signature'] as string], [SECRET]), true);
+    const notice = bodyOf(arrival);
+    assert.deepEqual(Object.keys(notice), ['id', 'event', 'type', 'occurredAt', 'data']);
+    assert.equal(notice['event'], 'subscription.disabled');
+    assert.equal(notice['type'], 'subscription.disabled');
+    assert.equal(notice['occurredAt'], disabledAt);
+    assert.deepEqual(notice['data'], { subscription: 'failing', reason, disabledAt });
     const notices = server.store.scan(OUTBOX_SPACE).filter((record) => record.doc['event'] === 'subscription.disabled');
     assert.deepEqual(notices.map((record) => record.doc['subscription']), ['watcher']);
-    assert.deepEqual(everything.kinds(), ['things.created']);
+    assert.deepEqual(everything.bodies().map((body) => body['event']), ['things.created']);
     // One log line, with the ids and why; the metric counts it.
     const said = disabledLines(lines, 'failing');
     assert.equal(said.length, 1, JSON.stringify(said));
@@ -190,7 +151,7 @@ describe('auto-disable on the injected clock (attempts 9 h apart)', () => {
 
   it('should start counting again after a success', async () => {
     let answered = 0;
-    flaky.answer = () => (++answered === 10 ? 200 : 503);
+    flaky.otherwise = () => (++answered === 10 ? 200 : 503);
     assert.equal((await subscribe(server.url, 'flaky', flaky.url, ['flaky.*'])).status, 201);
     const first = await deliveryOf(server, '/flaky/f1', 'flaky');
     for (let attempt = 1; attempt < 10; attempt++) {
@@ -212,7 +173,7 @@ describe('auto-disable on the injected clock (attempts 9 h apart)', () => {
   it('should keep the deliveries pending at a 410 and send them in order once a PUT makes it active again', async () => {
     let release: (status: number) => void = () => {};
     const held = new Promise<number>((resolve) => (release = resolve));
-    paused.answer = () => (paused.received.length === 1 ? held : 200);
+    paused.otherwise = () => (paused.received.length === 1 ? held : 200);
     assert.equal((await subscribe(server.url, 'paused', paused.url, ['paused.*'])).status, 201);
     const first = await deliveryOf(server, '/paused/p1', 'paused');
     await eventually('the first delivery at the receiver', () => paused.received.length === 1);
@@ -240,7 +201,7 @@ describe('auto-disable on the injected clock (attempts 9 h apart)', () => {
     assert.equal(put.status, 200, put.text);
     assert.deepEqual(put.json(), { id: 'paused', url: paused.url, events: ['paused.*'], status: 'active', secretOverlapS: 86400 });
     for (const id of [second, third]) await recordWhere(server.store, OUTBOX_SPACE, id, (record) => record.doc['status'] === 'delivered');
-    assert.deepEqual(paused.received.slice(1).map((one) => (one.json['data'] as JsonObject)['id']), ['p2', 'p3']);
+    assert.deepEqual(paused.bodies().slice(1).map((body) => (body['data'] as JsonObject)['id']), ['p2', 'p3']);
   });
 });
 
@@ -249,7 +210,7 @@ describe('auto-disable with attempts 36 h apart', () => {
   const failing = new Receiver();
   before(async () => {
     await failing.start();
-    failing.answer = () => 500;
+    failing.otherwise = () => 500;
   });
   after(async () => {
     await failing.stop();
@@ -300,7 +261,7 @@ describe('auto-disable across kill -9', () => {
   const failing = new Receiver();
   before(async () => {
     await failing.start();
-    failing.answer = () => 503;
+    failing.otherwise = () => 503;
   });
   after(async () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

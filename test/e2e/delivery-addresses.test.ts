@@ -7,56 +7,16 @@
 // (0.0.0.0, ::, IPv4-mapped IPv6) is refused like one that names it. Every connection is to loopback.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { StoredRecord } from '../../lib/store/types.js';
 import { OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, problemOf, request } from '../support/http.js';
+import { closedPort, Receiver } from '../support/receiver.js';
 import { serverForSuite } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
 
 const SECRET = 'subscriber-secret-0123';
-
-/** A receiver on 127.0.0.1 that counts requests and answers each with the next status, or holds it. */
-class Receiver {
-  received = 0;
-  answers: (number | 'hold')[] = [];
-  private readonly server: Server = createServer((req, res) => this.handle(req, res));
-  private readonly held: ServerResponse[] = [];
-  port = 0;
-
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  async stop(): Promise<void> {
-    for (const res of this.held.splice(0)) res.destroy();
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    req.resume();
-    req.on('end', () => {
-      this.received++;
-      const answer = this.answers.shift() ?? 200;
-      if (answer === 'hold') this.held.push(res);
-      else res.writeHead(answer).end();
-    });
-  }
-}
-
-/** A port on 127.0.0.1 that nothing listens on: taken from the system, then let go. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function subscribe(base: string, id: string, url: string, events: string[]): ReturnType<typeof request> {
   const body = JSON.stringify({ url, events, secret: SECRET });
@@ -86,7 +46,7 @@ describe('outbox.refusePrivateAddresses', () => {
       assert.equal(dead.doc['lastError'], 'address not allowed');
       assert.equal(dead.doc['lastStatus'], null);
       assert.equal(dead.doc['attempts'], 1);
-      assert.equal(receiver.received, 0, 'the receiver never got a request');
+      assert.equal(receiver.received.length, 0, 'the receiver never got a request');
     });
   }
 });
@@ -118,9 +78,9 @@ describe('outbox.errorDetail "class"', () => {
 
   it('should say "timeout" for a receiver that does not answer in time', async () => {
     receiver.answers = ['hold'];
-    const before = receiver.received;
+    const before = receiver.received.length;
     const id = await oneDelivery(server.url, server, 'silent', `http://127.0.0.1:${receiver.port}/hook`);
-    await eventually('the held request to arrive', () => receiver.received > before);
+    await eventually('the held request to arrive', () => receiver.received.length > before);
     clock.advance(5000);
     const failed = await recordWhere(server.store, OUTBOX_SPACE, id, (record) => record.doc['attempts'] === 1);
     assert.deepEqual([failed.doc['status'], failed.doc['lastError']], ['failed', 'timeout']);

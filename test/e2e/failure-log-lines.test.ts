@@ -3,13 +3,12 @@
 // never a secret or a body. (A subscription disabled: auto-disable.test.ts.)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from '../../lib/log.js';
 import { webhookSignature } from '../../lib/protocol/signature.js';
 import { OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { INBOX_SPACE } from '../../lib/webhooks/inbox.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
+import { Receiver } from '../support/receiver.js';
 import { serverForSuite } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
 
@@ -27,15 +26,13 @@ interface Line {
 describe('log lines of failures', () => {
   const lines: Line[] = [];
   const log: Logger = (level, message, fields = {}) => void lines.push({ level, message, fields });
-  let refusing: Server;
+  const refusing = new Receiver();
   before(async () => {
     // Every delivery answered 400: dead at once (CONVENTIONS.md#delivery-retries).
-    refusing = createServer((req, res) => req.resume().on('end', () => res.writeHead(400).end()));
-    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    refusing.otherwise = () => 400;
+    await refusing.start();
   });
-  after(() => {
-    refusing.close();
-  });
+  after(() => refusing.stop());
   const server = serverForSuite({
     memory: true,
     log,
@@ -65,7 +62,7 @@ describe('log lines of failures', () => {
   });
 
   it('should write one line for a delivery gone dead, with its ids', async () => {
-    const url = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/hook`;
+    const url = refusing.url;
     const subscription = JSON.stringify({ url, events: ['things.*'], secret: SUBSCRIBER_SECRET });
     const put = await request(server.url, '/$subscriptions/refused', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body: subscription });
     assert.equal(put.status, 201);

@@ -12,8 +12,6 @@ import assert from 'node:assert/strict';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Random } from '../../lib/clock.js';
 import { start } from '../../lib/index.js';
@@ -25,6 +23,7 @@ import { runBinary, startBinary, type RunningServer } from '../support/binary.js
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { JSON_HEADERS, request } from '../support/http.js';
+import { bodyOf, Receiver, type ReceivedRequest } from '../support/receiver.js';
 import { serverForSuite } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
 import { tempDirsForSuite } from '../support/temp-dir.js';
@@ -34,78 +33,28 @@ const FORWARD = '$forward';
 /** Jitter pinned at one half; ids stay random (they must be unique). */
 const halfway: Random = { bytes: (size) => randomBytes(size), fraction: () => 0.5 };
 
-interface Arrival {
-  readonly url: string;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Buffer;
-}
-
 /**
  * The app being built: it checks X-Signature with the shared secret, the way an app's own code does
  * (an HMAC of the raw bytes, compared in constant time), and answers 204, or 401 when it does not
- * verify. `answers` overrides that, one request at a time: a status, or 'hold' (no answer until
- * `release()`, which then checks the signature).
+ * verify; a request it holds is answered the same way when let go.
  */
-class App {
-  readonly arrivals: Arrival[] = [];
-  answers: (number | 'hold')[] = [];
-  port = 0;
-  private held: { res: ServerResponse; arrival: Arrival }[] = [];
-  private server: Server | undefined;
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  /** Listens on `port` (a free one the first time, the same one again after a stop). */
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => this.handle(req, res));
-    await new Promise<void>((resolve) => this.server?.listen(this.port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  async stop(): Promise<void> {
-    this.release();
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
-    this.server = undefined;
-  }
-
-  async got(count: number): Promise<void> {
-    await eventually(`${count} requests at the app`, () => this.arrivals.length >= count, {
-      detail: () => `${this.arrivals.length} arrived`,
-    });
-  }
-
-  release(): void {
-    for (const { res, arrival } of this.held.splice(0)) answer(res, verifies(arrival) ? 204 : 401);
-  }
-
-  /** The arrivals whose body is the event `id`. */
-  of(id: string): Arrival[] {
-    return this.arrivals.filter((arrival) => (JSON.parse(arrival.body.toString('utf8').replace(/^\ufeff/, '')) as JsonObject)['id'] === id);
-  }
-
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const arrival = { url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
-      this.arrivals.push(arrival);
-      const next = this.answers.shift();
-      if (next === 'hold') this.held.push({ res, arrival });
-      else answer(res, next ?? (verifies(arrival) ? 204 : 401));
-    });
-  }
+function theApp(): Receiver {
+  const app = new Receiver({ path: '' });
+  app.otherwise = appAnswer;
+  return app;
 }
 
-function answer(res: ServerResponse, status: number): void {
-  res.writeHead(status);
-  res.end();
+function appAnswer(arrival: ReceivedRequest): number {
+  return verifies(arrival) ? 204 : 401;
+}
+
+/** The arrivals whose body is the event `id`. */
+function arrivalsOf(app: Receiver, id: string): ReceivedRequest[] {
+  return app.received.filter((arrival) => bodyOf(arrival)['id'] === id);
 }
 
 /** What an app's own verification does with resapi's scheme: HMAC-SHA256 of the raw body, hex. */
-function verifies(arrival: Arrival): boolean {
+function verifies(arrival: ReceivedRequest): boolean {
   const presented = arrival.headers['x-signature'];
   if (typeof presented !== 'string' || !/^[0-9a-f]{64}$/.test(presented)) return false;
   const expected = createHmac('sha256', SECRET).update(arrival.body).digest();
@@ -133,11 +82,11 @@ function forwardsOf(records: readonly StoredRecord[], id: string): StoredRecord[
 
 describe('forwarding accepted events to the app (webhooks.forward)', () => {
   const clock = new ManualClock(Date.now());
-  const app = new App();
+  const app = theApp();
   before(() => app.start());
   // The app first (after() hooks run in the order they are registered): a request it still holds
   // then fails at once, and the server's drain has nothing to wait for.
-  after(() => app.stop());
+  after(() => app.stop(appAnswer));
   // refusePrivateAddresses is on: the forward, to loopback, is sent all the same.
   const server = serverForSuite(() => ({
     memory: true,
@@ -162,7 +111,7 @@ describe('forwarding accepted events to the app (webhooks.forward)', () => {
     assert.equal(sent.status, 200, sent.text);
     assert.equal(sent.text, '{"status":"accepted"}');
     await app.got(1);
-    const [arrival] = app.of('evt_fw_1');
+    const [arrival] = arrivalsOf(app, 'evt_fw_1');
     assert.ok(arrival !== undefined);
     assert.deepEqual(arrival.body, body, 'the exact bytes');
     assert.equal(arrival.url, '/webhooks?from=resapi');
@@ -198,7 +147,7 @@ describe('forwarding accepted events to the app (webhooks.forward)', () => {
       body: body.toString('utf8'),
       headers: { 'Content-Type': 'application/json', 'X-Signature': sign(body), 'X-Timestamp': String(Math.floor(clock.now() / 1000)) },
     });
-    app.release();
+    app.release(appAnswer);
     await recordWhere(server.store, OUTBOX_SPACE, forward.id, (record) => record.doc['status'] === 'delivered');
   });
 
@@ -206,7 +155,7 @@ describe('forwarding accepted events to the app (webhooks.forward)', () => {
     const again = await send(server.url, Buffer.from('\ufeff{ "id": "evt_fw_1", "event": "order.created",\n  "total": 12.50 }', 'utf8'), {}, clock.now());
     assert.equal(again.text, '{"status":"duplicate"}');
     assert.equal(forwardsOf(server.store.scan(OUTBOX_SPACE), 'evt_fw_1').length, 1);
-    assert.equal(app.of('evt_fw_1').length, 1);
+    assert.equal(arrivalsOf(app, 'evt_fw_1').length, 1);
   });
 
   it('should not forward a delivery the receiver refused: bad signature, stale timestamp, not an event', async () => {
@@ -221,7 +170,7 @@ describe('forwarding accepted events to the app (webhooks.forward)', () => {
   });
 
   it('should retry while the app is down, on the outbox schedule, and deliver once it is back', async () => {
-    await app.stop();
+    await app.stop(appAnswer);
     const body = event('evt_fw_down', ',"total":3');
     assert.equal((await send(server.url, body, {}, clock.now())).status, 200);
     const [forward] = forwardsOf(server.store.scan(OUTBOX_SPACE), 'evt_fw_down');
@@ -238,10 +187,10 @@ describe('forwarding accepted events to the app (webhooks.forward)', () => {
     }
     const delivered = await recordWhere(server.store, OUTBOX_SPACE, forward.id, (record) => record.doc['status'] === 'delivered');
     assert.equal(delivered.doc['attempts'], 3);
-    const [arrival, ...more] = app.of('evt_fw_down');
+    const [arrival, ...more] = arrivalsOf(app, 'evt_fw_down');
     assert.deepEqual(arrival?.body, body);
     assert.deepEqual(more, []);
-    assert.equal(verifies(arrival as Arrival), true, 'the original signature, though the attempt came later');
+    assert.equal(verifies(arrival as ReceivedRequest), true, 'the original signature, though the attempt came later');
   });
 
   it('should list the forwards in /$outbox (JSON and HTML) under "$forward", and never in /$subscriptions', async () => {
@@ -266,13 +215,13 @@ describe('forwarding accepted events to the app (webhooks.forward)', () => {
     const body = JSON.stringify({ url: `${app.url}/hook`, events: ['things.*'], secret: SECRET });
     const put = await request(server.url, '/$subscriptions/local', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body });
     assert.equal(put.status, 201, put.text);
-    const before = app.arrivals.length;
+    const before = app.received.length;
     assert.equal((await request(server.url, '/things/t1', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body: '{}' })).status, 201);
     const [delivery] = server.store.scan(OUTBOX_SPACE).filter((record) => record.doc['subscription'] === 'local');
     assert.ok(delivery !== undefined);
     const dead = await recordWhere(server.store, OUTBOX_SPACE, delivery.id, (record) => record.doc['status'] === 'dead');
     assert.equal(dead.doc['lastError'], 'address not allowed');
-    assert.equal(app.arrivals.length, before);
+    assert.equal(app.received.length, before);
   });
 });
 
@@ -289,11 +238,11 @@ describe('forwarding, what start() refuses', () => {
 
 describe('forwarding with the real binary (--forward)', () => {
   const servers: RunningServer[] = [];
-  const app = new App();
+  const app = theApp();
   before(() => app.start());
   after(async () => {
     for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
-    await app.stop();
+    await app.stop(appAnswer);
   });
   const tempDir = tempDirsForSuite('forwarding');
   const env = { RESAPI_WEBHOOK_SECRETS: SECRET };
@@ -312,10 +261,10 @@ describe('forwarding with the real binary (--forward)', () => {
     const body = event('evt_fw_crash');
     const sent = await send(first.url, body, {}, Date.now());
     assert.equal(sent.text, '{"status":"accepted"}');
-    await eventually('the first attempt at the app', () => app.of('evt_fw_crash').length === 1);
+    await eventually('the first attempt at the app', () => arrivalsOf(app, 'evt_fw_crash').length === 1);
     first.child.kill('SIGKILL');
     await once(first.child, 'exit');
-    app.release();
+    app.release(appAnswer);
     const second = await serve(args);
     const delivered = await eventually('the forward delivered after the restart', async () => {
       const res = await request(second.url, "/$outbox?$filter=subscription eq '$forward'");
@@ -323,7 +272,7 @@ describe('forwarding with the real binary (--forward)', () => {
       return items.length === 1 && items[0]?.['status'] === 'delivered' ? items[0] : undefined;
     });
     assert.equal(delivered['eventId'], 'evt_fw_crash');
-    const arrivals = app.of('evt_fw_crash');
+    const arrivals = arrivalsOf(app, 'evt_fw_crash');
     assert.equal(arrivals.length, 2, 'the attempt cut by the kill, then the one after the restart');
     for (const arrival of arrivals) {
       assert.deepEqual(arrival.body, body);

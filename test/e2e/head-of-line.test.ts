@@ -11,7 +11,8 @@ import { OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { INBOX_SPACE } from '../../lib/webhooks/inbox.js';
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
-import { Gate, HoldingReceiver } from '../support/holding.js';
+import { Gate, holdingReceiver, letGo } from '../support/holding.js';
+import { Receiver } from '../support/receiver.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
 import { serverForSuite } from '../support/server.js';
 
@@ -69,15 +70,15 @@ describe('handlers: two kinds hung, a third still served', () => {
 });
 
 describe('deliveries: two receivers hung, a third still served', () => {
-  const stuck = [new HoldingReceiver({ holding: true }), new HoldingReceiver({ holding: true })];
-  const healthy = new HoldingReceiver({ holding: false });
+  const stuck = [holdingReceiver(), holdingReceiver()];
+  const healthy = new Receiver();
   const receivers = [...stuck, healthy];
   before(async () => {
     for (const receiver of receivers) await receiver.start();
   });
   // Receivers first (after() hooks run in the order they are registered): what they hold then ends.
   after(async () => {
-    for (const receiver of receivers) await receiver.stop();
+    for (const receiver of receivers) await receiver.stop(200);
   });
   const server = serverForSuite({ memory: true, clock: new ManualClock(Date.now()), outbox: { workers: WORKERS } });
 
@@ -96,7 +97,7 @@ describe('deliveries: two receivers hung, a third still served', () => {
       .scan(OUTBOX_SPACE)
       .filter((record) => record.doc['subscription'] !== 'healthy' && record.doc['status'] === 'pending').length;
     assert.equal(pending, 2 * items, 'the hung subscriptions still have all of theirs to deliver');
-    for (const receiver of stuck) receiver.release();
+    for (const receiver of stuck) letGo(receiver);
     await eventually('every delivery delivered', () => server.store.scan(OUTBOX_SPACE).every((record) => record.doc['status'] === 'delivered'));
     assert.deepEqual(stuck.map((receiver) => receiver.received.length), [items, items], 'each sent once');
   });

@@ -4,14 +4,13 @@
 // one of each, made here), live records and bytes on disk; with --memory, no bytes and no syncs.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { ResapiServer } from '../../lib/index.js';
 import { webhookSignature } from '../../lib/protocol/signature.js';
 import { INBOX_SPACE } from '../../lib/webhooks/inbox.js';
 import { OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
 import { parseExposition, sampleValue, type MetricFamily } from '../support/prometheus.js';
+import { Receiver } from '../support/receiver.js';
 import { serverForSuite, withServer } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
 import { tempDirsForSuite } from '../support/temp-dir.js';
@@ -27,11 +26,11 @@ async function scrape(server: ResapiServer): Promise<Map<string, MetricFamily>> 
 }
 
 describe('GET /$metrics', () => {
-  let refusing: Server;
+  const refusing = new Receiver();
   before(async () => {
     // A receiver that refuses every delivery: 400 is dead at once (CONVENTIONS.md#delivery-retries).
-    refusing = createServer((req, res) => req.resume().on('end', () => res.writeHead(400).end()));
-    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    refusing.otherwise = () => 400;
+    await refusing.start();
   });
   const server = serverForSuite(() => ({
     dataDir: dataDir(),
@@ -41,9 +40,7 @@ describe('GET /$metrics', () => {
   }));
   // Made in the server's before(); registered after it, so removed once the server has closed.
   const dataDir = tempDirsForSuite('metrics');
-  after(() => {
-    refusing.close();
-  });
+  after(() => refusing.stop());
 
   it('should count requests by route, method and status, with a latency histogram per route', async () => {
     assert.equal((await create(server.url, '/things/a', { id: 'a', n: 1 })).status, 201);
@@ -78,7 +75,7 @@ describe('GET /$metrics', () => {
     const accepted = await request(server.url, '/webhooks', { method: 'POST', headers: { ...JSON_HEADERS, 'X-Signature': webhookSignature(body, SECRET) }, body });
     assert.equal(accepted.status, 200);
     await recordWhere(server.store, INBOX_SPACE, 'evt-metrics-1', (record) => record.doc['status'] === 'dead');
-    const subscription = { url: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/hook`, events: ['things.*'], secret: 's' };
+    const subscription = { url: refusing.url, events: ['things.*'], secret: 's' };
     assert.equal((await request(server.url, '/$subscriptions/refused', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body: JSON.stringify(subscription) })).status, 201);
     assert.equal((await create(server.url, '/things/b', { id: 'b' })).status, 201);
     const deliveryId = server.store.scan(OUTBOX_SPACE)[0]?.id as string;
@@ -92,20 +89,17 @@ describe('GET /$metrics', () => {
 });
 
 describe('GET /$metrics: dead is dead now', () => {
-  let answered = 0;
-  let receiver: Server;
+  const receiver = new Receiver();
   before(async () => {
     // 400 the first time (dead at once), 200 after.
-    receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(++answered === 1 ? 400 : 200).end()));
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiver.answers = [400];
+    await receiver.start();
   });
-  after(() => {
-    receiver.close();
-  });
+  after(() => receiver.stop());
   const server = serverForSuite({ memory: true });
 
   it('should count the deliveries dead now (a $retry takes one out; the dead-letter line stays), and each cause of disabling from 0', async () => {
-    const subscription = { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['things.*'], secret: 's' };
+    const subscription = { url: receiver.url, events: ['things.*'], secret: 's' };
     assert.equal((await request(server.url, '/$subscriptions/once-refused', { method: 'PUT', headers: { ...JSON_HEADERS, 'If-None-Match': '*' }, body: JSON.stringify(subscription) })).status, 201);
     assert.equal((await create(server.url, '/things/c', { id: 'c' })).status, 201);
     const deliveryId = server.store.scan(OUTBOX_SPACE)[0]?.id as string;

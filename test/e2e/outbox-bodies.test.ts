@@ -7,8 +7,6 @@
 // own copy of the body still opens and delivers those copies.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { JsonObject } from '../../lib/json.js';
 import { silentLogger } from '../../lib/log.js';
 import { openFileStore } from '../../lib/store/file.js';
@@ -19,41 +17,16 @@ import { FIELDS_SPACE } from '../../lib/writes/field-registry.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
 import { parseExposition, sampleValue } from '../support/prometheus.js';
+import { Receiver } from '../support/receiver.js';
 import { withServer } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
 import { withTempDir } from '../support/temp-dir.js';
 
 const SECRET = 'subscriber-secret-0123';
 
-/** A receiver on 127.0.0.1 that answers each request with the next status, or holds it when told to. */
-class Receiver {
-  readonly bodies: string[] = [];
-  answers: (number | 'hold')[] = [];
-  private readonly server: Server = createServer((req, res) => this.handle(req, res));
-  private readonly held: ServerResponse[] = [];
-  url = '';
-
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-  }
-
-  async stop(): Promise<void> {
-    for (const res of this.held.splice(0)) res.destroy();
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      this.bodies.push(Buffer.concat(chunks).toString('utf8'));
-      const answer = this.answers.shift() ?? 200;
-      if (answer === 'hold') this.held.push(res);
-      else res.writeHead(answer).end();
-    });
-  }
+/** The bodies a receiver got, as text, in order. */
+function texts(receiver: Receiver): string[] {
+  return receiver.received.map((request) => request.body.toString('utf8'));
 }
 
 function subscribe(base: string, id: string, url: string, events: string[]): ReturnType<typeof request> {
@@ -94,8 +67,8 @@ describe('an event body stored once', () => {
           const watched = (await diskBytes(server.url)) - start - plain;
           assert.equal(server.store.count(OUTBOX_SPACE), 100, 'one delivery per subscription');
           assert.ok(watched < 3 * plain, `the subscribed write took ${watched} bytes, the unsubscribed one ${plain}`);
-          await eventually('a delivery to reach the receiver', () => receiver.bodies.length > 0);
-          const sent = JSON.parse(receiver.bodies[0] as string) as { data: { resource: JsonObject } };
+          await eventually('a delivery to reach the receiver', () => texts(receiver).length > 0);
+          const sent = JSON.parse(texts(receiver)[0] as string) as { data: { resource: JsonObject } };
           assert.deepEqual(sent.data.resource, { id: 'a', ...doc });
         });
       } finally {
@@ -124,17 +97,17 @@ describe('an event body stored once', () => {
         for (const delivery of deliveries) {
           await recordWhere(server.store, OUTBOX_SPACE, delivery.id, (record) => ['delivered', 'dead'].includes(String(record.doc['status'])));
         }
-        assert.equal(new Set(receiver.bodies).size, 1, 'every delivery sent the same bytes');
+        assert.equal(new Set(texts(receiver)).size, 1, 'every delivery sent the same bytes');
         assert.equal(holding(), 1, 'the body is kept while a dead delivery may be retried');
         const dead = server.store.scan(OUTBOX_SPACE).find((record) => record.doc['status'] === 'dead');
         assert.ok(dead !== undefined);
         const [line] = await server.store.readSideLog('outbox-dead-letter');
-        assert.equal(line?.['body'], receiver.bodies[0], 'the dead letter carries the body');
+        assert.equal(line?.['body'], texts(receiver)[0], 'the dead letter carries the body');
         assert.equal((await request(server.url, `/$outbox/${dead.id}/$retry`, { method: 'PUT' })).status, 202);
         await recordWhere(server.store, OUTBOX_SPACE, dead.id, (record) => record.doc['status'] === 'delivered');
         await eventually('the body to be dropped once every delivery is delivered', () => holding() === 0);
-        assert.equal(receiver.bodies.length, 4);
-        assert.equal(new Set(receiver.bodies).size, 1);
+        assert.equal(texts(receiver).length, 4);
+        assert.equal(new Set(texts(receiver)).size, 1);
       });
     } finally {
       await receiver.stop();
@@ -176,12 +149,12 @@ describe('a data dir written when each delivery kept its own body', () => {
 
         await withServer({ dataDir: dir }, async (server) => {
           await recordWhere(server.store, OUTBOX_SPACE, 'd-waiting', (record) => record.doc['status'] === 'delivered');
-          assert.deepEqual(receiver.bodies, [waitingBody]);
+          assert.deepEqual(texts(receiver), [waitingBody]);
           await eventually('the delivered copy to be dropped', () => server.store.get(OUTBOX_BODY_SPACE, 'd-waiting') === undefined);
           assert.equal(server.store.get(OUTBOX_BODY_SPACE, 'd-dead')?.doc['body'], deadBody, 'a dead delivery keeps its copy');
           assert.equal((await request(server.url, '/$outbox/d-dead/$retry', { method: 'PUT' })).status, 202);
           await recordWhere(server.store, OUTBOX_SPACE, 'd-dead', (record) => record.doc['status'] === 'delivered');
-          assert.deepEqual(receiver.bodies, [waitingBody, deadBody]);
+          assert.deepEqual(texts(receiver), [waitingBody, deadBody]);
           await eventually('every copy to be dropped', () => server.store.count(OUTBOX_BODY_SPACE) === 0);
         });
       } finally {

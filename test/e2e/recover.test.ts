@@ -8,8 +8,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Random } from '../../lib/clock.js';
 import type { WebhookSourceConfig } from '../../lib/config.js';
 import type { ResapiServer } from '../../lib/index.js';
@@ -21,60 +19,33 @@ import { INBOX_SPACE } from '../../lib/webhooks/inbox.js';
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, problemOf, request, type TestResponse } from '../support/http.js';
+import { bodyOf, Receiver, type ReceiverAnswer } from '../support/receiver.js';
 import { serverForSuite } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
 
 /** How the receiver answers a delivery, by the id of the item it announces. */
-type Answer = 'ok' | 'fail' | 'fail-for-hours' | 'hold';
+type Outcome = 'ok' | 'fail' | 'fail-for-hours' | 'hold';
 
-/** A receiver on 127.0.0.1 that answers each delivery as `answer` decides, recording what it got. */
-class Receiver {
-  /** The items announced, in the order their deliveries arrived (every attempt). */
-  readonly arrived: string[] = [];
-  /** The event ids, in the order their deliveries arrived. */
-  readonly eventIds: string[] = [];
-  answer: (itemId: string) => Answer = () => 'ok';
-  private readonly held: ServerResponse[] = [];
-  private server: Server | undefined;
-  url = '';
+const ANSWERS: Record<Outcome, ReceiverAnswer> = {
+  ok: 200,
+  fail: 503,
+  'fail-for-hours': { status: 503, headers: { 'Retry-After': String(6 * 3600) } },
+  hold: 'hold',
+};
 
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => this.handle(req, res));
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-  }
+/** The receiver answers each delivery by the item it announces. */
+function answerBy(receiver: Receiver, outcome: (itemId: string) => Outcome): void {
+  receiver.otherwise = (request) => ANSWERS[outcome(String((bodyOf(request)['data'] as JsonObject)['id']))];
+}
 
-  async stop(): Promise<void> {
-    this.release(500);
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
+/** The items announced, in the order their deliveries arrived (every attempt). */
+function arrivedItems(receiver: Receiver): string[] {
+  return receiver.bodies().map((body) => String((body['data'] as JsonObject)['id']));
+}
 
-  /** Answers the requests held so far. */
-  release(status: number): void {
-    for (const res of this.held.splice(0)) res.writeHead(status).end();
-  }
-
-  async got(count: number): Promise<void> {
-    await eventually(`${count} deliveries at the receiver`, () => this.arrived.length >= count, {
-      detail: () => `${this.arrived.length} arrived: ${this.arrived.join(', ')}`,
-    });
-  }
-
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; data: { id: string } };
-      this.arrived.push(event.data.id);
-      this.eventIds.push(event.id);
-      const answer = this.answer(event.data.id);
-      if (answer === 'hold') this.held.push(res);
-      else if (answer === 'ok') res.writeHead(200).end();
-      else if (answer === 'fail') res.writeHead(503).end();
-      else res.writeHead(503, { 'Retry-After': String(6 * 3600) }).end();
-    });
-  }
+/** The event ids, in the order their deliveries arrived. */
+function eventIds(receiver: Receiver): string[] {
+  return receiver.bodies().map((body) => String(body['id']));
 }
 
 const SECRET = 'recover-test-secret-of-some-length';
@@ -113,7 +84,7 @@ describe('POST /$subscriptions/{id}/$recover', () => {
   // The receiver first (after() hooks run in registration order): a delivery it still holds then
   // fails at once, and the server's drain has nothing to wait for.
   after(async () => {
-    await receiver.stop();
+    await receiver.stop(500);
   });
   const server = serverForSuite({ memory: true, clock, random: halfway, outbox: { retry: { attempts: 2 } } }, async (server) => {
     assert.equal((await subscribe(server.url, 'shop', receiver.url, ['things.*'])).status, 201);
@@ -129,16 +100,16 @@ describe('POST /$subscriptions/{id}/$recover', () => {
   }
 
   it('should queue again only the window\'s failed and dead deliveries of the subscription, send them in order from attempt 1, and say how many', async () => {
-    receiver.answer = (item) => (item === 't3' ? 'fail-for-hours' : 'fail');
+    answerBy(receiver, (item) => (item === 't3' ? 'fail-for-hours' : 'fail'));
     clock.advance(10_000);
     const t0 = await dead(await change(server, 'things', 't0'));
     clock.advance(10_000);
     const t1 = await dead(await change(server, 'things', 't1'));
     clock.advance(10_000);
-    receiver.answer = () => 'ok';
+    answerBy(receiver, () => 'ok');
     const ok = await change(server, 'things', 'ok');
     await recordWhere(server.store, OUTBOX_SPACE, ok.id, (r) => r.doc['status'] === 'delivered');
-    receiver.answer = (item) => (item === 't3' ? 'fail-for-hours' : 'fail');
+    answerBy(receiver, (item) => (item === 't3' ? 'fail-for-hours' : 'fail'));
     clock.advance(10_000);
     const t2 = await dead(await change(server, 'things', 't2'));
     const gadget = await dead(await change(server, 'gadgets', 'g1'));
@@ -149,8 +120,8 @@ describe('POST /$subscriptions/{id}/$recover', () => {
     clock.advance(10_000);
     const t4 = await dead(await change(server, 'things', 't4'));
 
-    receiver.answer = () => 'ok';
-    const before = receiver.arrived.length;
+    answerBy(receiver, () => 'ok');
+    const before = arrivedItems(receiver).length;
     const window = { since: t1.doc['createdAt'], until: t3.doc['createdAt'] };
     const res = await recover(server.url, '/$subscriptions/shop/$recover', window);
     assert.equal(res.status, 202, res.text);
@@ -161,7 +132,7 @@ describe('POST /$subscriptions/{id}/$recover', () => {
       const delivered = await recordWhere(server.store, OUTBOX_SPACE, record.id, (r) => r.doc['status'] === 'delivered');
       assert.equal(delivered.doc['attempts'], 1, `${record.id} starts again from its first attempt`);
     }
-    assert.deepEqual(receiver.arrived.slice(before), ['t1', 't2', 't3'], 'in their original order, each once');
+    assert.deepEqual(arrivedItems(receiver).slice(before), ['t1', 't2', 't3'], 'in their original order, each once');
     for (const record of [t0, t4, gadget]) {
       assert.equal(server.store.get(OUTBOX_SPACE, record.id)?.doc['status'], 'dead', `${record.id} is outside the window`);
     }
@@ -170,14 +141,14 @@ describe('POST /$subscriptions/{id}/$recover', () => {
     const again = await recover(server.url, '/$subscriptions/shop/$recover', window);
     assert.equal(again.status, 202);
     assert.deepEqual(again.json(), { requeued: 0, remaining: 0 });
-    assert.equal(receiver.arrived.length, before + 3);
+    assert.equal(arrivedItems(receiver).length, before + 3);
   });
 
   it('should send deliveries of one event time in the order of their ids', async () => {
     assert.equal((await subscribe(server.url, 'rows', receiver.url, ['rows.replaced'])).status, 201);
     const ids = ['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7'];
     for (const id of ids) assert.equal((await create(server.url, `/rows/${id}`, { n: 0 })).status, 201);
-    receiver.answer = () => 'fail';
+    answerBy(receiver, () => 'fail');
     const before = new Set(server.store.scan(OUTBOX_SPACE).map((record) => record.id));
     const csv = `id,currentN,newN\r\n${ids.map((id) => `${id},0,1`).join('\r\n')}\r\n`;
     const bulk = await request(server.url, '/rows/$bulk', { method: 'PUT', headers: { 'Content-Type': 'text/csv' }, body: csv });
@@ -189,26 +160,26 @@ describe('POST /$subscriptions/{id}/$recover', () => {
     clock.advance(Math.max(...fresh.map((record) => server.store.get(OUTBOX_SPACE, record.id)?.dueAt as number)) - clock.now());
     for (const record of fresh) await recordWhere(server.store, OUTBOX_SPACE, record.id, (r) => r.doc['status'] === 'dead');
 
-    receiver.answer = () => 'ok';
-    const arrived = receiver.eventIds.length;
+    answerBy(receiver, () => 'ok');
+    const arrived = eventIds(receiver).length;
     const at = fresh[0]?.doc['createdAt'];
     const res = await recover(server.url, '/$subscriptions/rows/$recover', { since: at, until: at });
     assert.deepEqual(res.json(), { requeued: ids.length, remaining: 0 });
     await receiver.got(arrived + ids.length);
     const byId = [...fresh].sort((a, b) => (a.id < b.id ? -1 : 1)).map((record) => record.doc['eventId']);
-    assert.deepEqual(receiver.eventIds.slice(arrived), byId);
+    assert.deepEqual(eventIds(receiver).slice(arrived), byId);
   });
 
   it('should send the recovered deliveries before newer ones of the subscription still waiting, as they first came', async () => {
     assert.equal((await subscribe(server.url, 'late', receiver.url, ['late.*'])).status, 201);
-    receiver.answer = () => 'fail';
+    answerBy(receiver, () => 'fail');
     clock.advance(10_000);
     const l1 = await dead(await change(server, 'late', 'l1'));
     clock.advance(10_000);
     const l2 = await dead(await change(server, 'late', 'l2'));
     // One delivery at a time goes to a subscription: while n1 is in flight, n2 waits.
-    receiver.answer = (item) => (item === 'n1' ? 'hold' : 'ok');
-    const before = receiver.arrived.length;
+    answerBy(receiver, (item) => (item === 'n1' ? 'hold' : 'ok'));
+    const before = arrivedItems(receiver).length;
     clock.advance(10_000);
     await change(server, 'late', 'n1');
     await receiver.got(before + 1);
@@ -218,16 +189,16 @@ describe('POST /$subscriptions/{id}/$recover', () => {
     assert.equal(server.store.get(OUTBOX_SPACE, n2.id)?.doc['status'], 'pending');
     receiver.release(200);
     await recordWhere(server.store, OUTBOX_SPACE, n2.id, (r) => r.doc['status'] === 'delivered');
-    assert.deepEqual(receiver.arrived.slice(before), ['n1', 'l1', 'l2', 'n2']);
+    assert.deepEqual(arrivedItems(receiver).slice(before), ['n1', 'l1', 'l2', 'n2']);
   });
 
   it('should leave alone a delivery whose attempt is in flight, so it is never sent twice at once', async () => {
     assert.equal((await subscribe(server.url, 'busy', receiver.url, ['busy.*'])).status, 201);
-    receiver.answer = () => 'fail';
+    answerBy(receiver, () => 'fail');
     const record = await change(server, 'busy', 'b1');
     const failed = await recordWhere(server.store, OUTBOX_SPACE, record.id, (r) => r.doc['attempts'] === 1);
-    receiver.answer = () => 'hold';
-    const before = receiver.arrived.length;
+    answerBy(receiver, () => 'hold');
+    const before = arrivedItems(receiver).length;
     clock.advance((failed.dueAt as number) - clock.now());
     await receiver.got(before + 1);
     const res = await recover(server.url, '/$subscriptions/busy/$recover', { since: record.doc['createdAt'] });
@@ -236,7 +207,7 @@ describe('POST /$subscriptions/{id}/$recover', () => {
     receiver.release(200);
     const delivered = await recordWhere(server.store, OUTBOX_SPACE, record.id, (r) => r.doc['status'] === 'delivered');
     assert.equal(delivered.doc['attempts'], 2);
-    assert.equal(receiver.arrived.filter((item) => item === 'b1').length, 2, 'two attempts in all, none doubled');
+    assert.equal(arrivedItems(receiver).filter((item) => item === 'b1').length, 2, 'two attempts in all, none doubled');
     const retry = await request(server.url, `/$outbox/${record.id}/$retry`, { method: 'PUT' });
     assert.equal(retry.status, 409, '$retry still refuses a delivered delivery');
   });

@@ -11,7 +11,7 @@ import { webhookSignature } from '../../lib/protocol/signature.js';
 import { OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { INBOX_SPACE } from '../../lib/webhooks/inbox.js';
 import { ManualClock } from '../support/clock.js';
-import { Gate, HoldingReceiver } from '../support/holding.js';
+import { Gate, holdingReceiver, letGo } from '../support/holding.js';
 import { create, JSON_HEADERS, problemOf, request, type TestResponse } from '../support/http.js';
 import { serverForSuite } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
@@ -86,11 +86,11 @@ describe('PUT /$inbox/{id}/$retry while the event is in flight', () => {
 });
 
 describe('PUT /$outbox/{id}/$retry while the delivery is in flight', () => {
-  const receiver = new HoldingReceiver({ holding: true });
+  const receiver = holdingReceiver();
   before(() => receiver.start());
   // The receiver first (after() hooks run in the order they are registered): a request it still
   // holds then ends, and the server's drain has nothing to wait for.
-  after(() => receiver.stop());
+  after(() => receiver.stop(200));
   const server: ResapiServer = serverForSuite({ memory: true, clock: new ManualClock(Date.now()), outbox: { workers: 4 } });
 
   it('should answer 409 "running" while the receiver holds the request, 409 "pending" for the next, and send each once', async () => {
@@ -110,7 +110,7 @@ describe('PUT /$outbox/{id}/$retry while the delivery is in flight', () => {
     const second = server.store.scan(OUTBOX_SPACE).find((record) => record.id !== first?.id);
     assert.equal(second?.doc['status'], 'pending');
     assertRefused(await retry(server.url, `/$outbox/${second?.id ?? ''}`), 'pending');
-    receiver.release();
+    letGo(receiver);
     for (const id of [first?.id ?? '', second?.id ?? '']) {
       await recordWhere(server.store, OUTBOX_SPACE, id, (record) => record.doc['status'] === 'delivered');
     }

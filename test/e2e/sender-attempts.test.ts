@@ -7,9 +7,7 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { systemClock, type Clock, type Random } from '../../lib/clock.js';
+import { systemClock, type Random } from '../../lib/clock.js';
 import type { ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
 import { verifySignature } from '../../lib/protocol/signature.js';
@@ -18,72 +16,13 @@ import { OUTBOX_EVENT_SPACE, OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, problemOf, request } from '../support/http.js';
+import { closedPort, Receiver, type ReceivedRequest } from '../support/receiver.js';
 import { serverForSuite } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
 
 const SECRET = 'attempts-test-secret-0123';
 /** Jitter pinned at one half; ids stay random (they must be unique). */
 const halfway: Random = { bytes: (size) => randomBytes(size), fraction: () => 0.5 };
-
-interface Received {
-  readonly headers: IncomingMessage['headers'];
-  readonly body: Buffer;
-  /** The injected clock's time when the request arrived. */
-  readonly at: number;
-}
-
-type Answer = number | 'hold' | 'reset';
-
-/** A receiver on 127.0.0.1 answering each request with the next answer (200 when none is left). */
-class Receiver {
-  readonly received: Received[] = [];
-  answers: Answer[] = [];
-  private readonly held: ServerResponse[] = [];
-  private readonly server: Server = createServer((req, res) => this.handle(req, res));
-  url = '';
-
-  constructor(private readonly clock: Clock) {}
-
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-  }
-
-  async stop(): Promise<void> {
-    for (const res of this.held.splice(0)) res.destroy();
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-
-  async got(count: number): Promise<void> {
-    await eventually(`${count} requests at the receiver`, () => this.received.length >= count, { detail: () => `${this.received.length} arrived` });
-  }
-
-  bodies(): JsonObject[] {
-    return this.received.map((one) => JSON.parse(one.body.toString()) as JsonObject);
-  }
-
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      this.received.push({ headers: req.headers, body: Buffer.concat(chunks), at: this.clock.now() });
-      const answer = this.answers.shift() ?? 200;
-      if (answer === 'hold') this.held.push(res);
-      else if (answer === 'reset') req.socket.destroy();
-      else res.writeHead(answer).end();
-    });
-  }
-}
-
-/** A port on 127.0.0.1 that nothing listens on: taken from the system, then let go. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function subscribe(base: string, id: string, url: string, events: string[], extra: JsonObject = {}): ReturnType<typeof request> {
   const body = JSON.stringify({ url, events, secret: SECRET, ...extra });
@@ -118,7 +57,7 @@ async function attemptLog(base: string, id: string): Promise<Attempt[]> {
 
 describe('the attempt log', () => {
   const clock = new ManualClock(Date.now());
-  const receiver = new Receiver(clock);
+  const receiver = new Receiver({ clock: clock });
   before(() => receiver.start());
   after(() => receiver.stop());
   const retry = { baseMs: 1000, factor: 1, capMs: 1000, attempts: 20 };
@@ -214,8 +153,8 @@ describe('the attempt log with outbox.errorDetail "class"', () => {
 
 describe('rateLimit', () => {
   const clock = new ManualClock(Date.now());
-  const paced = new Receiver(clock);
-  const free = new Receiver(clock);
+  const paced = new Receiver({ clock: clock });
+  const free = new Receiver({ clock: clock });
   before(async () => {
     await paced.start();
     await free.start();
@@ -268,7 +207,7 @@ describe('rateLimit', () => {
 
 describe('POST /$subscriptions/{id}/$ping', () => {
   const clock = new ManualClock(Date.now());
-  const receiver = new Receiver(clock);
+  const receiver = new Receiver({ clock: clock });
   before(() => receiver.start());
   after(() => receiver.stop());
   const server = serverForSuite({ memory: true, clock, outbox: { timeoutMs: 5000 } });
@@ -284,7 +223,7 @@ describe('POST /$subscriptions/{id}/$ping', () => {
     assert.equal(res.headers['cache-control'], 'no-store');
     assert.deepEqual(res.json(), { status: 200, durationMs: 0 });
     assert.equal(receiver.received.length, 1);
-    const [sent] = receiver.received as [Received];
+    const [sent] = receiver.received as [ReceivedRequest];
     const body = JSON.parse(sent.body.toString()) as JsonObject;
     assert.deepEqual(Object.keys(body), ['id', 'event', 'type', 'occurredAt', 'data']);
     assert.equal(body['event'], 'ping');
@@ -358,7 +297,7 @@ describe('POST /$subscriptions/{id}/$ping', () => {
 });
 
 describe('POST /$subscriptions/{id}/$ping with API keys', () => {
-  const receiver = new Receiver(systemClock);
+  const receiver = new Receiver({ clock: systemClock });
   before(() => receiver.start());
   after(() => receiver.stop());
   const server = serverForSuite({ memory: true, apiKeys: ['ping-test-key-0123456789'] });
@@ -376,7 +315,7 @@ describe('POST /$subscriptions/{id}/$ping with API keys', () => {
 });
 
 describe('POST /$subscriptions/{id}/$ping with outbox.refusePrivateAddresses', () => {
-  const receiver = new Receiver(systemClock);
+  const receiver = new Receiver({ clock: systemClock });
   before(() => receiver.start());
   after(() => receiver.stop());
   const server = serverForSuite({ memory: true, outbox: { refusePrivateAddresses: true } });

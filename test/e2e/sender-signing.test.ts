@@ -12,8 +12,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import type { Random } from '../../lib/clock.js';
 import { start, type ResapiServer } from '../../lib/index.js';
@@ -26,6 +25,7 @@ import { startBinary, type RunningServer } from '../support/binary.js';
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, request, type TestResponse } from '../support/http.js';
+import { Receiver, type ReceivedRequest } from '../support/receiver.js';
 import { serverForSuite } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
 import { tempDirsForSuite } from '../support/temp-dir.js';
@@ -34,45 +34,6 @@ import { tempDirsForSuite } from '../support/temp-dir.js';
 const WHSEC = 'whsec_';
 /** The verifier's tolerance for `webhook-timestamp` (the specification's five minutes). */
 const TOLERANCE_S = 300;
-
-interface Received {
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Buffer;
-}
-
-/** A receiver on 127.0.0.1 that answers with the statuses it is given (then 200) and keeps what it got. */
-class Receiver {
-  readonly received: Received[] = [];
-  answers: number[] = [];
-  url = '';
-  private readonly server: Server = createServer((req, res) => this.handle(req, res));
-
-  async start(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-
-  /** The `count`th request from now on (1 = the next one). */
-  async next(count = 1): Promise<Received> {
-    const wanted = this.received.length + count;
-    await eventually(`request ${wanted} at the receiver`, () => this.received[wanted - 1], { detail: () => `${this.received.length} arrived` });
-    return this.received[wanted - 1] as Received;
-  }
-
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      this.received.push({ headers: req.headers, body: Buffer.concat(chunks) });
-      res.writeHead(this.answers.shift() ?? 200).end();
-    });
-  }
-}
 
 // ---- A Standard Webhooks verifier, from the specification (not from resapi's code) ----
 
@@ -92,7 +53,7 @@ function single(headers: IncomingHttpHeaders, name: string): string {
  * The positions of the `webhook-signature` entries that sign this delivery under `key`, after the
  * checks a verifier makes first: the three headers present, the timestamp within the tolerance of `nowS`.
  */
-function matchingEntries(delivery: Received, key: Buffer, nowS: number): number[] {
+function matchingEntries(delivery: ReceivedRequest, key: Buffer, nowS: number): number[] {
   const id = single(delivery.headers, 'webhook-id');
   const timestamp = single(delivery.headers, 'webhook-timestamp');
   const signatures = single(delivery.headers, 'webhook-signature');
@@ -110,7 +71,7 @@ function matchingEntries(delivery: Received, key: Buffer, nowS: number): number[
 }
 
 /** resapi's own X-Signature: lowercase hex HMAC-SHA256 of the body under the secret as written. */
-function xSignatureOf(delivery: Received, secret: string): boolean {
+function xSignatureOf(delivery: ReceivedRequest, secret: string): boolean {
   return delivery.headers['x-signature'] === createHmac('sha256', secret).update(delivery.body).digest('hex');
 }
 
@@ -121,7 +82,7 @@ interface EventBody {
   readonly data: { readonly collection: string; readonly id: string; readonly sequence: number };
 }
 
-function bodyOf(delivery: Received): EventBody {
+function bodyOf(delivery: ReceivedRequest): EventBody {
   return JSON.parse(delivery.body.toString('utf8')) as EventBody;
 }
 

@@ -6,8 +6,6 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Random } from '../../lib/clock.js';
 import type { ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
@@ -17,60 +15,9 @@ import { SECRET_SPACE } from '../../lib/webhooks/subscriptions.js';
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, problemOf, request } from '../support/http.js';
+import { Receiver, type ReceivedRequest } from '../support/receiver.js';
 import { serverForSuite } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
-
-interface Received {
-  readonly headers: IncomingMessage['headers'];
-  readonly body: Buffer;
-}
-
-/** A receiver on 127.0.0.1 whose answers the test decides, one request at a time. */
-class Receiver {
-  readonly received: Received[] = [];
-  /** Answers, in order; when none is left, 200. `hold` keeps the request open until release(). */
-  answers: (number | { status: number; headers?: Record<string, string> } | 'hold')[] = [];
-  private readonly held: ServerResponse[] = [];
-  private server: Server | undefined;
-  url = '';
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => this.handle(req, res));
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-  }
-
-  async stop(): Promise<void> {
-    this.release();
-    this.server?.closeAllConnections();
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-
-  /** Resolves once `count` requests arrived in all. */
-  async got(count: number): Promise<void> {
-    await eventually(`${count} requests at the receiver`, () => this.received.length >= count, { detail: () => `${this.received.length} arrived` });
-  }
-
-  release(): void {
-    for (const res of this.held.splice(0)) res.end();
-  }
-
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      this.received.push({ headers: req.headers, body: Buffer.concat(chunks) });
-      const answer = this.answers.shift() ?? 200;
-      if (answer === 'hold') {
-        this.held.push(res);
-        return;
-      }
-      const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer;
-      res.writeHead(status, headers);
-      res.end();
-    });
-  }
-}
 
 const SECRET = 'subscriber-secret';
 
@@ -144,7 +91,7 @@ describe('the transactional outbox', () => {
     assert.equal((await subscribe(server.url, 'only-products', receiver.url, ['products.*'])).status, 201);
   });
   after(async () => {
-    await receiver.stop();
+    await receiver.stop(200);
   });
 
   it('should write the event and its delivery in the same commit as the change, and nothing for a change nobody wants', async () => {
@@ -188,14 +135,14 @@ describe('deliveries on the injected clock', () => {
     const created = await create(server.url, '/things/t1', { name: 'Lamp' });
     await receiver.got(1);
     const [first] = receiver.received;
-    const body = JSON.parse((first as Received).body.toString()) as { id: string; event: string; type: string; occurredAt: string; data: JsonObject };
+    const body = JSON.parse((first as ReceivedRequest).body.toString()) as { id: string; event: string; type: string; occurredAt: string; data: JsonObject };
     assert.deepEqual(Object.keys(body), ['id', 'event', 'type', 'occurredAt', 'data']);
     assert.equal(body.event, 'things.created');
     assert.equal(body.type, 'things.created');
     const sequence = server.store.get('things', 't1')?.version;
     assert.deepEqual(body.data, { collection: 'things', id: 't1', etag: created.headers.etag as string, sequence, resource: { id: 't1', name: 'Lamp' } });
     assert.equal(first?.headers['content-type'], 'application/json');
-    assert.equal(verifySignature((first as Received).body, [first?.headers['x-signature'] as string], [SECRET]), true);
+    assert.equal(verifySignature((first as ReceivedRequest).body, [first?.headers['x-signature'] as string], [SECRET]), true);
     assert.match(first?.headers['x-signature'] as string, /^[0-9a-f]{64}$/);
     assert.equal(first?.headers['x-timestamp'], String(Math.floor(clock.now() / 1000)));
     const delivery = await recordWhere(server.store, OUTBOX_SPACE, server.store.scan(OUTBOX_SPACE)[0]?.id ?? '', (record) => record.doc['status'] === 'delivered');
