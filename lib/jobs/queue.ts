@@ -133,6 +133,7 @@ export class JobQueue implements Component {
       ...(policy.groupOf === undefined ? {} : { groupOf: policy.groupOf.bind(policy) }),
       ...(policy.perGroup === undefined ? {} : { perGroup: policy.perGroup }),
       ...(policy.spacingMs === undefined ? {} : { spacingMs: policy.spacingMs.bind(policy) }),
+      keepWorkers: policy.releaseWhileRecording === 'room',
       work: (record, signal, release) => this.runOnce(record, signal, release),
       drainTimeoutMs: options.drainTimeoutMs,
       log: options.log,
@@ -230,7 +231,7 @@ export class JobQueue implements Component {
     const attempt = Number(record.doc['attempts'] ?? 0) + 1;
     const outcome = await this.policy.run(record, this.bodyOf(record), attempt, signal);
     const recordFirst = 'recordFirst' in outcome && outcome.recordFirst === true;
-    if (this.policy.releaseBeforeRecording && !recordFirst) release();
+    if (!recordFirst) release();
     const now = this.options.clock.now();
     switch (outcome.kind) {
       case 'stopped':
@@ -242,11 +243,13 @@ export class JobQueue implements Component {
         const set: JsonObject = { status: this.policy.words.done, attempts: attempt, ...outcome.set };
         const shared = this.policy.sharedBodies;
         const dropBody: Mutation[] =
-          shared === undefined ? [{ kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id }] : [];
+          shared === undefined
+            ? [{ kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id }]
+            : shared.dropWithDone(record);
         const unset = ['nextAttemptAt', 'lastError'];
         const done: Mutation = { ...this.patchOf(record), set, unset, dueAt: null };
         await this.outcomes.write([done, ...dropBody, ...(outcome.also ?? [])]);
-        await shared?.release(record);
+        if (dropBody.length === 0) await shared?.release(record);
         return;
       }
       case 'retry': {
