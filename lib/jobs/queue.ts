@@ -60,6 +60,10 @@ const WINDOW_SCAN = 1000;
 /** Bodies moved from a former space per batch, at most (and a budget of their characters). */
 const MOVE_RECORDS = 1000;
 const MOVE_CHARACTERS = 8 * 1024 * 1024;
+/** What an outcome removes from the job's item: a done one its next attempt and last error, and so on. */
+const DONE_UNSET = ['nextAttemptAt', 'lastError'];
+const PARK_UNSET = ['nextAttemptAt'];
+const RETRY_UNSET = ['lastError'];
 /** Log lines a second, at most, saying a job is dead: a flood of them is counted, not written (log.ts). */
 const DEAD_LINES_PER_SECOND = 10;
 
@@ -237,7 +241,7 @@ export class JobQueue implements Component {
       case 'stopped':
         return;
       case 'park':
-        await this.outcomes.write([{ ...this.patchOf(record), set: {}, unset: ['nextAttemptAt'], dueAt: null }]);
+        await this.outcomes.write([{ ...this.patchOf(record), set: {}, ...held(record, PARK_UNSET), dueAt: null }]);
         return;
       case 'done': {
         const set: JsonObject = { status: this.policy.words.done, attempts: attempt, ...outcome.set };
@@ -246,8 +250,7 @@ export class JobQueue implements Component {
           shared === undefined
             ? [{ kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id }]
             : shared.dropWithDone(record);
-        const unset = ['nextAttemptAt', 'lastError'];
-        const done: Mutation = { ...this.patchOf(record), set, unset, dueAt: null };
+        const done: Mutation = { ...this.patchOf(record), set, ...held(record, DONE_UNSET), dueAt: null };
         await this.outcomes.write([done, ...dropBody, ...(outcome.also ?? [])]);
         if (dropBody.length === 0) await shared?.release(record);
         return;
@@ -280,7 +283,7 @@ export class JobQueue implements Component {
     const nextAttemptAt = new Date(next).toISOString();
     const set: JsonObject = { status: FAILED, attempts: attempt, ...outcome.set, nextAttemptAt };
     if (outcome.error !== undefined) set['lastError'] = outcome.error;
-    const unset = outcome.error === undefined ? { unset: ['lastError'] } : {};
+    const unset = outcome.error === undefined ? held(record, RETRY_UNSET) : {};
     await this.outcomes.write([{ ...this.patchOf(record), set, ...unset, dueAt: next }, ...(outcome.also ?? [])]);
   }
 
@@ -304,7 +307,7 @@ export class JobQueue implements Component {
     const said: JsonObject = { ...this.policy.deadLetterHead(record), attempts: attempt, lastError: outcome.error };
     this.deadLog('error', `${this.name}: the ${words.job} is dead`, said);
     const set: JsonObject = { status: DEAD, attempts: attempt, ...outcome.set, lastError: outcome.error };
-    const dead: Mutation = { ...this.patchOf(record), set, unset: ['nextAttemptAt'], dueAt: null };
+    const dead: Mutation = { ...this.patchOf(record), set, ...held(record, PARK_UNSET), dueAt: null };
     await this.outcomes.write([dead, ...(outcome.also ?? [])]);
   }
 
@@ -439,6 +442,16 @@ export class JobQueue implements Component {
       }
     }
   }
+}
+
+/**
+ * `{ unset }` with those of `fields` the job's item holds, or nothing when it holds none: an outcome
+ * names no field it has nothing to remove from (most jobs end at their first attempt), so its journal
+ * frame stays small.
+ */
+function held(record: StoredRecord, fields: readonly string[]): { unset?: string[] } {
+  const unset = fields.filter((field) => record.doc[field] !== undefined);
+  return unset.length === 0 ? {} : { unset };
 }
 
 /** The job's time when it is failed or dead and in the window; undefined otherwise. */
