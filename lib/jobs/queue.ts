@@ -38,6 +38,7 @@ import { OutcomeWriter } from './outcomes.js';
 import { RUNNING } from './policy.js';
 import type { DeadOutcome, JobPolicy, JobSpaces, Requeue, RetryOutcome } from './policy.js';
 import { JobRunner } from './runner.js';
+import { StatusCounts } from './status-counts.js';
 
 export interface JobQueueOptions {
   readonly store: Store;
@@ -117,6 +118,7 @@ export class JobQueue implements Component {
   readonly name: string;
   private readonly runner: JobRunner;
   private readonly outcomes: OutcomeWriter;
+  private readonly statuses: StatusCounts;
   /** Where a dead job is said: one line each (CONVENTIONS.md#metrics), bounded. */
   private readonly deadLog: Logger;
   private running = false;
@@ -127,6 +129,7 @@ export class JobQueue implements Component {
   ) {
     this.name = policy.words.name;
     this.outcomes = new OutcomeWriter(this.name, options.writer, options.clock, options.log);
+    this.statuses = new StatusCounts(options.store, policy.spaces.space);
     this.deadLog = limitedLogger(options.log, () => options.clock.now(), DEAD_LINES_PER_SECOND);
     this.runner = new JobRunner({
       name: this.name,
@@ -161,7 +164,13 @@ export class JobQueue implements Component {
   async close(): Promise<void> {
     this.running = false;
     await this.runner.close();
+    this.statuses.close();
     this.policy.close?.();
+  }
+
+  /** How many jobs hold each of `statuses` now (/$metrics), kept as the store commits (status-counts.ts). */
+  countByStatus(statuses: readonly string[]): Promise<{ status: string; count: number }[]> {
+    return this.statuses.read(statuses);
   }
 
   /** Parked jobs the policy can run now become due (a handler was registered); from start on only. */
