@@ -52,7 +52,9 @@ export class StatusCounts {
       this.total += move(this.counts, was, is);
       // A recount reads the space in id order: a change behind where it has read is its own to count,
       // a change ahead of it is read as it is now.
-      if (recount?.through !== undefined && mutation.id <= recount.through) recount.total += move(recount.counts, was, is);
+      if (recount?.through !== undefined && mutation.id <= recount.through) {
+        recount.total += move(recount.counts, was, is);
+      }
     }
   }
 
@@ -63,7 +65,8 @@ export class StatusCounts {
     try {
       for (;;) {
         const { through } = recount;
-        const chunk = this.store.scan(this.space, through === undefined ? { limit: COUNT_CHUNK } : { after: through, limit: COUNT_CHUNK });
+        const page = through === undefined ? { limit: COUNT_CHUNK } : { after: through, limit: COUNT_CHUNK };
+        const chunk = this.store.scan(this.space, page);
         for (const record of chunk) recount.total += move(recount.counts, undefined, statusOf(record.doc['status']));
         if (chunk.length < COUNT_CHUNK) break;
         recount.through = chunk[chunk.length - 1]?.id;

@@ -1,7 +1,8 @@
 // GET /$metrics (CONVENTIONS.md#metrics): what the server has done and
 // holds, in the text exposition format 0.0.4 (lib/prometheus.ts). What it counted as it worked
 // (lib/server-metrics.ts: requests, latency, group commits, subscriptions disabled), then what is
-// read at the scrape: received events and deliveries by status now (`dead`: those dead now, which a
+// read at the scrape: received events and deliveries by status now, as their queues keep them
+// (lib/jobs/status-counts.ts: no scan per scrape) (`dead`: those dead now, which a
 // `$retry` or their expiry takes out; the dead-letter files keep a line for each time one went dead); live
 // records; bytes on disk; resident memory; response bytes queued to sockets and responses abandoned
 // (lib/http/send-queue.ts); expensive filters running (lib/query/expensive.ts).
@@ -81,7 +82,10 @@ export async function getMetrics(
 }
 
 /** The queue's jobs by status, as gauge samples (the queue keeps the counts: lib/jobs/status-counts.ts). */
-async function countByStatus(queue: JobQueue, statuses: readonly string[]): Promise<{ labels: Labels; value: number }[]> {
+async function countByStatus(
+  queue: JobQueue,
+  statuses: readonly string[],
+): Promise<{ labels: Labels; value: number }[]> {
   const counts = await queue.countByStatus(statuses);
   return counts.map(({ status, count }) => ({ labels: { status }, value: count }));
 }

@@ -262,7 +262,9 @@ class InboxPolicy implements JobPolicy {
     } catch {
       event = undefined;
     }
-    if (!isJsonObject(event)) return Promise.resolve({ error: 'the stored body of this event is missing or unreadable' });
+    if (!isJsonObject(event)) {
+      return Promise.resolve({ error: 'the stored body of this event is missing or unreadable' });
+    }
     const timeoutMs = this.options.config.handlerTimeoutMs;
     // The handler's AbortSignal is made only if the handler asks for it: most never do, and one
     // AbortController per event is a measurable share of the receiver's work.

@@ -127,7 +127,8 @@ export class WebhookPoster {
     let target = this.targets.get(text);
     if (target === undefined) {
       const url = new URL(text);
-      target = { secure: url.protocol === 'https:', literal: url.hostname.replace(/^\[|\]$/g, ''), options: urlToHttpOptions(url) };
+      const literal = url.hostname.replace(/^\[|\]$/g, '');
+      target = { secure: url.protocol === 'https:', literal, options: urlToHttpOptions(url) };
       if (this.targets.size >= KNOWN_URLS) this.targets.clear();
       this.targets.set(text, target);
     }
