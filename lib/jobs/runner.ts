@@ -8,7 +8,10 @@
 // subscription), whether or not other groups wait: a running job cannot be taken back (it runs at
 // most once), so a group that took every free worker while it was alone would keep them, hung, when
 // another group's job arrived. With the share a group is owed held back for it, no group waits
-// behind another (no head-of-line blocking).
+// behind another (no head-of-line blocking). The share counts jobs whose work runs (a handler, a
+// request in flight); one that only waits for its outcome's commit (below) has left its group's room,
+// and a worker it still holds comes back once that commit is in (a pause later when the store cannot
+// write, lib/jobs/outcomes.ts), however long its work would have taken.
 //
 // To find the next job of a group with room behind thousands of another's, the runner keeps its own
 // index: the due jobs of each group in a time heap (lib/store/time-heap.ts), filled from the store's
