@@ -28,7 +28,7 @@ export interface JobWords {
 /**
  * What one run came to; `set` holds the fields of the policy the item gains with its next state, and
  * `also` the policy's own changes written in the same atomic batch. With `recordFirst`, the run's
- * worker (and its group's room) is held until that batch is written, whatever `releaseBeforeRecording`
+ * worker and its group's room are held until that batch is written, whatever `releaseWhileRecording`
  * says: the next run of the group must see what this one wrote.
  */
 export type RunOutcome =
@@ -66,7 +66,15 @@ export type DeadOutcome = Extract<RunOutcome, { kind: 'dead' }>;
 export interface SharedBodies {
   /** The job's body; undefined when it was lost. */
   bodyOf(record: StoredRecord): string | undefined;
-  /** Called once the job's `done` is written: drops the body if no job needs it any more. Never rejects. */
+  /**
+   * The changes that drop the body in the write that says the job is done, when no other job needs it
+   * (none, when another may still: then `release` decides once that write is in).
+   */
+  dropWithDone(record: StoredRecord): Mutation[];
+  /**
+   * Called once the job's `done` is written, when `dropWithDone` gave nothing: drops the body if no
+   * job needs it any more. Never rejects.
+   */
   release(record: StoredRecord): Promise<void>;
 }
 
@@ -89,10 +97,12 @@ export interface JobPolicy {
   /** How long after a job of its group starts the group's next may start (runner.ts); 0 or absent: at once. */
   spacingMs?(record: StoredRecord): number;
   /**
-   * true: a run's worker takes the next job while the outcome is written (outcomes share commits).
-   * false: it waits for the outcome, which bounds the runs a crash repeats to `workers`.
+   * What a run gives back while its outcome is written, so the group's next job starts meanwhile and
+   * the outcomes of many runs share one commit (runner.ts): `worker`, its worker and its group's room
+   * (a worker then runs on; lib/jobs/runner.ts bounds the runs still recording); `room`, its group's
+   * room only, the worker waiting for the outcome, which bounds the runs a crash repeats to `workers`.
    */
-  readonly releaseBeforeRecording: boolean;
+  readonly releaseWhileRecording: 'worker' | 'room';
   /** One run of a job (`attempt` 1 for the first); `body` is undefined when it was lost. Never rejects. */
   run(record: StoredRecord, body: string | undefined, attempt: number, signal: AbortSignal): Promise<RunOutcome>;
   /** The `lastError` of a job whose last allowed attempt asked for a retry. */

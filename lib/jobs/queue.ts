@@ -38,6 +38,7 @@ import { OutcomeWriter } from './outcomes.js';
 import { RUNNING } from './policy.js';
 import type { DeadOutcome, JobPolicy, JobSpaces, Requeue, RetryOutcome } from './policy.js';
 import { JobRunner } from './runner.js';
+import { StatusCounts } from './status-counts.js';
 
 export interface JobQueueOptions {
   readonly store: Store;
@@ -60,6 +61,10 @@ const WINDOW_SCAN = 1000;
 /** Bodies moved from a former space per batch, at most (and a budget of their characters). */
 const MOVE_RECORDS = 1000;
 const MOVE_CHARACTERS = 8 * 1024 * 1024;
+/** What an outcome removes from the job's item: a done one its next attempt and last error, and so on. */
+const DONE_UNSET = ['nextAttemptAt', 'lastError'];
+const PARK_UNSET = ['nextAttemptAt'];
+const RETRY_UNSET = ['lastError'];
 /** Log lines a second, at most, saying a job is dead: a flood of them is counted, not written (log.ts). */
 const DEAD_LINES_PER_SECOND = 10;
 
@@ -113,6 +118,7 @@ export class JobQueue implements Component {
   readonly name: string;
   private readonly runner: JobRunner;
   private readonly outcomes: OutcomeWriter;
+  private readonly statuses: StatusCounts;
   /** Where a dead job is said: one line each (CONVENTIONS.md#metrics), bounded. */
   private readonly deadLog: Logger;
   private running = false;
@@ -123,6 +129,7 @@ export class JobQueue implements Component {
   ) {
     this.name = policy.words.name;
     this.outcomes = new OutcomeWriter(this.name, options.writer, options.clock, options.log);
+    this.statuses = new StatusCounts(options.store, policy.spaces.space);
     this.deadLog = limitedLogger(options.log, () => options.clock.now(), DEAD_LINES_PER_SECOND);
     this.runner = new JobRunner({
       name: this.name,
@@ -133,6 +140,7 @@ export class JobQueue implements Component {
       ...(policy.groupOf === undefined ? {} : { groupOf: policy.groupOf.bind(policy) }),
       ...(policy.perGroup === undefined ? {} : { perGroup: policy.perGroup }),
       ...(policy.spacingMs === undefined ? {} : { spacingMs: policy.spacingMs.bind(policy) }),
+      keepWorkers: policy.releaseWhileRecording === 'room',
       work: (record, signal, release) => this.runOnce(record, signal, release),
       drainTimeoutMs: options.drainTimeoutMs,
       log: options.log,
@@ -156,7 +164,13 @@ export class JobQueue implements Component {
   async close(): Promise<void> {
     this.running = false;
     await this.runner.close();
+    this.statuses.close();
     this.policy.close?.();
+  }
+
+  /** How many jobs hold each of `statuses` now (/$metrics), kept as the store commits (status-counts.ts). */
+  countByStatus(statuses: readonly string[]): Promise<{ status: string; count: number }[]> {
+    return this.statuses.read(statuses);
   }
 
   /** Parked jobs the policy can run now become due (a handler was registered); from start on only. */
@@ -230,23 +244,24 @@ export class JobQueue implements Component {
     const attempt = Number(record.doc['attempts'] ?? 0) + 1;
     const outcome = await this.policy.run(record, this.bodyOf(record), attempt, signal);
     const recordFirst = 'recordFirst' in outcome && outcome.recordFirst === true;
-    if (this.policy.releaseBeforeRecording && !recordFirst) release();
+    if (!recordFirst) release();
     const now = this.options.clock.now();
     switch (outcome.kind) {
       case 'stopped':
         return;
       case 'park':
-        await this.outcomes.write([{ ...this.patchOf(record), set: {}, unset: ['nextAttemptAt'], dueAt: null }]);
+        await this.outcomes.write([{ ...this.patchOf(record), set: {}, ...held(record, PARK_UNSET), dueAt: null }]);
         return;
       case 'done': {
         const set: JsonObject = { status: this.policy.words.done, attempts: attempt, ...outcome.set };
         const shared = this.policy.sharedBodies;
         const dropBody: Mutation[] =
-          shared === undefined ? [{ kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id }] : [];
-        const unset = ['nextAttemptAt', 'lastError'];
-        const done: Mutation = { ...this.patchOf(record), set, unset, dueAt: null };
+          shared === undefined
+            ? [{ kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id }]
+            : shared.dropWithDone(record);
+        const done: Mutation = { ...this.patchOf(record), set, ...held(record, DONE_UNSET), dueAt: null };
         await this.outcomes.write([done, ...dropBody, ...(outcome.also ?? [])]);
-        await shared?.release(record);
+        if (dropBody.length === 0) await shared?.release(record);
         return;
       }
       case 'retry': {
@@ -277,7 +292,7 @@ export class JobQueue implements Component {
     const nextAttemptAt = new Date(next).toISOString();
     const set: JsonObject = { status: FAILED, attempts: attempt, ...outcome.set, nextAttemptAt };
     if (outcome.error !== undefined) set['lastError'] = outcome.error;
-    const unset = outcome.error === undefined ? { unset: ['lastError'] } : {};
+    const unset = outcome.error === undefined ? held(record, RETRY_UNSET) : {};
     await this.outcomes.write([{ ...this.patchOf(record), set, ...unset, dueAt: next }, ...(outcome.also ?? [])]);
   }
 
@@ -301,7 +316,7 @@ export class JobQueue implements Component {
     const said: JsonObject = { ...this.policy.deadLetterHead(record), attempts: attempt, lastError: outcome.error };
     this.deadLog('error', `${this.name}: the ${words.job} is dead`, said);
     const set: JsonObject = { status: DEAD, attempts: attempt, ...outcome.set, lastError: outcome.error };
-    const dead: Mutation = { ...this.patchOf(record), set, unset: ['nextAttemptAt'], dueAt: null };
+    const dead: Mutation = { ...this.patchOf(record), set, ...held(record, PARK_UNSET), dueAt: null };
     await this.outcomes.write([dead, ...(outcome.also ?? [])]);
   }
 
@@ -436,6 +451,16 @@ export class JobQueue implements Component {
       }
     }
   }
+}
+
+/**
+ * `{ unset }` with those of `fields` the job's item holds, or nothing when it holds none: an outcome
+ * names no field it has nothing to remove from (most jobs end at their first attempt), so its journal
+ * frame stays small.
+ */
+function held(record: StoredRecord, fields: readonly string[]): { unset?: string[] } {
+  const unset = fields.filter((field) => record.doc[field] !== undefined);
+  return unset.length === 0 ? {} : { unset };
 }
 
 /** The job's time when it is failed or dead and in the window; undefined otherwise. */

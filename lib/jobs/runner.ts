@@ -8,7 +8,10 @@
 // subscription), whether or not other groups wait: a running job cannot be taken back (it runs at
 // most once), so a group that took every free worker while it was alone would keep them, hung, when
 // another group's job arrived. With the share a group is owed held back for it, no group waits
-// behind another (no head-of-line blocking).
+// behind another (no head-of-line blocking). The share counts jobs whose work runs (a handler, a
+// request in flight); one that only waits for its outcome's commit (below) has left its group's room,
+// and a worker it still holds comes back once that commit is in (a pause later when the store cannot
+// write, lib/jobs/outcomes.ts), however long its work would have taken.
 //
 // To find the next job of a group with room behind thousands of another's, the runner keeps its own
 // index: the due jobs of each group in a time heap (lib/store/time-heap.ts), filled from the store's
@@ -24,9 +27,11 @@
 // is paced the same way for FAULT_PAUSE_MS, so a bug costs one attempt and one log line per pause,
 // never a loop that takes the same job again at once.
 //
-// A job whose work is done (a delivery answered) may release its worker while its next state is
-// being written (lib/jobs/outcomes.ts): the worker takes the next job meanwhile, so the outcomes of
-// many jobs share one commit; the job is not taken again until it ends.
+// A job whose work is done (a handler returned, a delivery answered) may release its group's room
+// while its next state is being written (lib/jobs/outcomes.ts), so the group's next job starts
+// meanwhile and the outcomes of many jobs share one commit; the job is not taken again until it ends.
+// Its worker is released with the room, or, with `keepWorkers`, only once the job ends: then at most
+// `workers` jobs are ever between their start and their written outcome (what a crash repeats).
 //
 // The runner is in one of four states:
 //   stopped  not started, or draining: no job starts. A drain waits for the running jobs up to its
@@ -62,6 +67,8 @@ export interface JobRunnerOptions {
   /** The group a job belongs to (one group without it), and how many of one group may work at once. */
   readonly groupOf?: (record: StoredRecord) => string;
   readonly perGroup?: number;
+  /** `release` gives back the group's room only; the worker is held until the job ends (see the header). */
+  readonly keepWorkers?: boolean;
   /**
    * Milliseconds that must pass after a job of this record's group starts before the next of the
    * group may start (0: none); asked when the job starts.
@@ -75,8 +82,10 @@ export interface JobRunnerOptions {
 export type RunnerState = 'stopped' | 'open' | 'blocked' | 'capped';
 
 interface Running {
-  /** Holds a worker: not yet released. */
+  /** Holds a worker: not yet released (or, with `keepWorkers`, not yet ended). */
   working: boolean;
+  /** Holds a room in its group: not yet released. */
+  inRoom: boolean;
   done: Promise<void>;
 }
 
@@ -104,7 +113,7 @@ export const FAULT_PAUSE_MS = 5000;
 export class JobRunner implements Component {
   readonly name: string;
   private readonly running = new Map<string, Running>();
-  /** Running jobs that hold a worker, in all and per group. */
+  /** Running jobs that hold a worker; and per group, those that hold a room in it. */
   private working = 0;
   private readonly workingIn = new Map<string, number>();
   /** The due jobs of each group (see the header); a group without any has no entry. */
@@ -309,16 +318,23 @@ export class JobRunner implements Component {
   private begin(record: StoredRecord, group: string): void {
     const spacing = this.options.spacingMs?.(record) ?? 0;
     if (spacing > 0) this.notBefore.set(group, this.options.clock.now() + spacing);
-    const job: Running = { working: true, done: Promise.resolve() };
+    const job: Running = { working: true, inRoom: true, done: Promise.resolve() };
     this.working++;
     this.workingIn.set(group, (this.workingIn.get(group) ?? 0) + 1);
-    const release = (): void => {
-      if (!job.working) return;
-      job.working = false;
-      this.working--;
+    const leaveRoom = (): void => {
+      job.inRoom = false;
       const left = (this.workingIn.get(group) ?? 1) - 1;
       if (left === 0) this.workingIn.delete(group);
       else this.workingIn.set(group, left);
+    };
+    const freeWorker = (): void => {
+      job.working = false;
+      this.working--;
+    };
+    const release = (): void => {
+      if (!job.inRoom) return;
+      leaveRoom();
+      if (this.options.keepWorkers !== true) freeWorker();
       this.wake();
     };
     this.running.set(record.id, job);
@@ -333,15 +349,16 @@ export class JobRunner implements Component {
       })
       .finally(() => {
         const heldWorker = job.working;
-        release();
+        if (job.inRoom) leaveRoom();
+        if (job.working) freeWorker();
         this.running.delete(record.id);
         // A look dropped its entry while it ran: still due (stopped, its outcome lost), it goes back in.
         const current = this.options.store.get(this.options.space, record.id);
         const due = current?.dueAt !== undefined;
         if (due) this.index(current);
-        // Releasing woke the runner already; a job released earlier needs a look only if it is due
-        // again or if the bound on released jobs was reached.
-        if (!heldWorker && (due || this.state === 'capped')) this.wake();
+        // A worker set free asks for a look; a job that gave its worker back earlier needs one only if
+        // it is due again or if the bound on released jobs was reached.
+        if (heldWorker || due || this.state === 'capped') this.wake();
       });
   }
 

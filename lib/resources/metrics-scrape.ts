@@ -1,31 +1,27 @@
 // GET /$metrics (CONVENTIONS.md#metrics): what the server has done and
 // holds, in the text exposition format 0.0.4 (lib/prometheus.ts). What it counted as it worked
 // (lib/server-metrics.ts: requests, latency, group commits, subscriptions disabled), then what is
-// read at the scrape: received events and deliveries by status now (`dead`: those dead now, which a
+// read at the scrape: received events and deliveries by status now, as their queues keep them
+// (lib/jobs/status-counts.ts: no scan per scrape) (`dead`: those dead now, which a
 // `$retry` or their expiry takes out; the dead-letter files keep a line for each time one went dead); live
 // records; bytes on disk; resident memory; response bytes queued to sockets and responses abandoned
 // (lib/http/send-queue.ts); expensive filters running (lib/query/expensive.ts).
-import { nextTurn } from '../clock.js';
 import type { Reply } from '../http/respond.js';
 import { Counter, EXPOSITION_TYPE, Gauge, exposition, type Labels } from '../prometheus.js';
 import { noStoreCacheControl } from '../http/cache-policy.js';
-import type { Store } from '../store/types.js';
-import { INBOX_SPACE } from '../webhooks/inbox.js';
-import { OUTBOX_SPACE } from '../webhooks/events.js';
+import type { JobQueue } from '../jobs/queue.js';
 import type { App, RequestContext } from './context.js';
 
 const INBOX_STATUSES = ['accepted', 'processed', 'failed', 'dead'];
 const OUTBOX_STATUSES = ['pending', 'delivered', 'failed', 'dead'];
-/** Records read per turn while counting statuses, so a scrape of a large inbox never holds up requests. */
-const COUNT_CHUNK = 4096;
 
 export async function getMetrics(
-  app: Pick<App, 'store' | 'metrics' | 'policy' | 'sendQueue' | 'filterSlots'>,
+  app: Pick<App, 'store' | 'metrics' | 'policy' | 'sendQueue' | 'filterSlots' | 'inbox' | 'outbox'>,
   _rq: RequestContext,
 ): Promise<Reply> {
   const store = app.store;
-  const inbox = await countByStatus(store, INBOX_SPACE, INBOX_STATUSES);
-  const outbox = await countByStatus(store, OUTBOX_SPACE, OUTBOX_STATUSES);
+  const inbox = await countByStatus(app.inbox.queue, INBOX_STATUSES);
+  const outbox = await countByStatus(app.outbox.queue, OUTBOX_STATUSES);
   const diskBytes = await store.diskBytes();
   const records = store.collections().reduce((total, collection) => total + store.count(collection), 0);
   const m = app.metrics;
@@ -85,22 +81,11 @@ export async function getMetrics(
   };
 }
 
+/** The queue's jobs by status, as gauge samples (the queue keeps the counts: lib/jobs/status-counts.ts). */
 async function countByStatus(
-  store: Store,
-  space: string,
+  queue: JobQueue,
   statuses: readonly string[],
 ): Promise<{ labels: Labels; value: number }[]> {
-  const counts = new Map(statuses.map((status) => [status, 0]));
-  let after: string | undefined;
-  for (;;) {
-    const chunk = store.scan(space, after === undefined ? { limit: COUNT_CHUNK } : { after, limit: COUNT_CHUNK });
-    for (const record of chunk) {
-      const status = record.doc['status'];
-      if (typeof status === 'string' && counts.has(status)) counts.set(status, (counts.get(status) as number) + 1);
-    }
-    if (chunk.length < COUNT_CHUNK) break;
-    after = chunk[chunk.length - 1]?.id;
-    await nextTurn();
-  }
-  return [...counts].map(([status, value]) => ({ labels: { status }, value }));
+  const counts = await queue.countByStatus(statuses);
+  return counts.map(({ status, count }) => ({ labels: { status }, value: count }));
 }

@@ -5,10 +5,12 @@
 // sent again by `$retry`), and dropped once every delivery is delivered, or with the deliveries
 // when they expire.
 //
-// The drop is decided after a delivery's `delivered` is written, not in the same write: two
-// deliveries of one event finishing together are written in one batch, and each, deciding inside
-// it, would see the other still pending and keep the body for ever. Deciding after, the last to be
-// written sees every one delivered. A crash in between keeps the body until it expires (30 days).
+// The drop goes in the write that says a delivery is `delivered` when every other delivery of its
+// event is delivered already (an event with one subscriber: always), so a delivery costs one write.
+// Otherwise it is decided again once that write is in: two deliveries of one event finishing together
+// are written in one batch, and each, deciding before it, sees the other still pending; deciding
+// after, the last to be written sees every one delivered. A crash in between keeps the body until it
+// expires (30 days).
 //
 // A data dir written before events shared their bodies holds a copy per delivery in `$outbox-bodies`
 // under the delivery's id; such a delivery is sent from its copy, which is dropped once it is
@@ -16,7 +18,7 @@
 // the one delivery of its event.
 import type { SharedBodies } from '../jobs/policy.js';
 import type { Logger } from '../log.js';
-import type { Store, StoredRecord } from '../store/types.js';
+import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 import { eventBody, OUTBOX_BODY_SPACE, OUTBOX_EVENT_SPACE, OUTBOX_SPACE } from './events.js';
 
@@ -42,6 +44,17 @@ export class EventBodies implements SharedBodies {
     return event === undefined ? undefined : eventBody(event);
   }
 
+  dropWithDone(record: StoredRecord): Mutation[] {
+    const { store } = this.options;
+    if (store.get(OUTBOX_BODY_SPACE, record.id) !== undefined) {
+      return [{ kind: 'delete', collection: OUTBOX_BODY_SPACE, id: record.id }];
+    }
+    const eventId = record.doc['eventId'];
+    const event = typeof eventId === 'string' ? store.get(OUTBOX_EVENT_SPACE, eventId) : undefined;
+    if (event === undefined || this.stillNeeded(event, record.id, false)) return [];
+    return [{ kind: 'delete', collection: OUTBOX_EVENT_SPACE, id: event.id }];
+  }
+
   async release(record: StoredRecord): Promise<void> {
     const { store } = this.options;
     const own = store.get(OUTBOX_BODY_SPACE, record.id);
@@ -51,19 +64,21 @@ export class EventBodies implements SharedBodies {
     }
     const eventId = record.doc['eventId'];
     const event = typeof eventId === 'string' ? store.get(OUTBOX_EVENT_SPACE, eventId) : undefined;
-    if (event !== undefined && !this.stillNeeded(event, record.id)) await this.drop(event);
+    if (event !== undefined && !this.stillNeeded(event, record.id, true)) await this.drop(event);
   }
 
   /**
    * Does a delivery of the event still need its body? The look starts at the delivery after `id`
-   * and goes round to `id` itself (its own outcome may have been lost), so deliveries that finish
-   * in the order they were written stop at the next one instead of reading them all each time.
+   * and goes round, to `id` itself when `itself` (after its write: its own outcome may have been
+   * lost), so deliveries that finish in the order they were written stop at the next one instead of
+   * reading them all each time.
    */
-  private stillNeeded(event: StoredRecord, id: string): boolean {
+  private stillNeeded(event: StoredRecord, id: string, itself: boolean): boolean {
     const listed = event.doc['deliveries'];
     const deliveries = Array.isArray(listed) ? listed : [];
     const start = deliveries.indexOf(id) + 1;
-    for (let n = 0; n < deliveries.length; n++) {
+    const others = itself || start === 0 ? deliveries.length : deliveries.length - 1;
+    for (let n = 0; n < others; n++) {
       const delivery = deliveries[(start + n) % deliveries.length];
       const stored = typeof delivery === 'string' ? this.options.store.get(OUTBOX_SPACE, delivery) : undefined;
       // A delivery gone (expired with its event) needs nothing.

@@ -26,8 +26,10 @@
 // is held until it is, so a handler completes at most once per event id, except one that was running
 // when the process died (at most `webhooks.workers` of them), or one that timed out and finished later
 // anyway (its late result is ignored, and the event has been retried meanwhile): handlers should be
-// idempotent for those.
-import type { Clock, Random, Timer } from '../clock.js';
+// idempotent for those. The kind's room is given back as soon as the handler returns (lib/jobs/runner.ts),
+// so the kind's next event runs, on another worker, while that outcome is written, and the outcomes of
+// a busy kind share a commit instead of taking one each.
+import type { Clock, Random } from '../clock.js';
 import type { WebhooksConfig } from '../config.js';
 import type { JobPolicy, JobSpaces, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
 import { JobQueue, jobItem } from '../jobs/queue.js';
@@ -77,6 +79,9 @@ export interface AcceptedEvent {
   readonly text: string;
   readonly headers: Readonly<Record<string, string>>;
 }
+
+/** What one handler call came to. */
+type CallResult = 'done' | 'stopped' | { readonly error: string };
 
 /** Processes one event; a throw or a rejection counts as a failure, and the event is retried. */
 export type WebhookHandler = (event: JsonObject, context: HandlerContext) => unknown;
@@ -184,10 +189,11 @@ class InboxPolicy implements JobPolicy {
   readonly workers: number;
   /** Workers one kind may hold: a quarter (at least one), CONVENTIONS.md#webhook-handlers. */
   readonly perGroup: number;
-  readonly releaseBeforeRecording = false;
+  readonly releaseWhileRecording = 'room';
   readonly forgetOnRestart = ['lastError'];
-  /** One promise for the whole queue, settled when a drain gives up waiting (one listener, not one per event). */
-  private stopping: Promise<'stopped'> | undefined;
+  /** How to stop each call still running (`call`), and the signal that does (`watch`). */
+  private readonly calls = new Set<() => void>();
+  private watched: AbortSignal | undefined;
   /** Where a failed run is said, one line each, bounded (CONVENTIONS.md#webhook-handlers). */
   private readonly failureLog: Logger;
 
@@ -238,21 +244,27 @@ class InboxPolicy implements JobPolicy {
     return this.handlers.get(kind) ?? this.handlers.get('*');
   }
 
-  /** Calls the handler under its timeout: 'done', the failure, or 'stopped' when the server is shutting down. */
-  private async call(
+  /**
+   * Calls the handler under its timeout: 'done', the failure, or 'stopped' when the server is shutting
+   * down. One promise per call, settled by whichever comes first: the handler, its timer, or the drain
+   * giving up (`stopCalls`), rather than a race of three promises.
+   */
+  private call(
     handler: WebhookHandler,
     record: StoredRecord,
     body: string | undefined,
     attempt: number,
     shutdown: AbortSignal,
-  ): Promise<'done' | 'stopped' | { error: string }> {
+  ): Promise<CallResult> {
     let event: unknown;
     try {
       event = body === undefined ? undefined : JSON.parse(body);
     } catch {
       event = undefined;
     }
-    if (!isJsonObject(event)) return { error: 'the stored body of this event is missing or unreadable' };
+    if (!isJsonObject(event)) {
+      return Promise.resolve({ error: 'the stored body of this event is missing or unreadable' });
+    }
     const timeoutMs = this.options.config.handlerTimeoutMs;
     // The handler's AbortSignal is made only if the handler asks for it: most never do, and one
     // AbortController per event is a measurable share of the receiver's work.
@@ -274,29 +286,40 @@ class InboxPolicy implements JobPolicy {
         return controller.signal;
       },
     };
-    let timer: Timer | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = this.options.clock.setTimer(timeoutMs, () => {
+    this.watch(shutdown);
+    return new Promise<CallResult>((resolve) => {
+      const finish = (result: CallResult): void => {
+        if (!this.calls.delete(stop)) return;
+        timer.cancel();
+        resolve(result);
+      };
+      const stop = (): void => {
+        controller?.abort();
+        finish('stopped');
+      };
+      this.calls.add(stop);
+      const timer = this.options.clock.setTimer(timeoutMs, () => {
         timedOut = true;
         controller?.abort();
-        resolve('timeout');
+        finish({ error: `the handler did not finish within ${timeoutMs} ms` });
       });
+      Promise.resolve()
+        .then(() => handler(event as JsonObject, context))
+        .then(
+          () => finish('done'),
+          (error: unknown) => finish(shutdown.aborted ? 'stopped' : { error: errorText(error) }),
+        );
+      if (shutdown.aborted) stop();
     });
-    try {
-      const called = Promise.resolve().then(() => handler(event as JsonObject, context));
-      const result = await Promise.race([called, timeout, this.stopped(shutdown)]);
-      if (result === 'timeout') return { error: `the handler did not finish within ${timeoutMs} ms` };
-      if (result === 'stopped') {
-        controller?.abort();
-        return 'stopped';
-      }
-      return 'done';
-    } catch (error) {
-      if (shutdown.aborted) return 'stopped';
-      return { error: errorText(error) };
-    } finally {
-      timer?.cancel();
-    }
+  }
+
+  /** Calls still running are stopped when `shutdown` aborts: one listener for the queue, not one per call. */
+  private watch(shutdown: AbortSignal): void {
+    if (this.watched === shutdown) return;
+    this.watched = shutdown;
+    shutdown.addEventListener('abort', () => {
+      for (const stop of [...this.calls]) stop();
+    }, { once: true });
   }
 
   /** The provider's header fields kept with the event's body (none for an event stored before they were). */
@@ -308,14 +331,6 @@ class InboxPolicy implements JobPolicy {
       if (typeof value === 'string') Object.defineProperty(headers, name, { value, enumerable: true });
     }
     return Object.freeze(headers);
-  }
-
-  private stopped(shutdown: AbortSignal): Promise<'stopped'> {
-    this.stopping ??= new Promise((resolve) => {
-      if (shutdown.aborted) resolve('stopped');
-      else shutdown.addEventListener('abort', () => resolve('stopped'), { once: true });
-    });
-    return this.stopping;
   }
 }
 

@@ -129,7 +129,7 @@ class OutboxPolicy implements JobPolicy {
   readonly backoff: Backoff;
   readonly workers: number;
   readonly perGroup: number;
-  readonly releaseBeforeRecording = true;
+  readonly releaseWhileRecording = 'worker';
   /** A delivery sent again from its first attempt keeps its last status and error until it has new ones. */
   readonly forgetOnRestart = [];
   private readonly poster: WebhookPoster;

@@ -15,6 +15,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
 import type { Clock } from '../clock.js';
 import { isPrivateAddress } from './addresses.js';
 
@@ -54,10 +55,21 @@ const NOT_ALLOWED = 'ERR_RESAPI_ADDRESS_NOT_ALLOWED';
 /** Network error codes (errno names) that say the receiver's host turned the connection away. */
 const REFUSED = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE']);
 const TIMED_OUT = new Set(['ETIMEDOUT']);
+/** Receiver URLs whose parsed form is kept (a subscription's deliveries all go to one), at most. */
+const KNOWN_URLS = 1024;
+
+/** A receiver URL as a request needs it, parsed once. */
+interface Target {
+  readonly secure: boolean;
+  /** The host as written in the URL, without the brackets of an IPv6 literal. */
+  readonly literal: string;
+  readonly options: ReturnType<typeof urlToHttpOptions>;
+}
 
 export class WebhookPoster {
   private readonly http = new HttpAgent({ keepAlive: true });
   private readonly https = new HttpsAgent({ keepAlive: true });
+  private readonly targets = new Map<string, Target>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -67,10 +79,9 @@ export class WebhookPoster {
         resolve({ kind: 'stopped' });
         return;
       }
-      const url = new URL(request.url);
+      const { secure, literal, options } = this.target(request.url);
       const refuse = request.refusePrivateAddresses;
       // An address written in the URL is the address connected to: checked before anything is sent.
-      const literal = url.hostname.replace(/^\[|\]$/g, '');
       if (refuse && isIP(literal) !== 0 && isPrivateAddress(literal)) {
         resolve({ kind: 'not-allowed' });
         return;
@@ -82,9 +93,9 @@ export class WebhookPoster {
         request.shutdown.removeEventListener('abort', stop);
         resolve(result);
       };
-      const secure = url.protocol === 'https:';
       const body = typeof request.body === 'string' ? Buffer.from(request.body) : request.body;
-      const outgoing = (secure ? httpsRequest : httpRequest)(url, {
+      const outgoing = (secure ? httpsRequest : httpRequest)({
+        ...options,
         method: 'POST',
         agent: secure ? this.https : this.http,
         headers: { ...request.headers, 'Content-Length': String(body.length) },
@@ -109,6 +120,19 @@ export class WebhookPoster {
       });
       outgoing.end(body);
     });
+  }
+
+  /** The URL parsed, from the ones kept when it is one of them. */
+  private target(text: string): Target {
+    let target = this.targets.get(text);
+    if (target === undefined) {
+      const url = new URL(text);
+      const literal = url.hostname.replace(/^\[|\]$/g, '');
+      target = { secure: url.protocol === 'https:', literal, options: urlToHttpOptions(url) };
+      if (this.targets.size >= KNOWN_URLS) this.targets.clear();
+      this.targets.set(text, target);
+    }
+    return target;
   }
 
   /** Closes every kept connection. */

@@ -31,7 +31,7 @@ class ToyPolicy implements JobPolicy {
   readonly deadLetterLog = 'toy-dead-letter';
   readonly backoff = BACKOFF;
   readonly workers = 1;
-  readonly releaseBeforeRecording = false;
+  readonly releaseWhileRecording = 'room';
   readonly forgetOnRestart = ['lastError'];
   /** What the next runs come to, in order; then `done`. */
   readonly script: RunOutcome[] = [];

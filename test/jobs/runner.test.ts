@@ -3,7 +3,8 @@
 // there even while others run, a drain waits and then stops what still runs, leaving it due. A group
 // with room finds its job behind any backlog of another's, and the store's due index is read at
 // start only; a job held for a `$retry` does not start until it is let go; a paced group's jobs start
-// no closer than its spacing. The `capped` state holds new jobs while too many released ones are
+// no closer than its spacing; with `keepWorkers` a released job gives back its group's room and keeps
+// its worker until it ends. The `capped` state holds new jobs while too many released ones are
 // still writing, and lets go when one ends. Driven by a manual clock and jobs the test finishes
 // itself: no real time passes.
 import { describe, it } from 'node:test';
@@ -46,7 +47,7 @@ interface Harness {
   startedCount(count: number): Promise<void>;
 }
 
-function harness(options: { workers: number; perGroup?: number; drainTimeoutMs?: number; spacingMs?: (record: StoredRecord) => number }): Harness {
+function harness(options: { workers: number; perGroup?: number; keepWorkers?: boolean; drainTimeoutMs?: number; spacingMs?: (record: StoredRecord) => number }): Harness {
   const clock = new ManualClock();
   const store = new CountingStore({ clock });
   const started: Started[] = [];
@@ -59,6 +60,7 @@ function harness(options: { workers: number; perGroup?: number; drainTimeoutMs?:
     workers: options.workers,
     ...(options.perGroup === undefined ? {} : { perGroup: options.perGroup, groupOf: (record: StoredRecord) => String(record.doc['group']) }),
     drainTimeoutMs: options.drainTimeoutMs ?? 1000,
+    ...(options.keepWorkers === undefined ? {} : { keepWorkers: options.keepWorkers }),
     ...(options.spacingMs === undefined ? {} : { spacingMs: options.spacingMs }),
     log: () => {},
     work: (record, signal, release) =>
@@ -174,6 +176,30 @@ describe('JobRunner', () => {
     assert.equal(h.started.length, 2, 'a, still due and still running, is not taken again');
     for (const job of h.started) await job.finish();
     assert.equal(h.runner.active, 0);
+    await h.runner.close();
+  });
+
+  it("should, with keepWorkers, give a released job's room to its group's next job on another worker, and its worker back only when it ends", async () => {
+    const h = harness({ workers: 2, perGroup: 1, keepWorkers: true });
+    for (const [id, group] of [['a1', 'a'], ['a2', 'a'], ['a3', 'a']] as const) await h.add(id, h.clock.now(), group);
+    await h.runner.start();
+    await h.startedCount(1);
+    (h.started[0] as Started).release();
+    await h.startedCount(2);
+    assert.deepEqual(ids(h.started), ['a1', 'a2'], "a1's room goes to a2 while a1 writes its outcome");
+    (h.started[1] as Started).release();
+    await settle();
+    assert.equal(h.started.length, 2, 'both workers are held by jobs still writing: a3 waits');
+    await h.add('b1', h.clock.now(), 'b');
+    await settle();
+    assert.equal(h.started.length, 2, 'another group waits for a worker too');
+    await (h.started[0] as Started).finish();
+    await settle();
+    assert.deepEqual(ids(h.started), ['a1', 'a2', 'a3'], 'the worker a1 gives back takes the earliest head, a3');
+    await (h.started[1] as Started).finish();
+    await settle();
+    assert.deepEqual(ids(h.started), ['a1', 'a2', 'a3', 'b1']);
+    for (const job of h.started.slice(2)) await job.finish();
     await h.runner.close();
   });
 

@@ -62,6 +62,11 @@ export const CHALLENGE = 'HMAC-SHA256 realm="webhooks"';
 /** Unix seconds as the schemes write them: digits only. */
 const UNIX_SECONDS = /^\d{1,15}$/;
 /**
+ * A strict UTF-8 decoder, shared: a `decode` without `stream` starts afresh each call (WHATWG
+ * Encoding §7.2), even after one that threw, and making one per call costs more than the decoding.
+ */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+/**
  * Fields about the connection and its framing (RFC 9110 §7.6.1, RFC 9112 §6), and credentials,
  * which are never the provider's event data and are not handed on.
  */
@@ -128,7 +133,7 @@ export function staleTimestamp(header: string, what: string, toleranceS: number)
  */
 export function headerText(line: string): string | undefined {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(line, 'latin1'));
+    return UTF8.decode(Buffer.from(line, 'latin1'));
   } catch {
     return undefined;
   }
@@ -137,7 +142,7 @@ export function headerText(line: string): string | undefined {
 /** The body as UTF-8 text, or undefined when it is not UTF-8. */
 export function bodyText(bytes: Uint8Array): string | undefined {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return UTF8.decode(bytes);
   } catch {
     return undefined;
   }

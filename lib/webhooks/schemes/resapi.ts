@@ -5,7 +5,7 @@
 // (CONVENTIONS.md#webhook-timestamp); the body is a JSON object with a string `id` (the event id) and
 // a string `event` (its kind) (CONVENTIONS.md#webhook-event-body).
 import { problem, type ProblemItem } from '../../protocol/problem.js';
-import { presentedDigest, verifySignature } from '../../protocol/signature.js';
+import { presentedDigest, verifyDigest } from '../../protocol/signature.js';
 import {
   badBody, badHeader, bodyText, idProblem, insideWindow, kindProblem, lineCountProblem, providerHeaders, readObject,
   staleTimestamp, unixSeconds, unsigned, type Received, type Verdict,
@@ -23,13 +23,13 @@ export function resapiScheme(received: Received): Verdict {
   if (count === 'repeated') {
     return unsigned(`X-Signature is sent more than once: send it once, ${HOW}.`, 'X-Signature sent more than once');
   }
-  const lines = headers.get(SIGNATURE);
-  if (presentedDigest(lines) === undefined) {
+  const presented = presentedDigest(headers.get(SIGNATURE));
+  if (presented === undefined) {
     const detail = `X-Signature is malformed: send 64 lowercase hex digits (optionally after "sha256="), ${HOW}.`;
     return unsigned(detail, 'X-Signature malformed');
   }
   // Every secret is tried, in constant time, whatever the outcome (lib/protocol/signature.ts).
-  if (!verifySignature(body, lines, secrets)) {
+  if (!verifyDigest(body, presented, secrets)) {
     const detail = `X-Signature does not sign this body under any configured secret: send ${HOW}.`;
     return unsigned(detail, 'no signature matched');
   }
