@@ -4,7 +4,7 @@
 // The caller owns §13.2.1: preconditions are evaluated only when the request, without them, would
 // get a 2xx or 412 (a GET of a missing resource is a 404 with every precondition ignored), and only
 // after the state-independent checks (401, 405, 406, 413, 415) and before the body is read.
-import { parseEntityTag, parseEntityTagList, strongCompare, weakCompare } from './etag.js';
+import { isEntityTag, parseEntityTag, parseEntityTagList, strongCompare, weakCompare } from './etag.js';
 import type { EntityTag, EntityTagList } from './etag.js';
 import { parseHttpDate } from './http-date.js';
 import { systemClock } from '../clock.js';
@@ -104,8 +104,9 @@ export function evaluatePreconditions(
   if (!Number.isFinite(now)) {
     throw new TypeError('evaluatePreconditions: options.now must be a finite number');
   }
-  const currentTag = current === undefined ? undefined : currentEntityTag(current);
-  const lastModified = current === undefined ? undefined : lastModifiedSeconds(current);
+  // Checked before anything is decided, so a bad argument throws whatever the request carries; the
+  // tag itself is parsed only past the two common cases below, which need no parsing.
+  if (current !== undefined) checkValidators(current);
   // RFC 9110 §9.1: method names are case-sensitive, so "get" is not GET.
   const isRead = method === 'GET' || method === 'HEAD';
   // The two common cases, decided without parsing anything: no condition at all, and a revalidation
@@ -116,6 +117,8 @@ export function evaluatePreconditions(
       return isRead ? NOT_MODIFIED : { kind: 'failed', field: 'If-None-Match' };
     }
   }
+  const currentTag = current === undefined ? undefined : (parseEntityTag(current.etag) as EntityTag);
+  const lastModified = current === undefined ? undefined : lastModifiedSeconds(current);
 
   const ifMatch = readEntityTagField(fields.ifMatch);
   if (ifMatch === 'malformed') {
@@ -213,21 +216,17 @@ function readSingleDate(lines: readonly string[] | undefined, now: number): numb
 /** HTTP dates have one-second resolution (§5.6.7), so the stored time is compared in whole seconds. */
 function lastModifiedSeconds(current: Validators): number | undefined {
   const { lastModified } = current;
-  if (lastModified === undefined) {
-    return undefined;
-  }
-  if (!Number.isFinite(lastModified)) {
-    throw new TypeError('evaluatePreconditions: current.lastModified must be a finite number');
-  }
-  return Math.floor(lastModified / MS_PER_SECOND) * MS_PER_SECOND;
+  return lastModified === undefined ? undefined : Math.floor(lastModified / MS_PER_SECOND) * MS_PER_SECOND;
 }
 
-function currentEntityTag(current: Validators): EntityTag {
-  const tag = typeof current.etag === 'string' ? parseEntityTag(current.etag) : undefined;
-  if (tag === undefined) {
+/** The validators a caller passes are its own to get right: a wrong one is a programmer error. */
+function checkValidators(current: Validators): void {
+  if (!isEntityTag(current.etag)) {
     throw new TypeError('evaluatePreconditions: current.etag must be an entity-tag such as \'"abc"\'');
   }
-  return tag;
+  if (current.lastModified !== undefined && !Number.isFinite(current.lastModified)) {
+    throw new TypeError('evaluatePreconditions: current.lastModified must be a finite number');
+  }
 }
 
 function isPresent(lines: readonly string[] | undefined): lines is readonly string[] {
