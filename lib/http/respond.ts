@@ -19,7 +19,7 @@ export interface Reply {
   readonly body?: Buffer;
   /** Send `Connection: close` and close after a bounded drain of whatever the client still sends. */
   readonly closeConnection?: boolean;
-  /** `headers` as `send` lists them for most requests, listed once by `prepareReply` for a reply sent many times. */
+  /** `headers` as `send` lists them for most requests, listed when the reply is made (`listedReply`). */
   readonly prepared?: OwnFields;
 }
 
@@ -68,11 +68,50 @@ export interface CommonFields {
 }
 
 /**
- * The same reply with its own fields listed once, as `send` lists them whenever the request does not
- * change them (no forced Cache-Control, no Origin to add to Vary): for an answer kept and sent many times.
+ * A reply made from its own fields listed in the order they are sent (names and values, as writeHead
+ * takes them), for the answers every read ends with: `send` hands the list on as it is whenever the
+ * request does not change it (no forced Cache-Control, no Origin to add to Vary), and `headers` is made
+ * from it only when something asks for it. A bodiless status sends no Content-Type (RFC 9110 §15.4.5).
  */
-export function prepareReply(reply: Reply): Reply {
-  return { ...reply, prepared: ownFields(reply, false, false) };
+export function listedReply(status: number, fields: readonly string[], body?: Buffer): Reply {
+  return new ListedReply(status, fields, body);
+}
+
+class ListedReply implements Reply {
+  readonly prepared: OwnFields;
+
+  constructor(
+    readonly status: number,
+    fields: readonly string[],
+    readonly body?: Buffer,
+  ) {
+    let cacheControl = false;
+    let vary = false;
+    let typed = false;
+    for (let index = 0; index < fields.length; index += 2) {
+      const name = fields[index];
+      if (name === 'Cache-Control') cacheControl = true;
+      else if (name === 'Vary') vary = true;
+      else if (name === 'Content-Type') typed = true;
+    }
+    const listed = typed && isBodiless(status) ? withoutContentType(fields) : fields;
+    this.prepared = { fields: listed, cacheControl, vary };
+  }
+
+  get headers(): Readonly<Record<string, string>> {
+    const headers: Record<string, string> = {};
+    const { fields } = this.prepared;
+    for (let index = 0; index < fields.length; index += 2) headers[fields[index] as string] = fields[index + 1] as string;
+    return headers;
+  }
+}
+
+function withoutContentType(fields: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let index = 0; index < fields.length; index += 2) {
+    if (fields[index] !== 'Content-Type') kept.push(fields[index] as string, fields[index + 1] as string);
+  }
+  return kept;
 }
 
 export function send(
