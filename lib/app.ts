@@ -26,11 +26,13 @@ import { Router, splitTarget } from './http/route.js';
 import { formatHttpDate } from './protocol/http-date.js';
 import { MediaOffer } from './protocol/negotiate.js';
 import { problem, type Problem } from './protocol/problem.js';
+import type { Clock } from './clock.js';
 import type { App, RequestContext } from './resources/context.js';
 import {
   allowedMethods, endpointFor, serverMethods, type Endpoint, type RouteEntry, type RouteName,
 } from './routes.js';
 
+const MS_PER_SECOND = 1000;
 /** A client-supplied X-Request-Id is kept when it is short and harmless in a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Random bytes of the per-server prefix of request ids (the rest is a counter: unique, and cheap). */
@@ -45,8 +47,11 @@ const HOST = /^(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?$|^\[[
 interface Senders {
   readonly hosts: HostCheck | undefined;
   readonly cors: CorsPolicy;
-  /** The last Host value found well-formed: a client sends the same one on every request of a connection. */
-  wellFormedHost: string | undefined;
+  /**
+   * The last Host value found well-formed and naming this server: a client sends the same one on every
+   * request of a connection, so it is not parsed and looked up again.
+   */
+  knownHost: string | undefined;
 }
 
 /** One request as the pipeline follows it: read once at its start, its route filled in by dispatch. */
@@ -103,16 +108,18 @@ export function createHandler(
   const senders: Senders = {
     hosts: HostCheck.forServer(app.self().host, app.baseUrl, app.config.allowedHosts),
     cors,
-    wellFormedHost: undefined,
+    knownHost: undefined,
   };
   const answer = (req: IncomingMessage, res: ServerResponse, trace: Trace, reply: Reply): void => {
     const { origin } = trace;
     const allowOrigin = cors.enabled ? cors.allowOrigin(origin) : undefined;
     const byOrigin = cors.variesByOrigin(origin);
+    // One reading of the clock per answer: the latency, and when the Date text is due again.
+    const answered = app.clock.monotonic();
     send(req, res, reply, app.clock, {
       requestId: trace.requestId,
       echoRequestId: trace.echoRequestId,
-      date: dates.at(app.clock.now()),
+      date: dates.at(app.clock, answered),
       cacheControl: noStore,
       forceCacheControl: app.policy.noCacheMode,
       vary: byOrigin ? varyOrigin : vary,
@@ -122,7 +129,7 @@ export function createHandler(
     }, app.sendQueue);
     const method = req.method ?? 'GET';
     const counted = routes.methods.includes(method) ? method : 'other';
-    app.metrics.request(trace.route, counted, reply.status, app.clock.monotonic() - trace.started);
+    app.metrics.request(trace.route, counted, reply.status, answered - trace.started);
   };
   const fail = (req: IncomingMessage, res: ServerResponse, trace: Trace, error: unknown): void => {
     const text = error instanceof Error ? error.stack ?? error.message : String(error);
@@ -168,10 +175,9 @@ function dispatch(
 ): Reply | Promise<Reply> {
   const method = req.method ?? 'GET';
   const host = fieldLine(req, 'host');
-  if (host === undefined || host !== senders.wellFormedHost) {
+  if (host === undefined || host !== senders.knownHost) {
     const hostProblem = checkHost(req, host);
     if (hostProblem !== undefined) return { ...problemReply(hostProblem), closeConnection: true };
-    if (typeof host === 'string') senders.wellFormedHost = host;
   }
   const target = splitTarget(req.url ?? '/');
   const match = routes.router.match(target.path);
@@ -292,12 +298,15 @@ function refusedSender(
 ): Problem | undefined {
   // An HTTP/1.0 request without Host comes from no browser (every browser sends one), so none is rebound.
   // (A repeated Host never gets here: it is a 400 before.)
-  if (senders.hosts !== undefined && typeof host === 'string' && !senders.hosts.admits(host)) {
-    const detail =
-      `This server does not answer to ${clip(host)}; it answers to localhost, 127.0.0.1, [::1], ` +
-      'the address it listens on, the host of its base URL and the names in allowedHosts. ' +
-      'Add the name to allowedHosts to reach it that way.';
-    return problem('misdirected-request', detail);
+  if (typeof host === 'string' && host !== senders.knownHost) {
+    if (senders.hosts !== undefined && !senders.hosts.admits(host)) {
+      const detail =
+        `This server does not answer to ${clip(host)}; it answers to localhost, 127.0.0.1, [::1], ` +
+        'the address it listens on, the host of its base URL and the names in allowedHosts. ' +
+        'Add the name to allowedHosts to reach it that way.';
+      return problem('misdirected-request', detail);
+    }
+    senders.knownHost = host;
   }
   if (senders.cors.refuses(method, origin)) {
     const detail = `A page on ${clip(origin as string)} may not send ${clip(method)} here: ${senders.cors.describe()}.`;
@@ -311,16 +320,23 @@ function isPreflight(req: IncomingMessage): boolean {
   return fieldValue(req, 'origin') !== undefined && fieldValue(req, 'access-control-request-method') !== undefined;
 }
 
-/** The Date field value, formatted once per second (it has one-second resolution, RFC 9110 §5.6.7). */
+/**
+ * The Date field value, formatted once per second (it has one-second resolution, RFC 9110 §5.6.7): the
+ * time of day is read when a second begins, and the monotonic reading every answer takes anyway says
+ * when the next one does, so an answer within the same second reads no clock for its Date.
+ */
 class DateHeader {
-  private second = Number.NaN;
+  /** The monotonic span over which `text` is the current second. */
+  private from = Number.POSITIVE_INFINITY;
+  private until = Number.NEGATIVE_INFINITY;
   private text = '';
 
-  at(now: number): string {
-    const second = Math.floor(now / 1000);
-    if (second !== this.second) {
-      this.second = second;
+  at(clock: Clock, monotonic: number): string {
+    if (monotonic >= this.until || monotonic < this.from) {
+      const now = clock.now();
       this.text = formatHttpDate(now);
+      this.from = monotonic;
+      this.until = monotonic + (MS_PER_SECOND - (((now % MS_PER_SECOND) + MS_PER_SECOND) % MS_PER_SECOND));
     }
     return this.text;
   }
