@@ -104,9 +104,22 @@ export function evaluatePreconditions(
   if (!Number.isFinite(now)) {
     throw new TypeError('evaluatePreconditions: options.now must be a finite number');
   }
-  // Checked before anything is decided, so a bad argument throws whatever the request carries; the
-  // tag itself is parsed only past the two common cases below, which need no parsing.
+  // Checked before anything is decided, so a bad argument throws whatever the request carries.
   if (current !== undefined) checkValidators(current);
+  return decidePreconditions(method, fields, current, now);
+}
+
+/**
+ * evaluatePreconditions for validators the server made itself (a strong ETag of bytes it serves, a
+ * stored time) and a clock reading: the same decision, without checking its arguments again on every
+ * read. Its tag is parsed only past the two common cases, which need no parsing.
+ */
+export function decidePreconditions(
+  method: string,
+  fields: PreconditionFields,
+  current: Validators | undefined,
+  now: number,
+): PreconditionVerdict {
   // RFC 9110 §9.1: method names are case-sensitive, so "get" is not GET.
   const isRead = method === 'GET' || method === 'HEAD';
   // The two common cases, decided without parsing anything: no condition at all, and a revalidation

@@ -5,7 +5,7 @@
 //   client asked for text/html, as its page (lib/resources/html.ts);
 // - the answer to a successful PUT (CONVENTIONS.md#put-responses): the stored representation, its ETag, where it lives
 //   (Content-Location, RFC 9110 §8.7) and, on 201, the Location of the new resource.
-import { evaluatePreconditions, readPreconditionFields, type Validators } from '../protocol/conditional.js';
+import { decidePreconditions, readPreconditionFields, type Validators } from '../protocol/conditional.js';
 import { formatHttpDate } from '../protocol/http-date.js';
 import { noStoreCacheControl, varyOf, type CachePolicy } from '../http/cache-policy.js';
 import { JSON_TYPE, jsonReply, listedReply, problemReply, type Reply } from '../http/respond.js';
@@ -17,8 +17,6 @@ import { HTML_CONTENT_TYPE, HTML_SECURITY_POLICY, HTML_TYPE, type ItemTable } fr
 import type { JsonObject } from '../json.js';
 import { itemHtml } from './html.js';
 
-/** For a request without date preconditions: no date is compared with the clock, which is left unread. */
-const UNDATED = { now: 0 };
 const BY_ACCEPT = ['Accept'];
 
 export interface ReadOptions {
@@ -53,8 +51,9 @@ export function readOutcome(app: Pick<App, 'clock'>, rq: RequestContext, validat
   const fields = readPreconditionFields(rq.req.rawHeaders);
   // The clock is read only when a date is to be compared with it (RFC 9110 §13.1.3-4).
   const dated = fields.ifModifiedSince !== undefined || fields.ifUnmodifiedSince !== undefined;
-  const clock = dated ? { now: app.clock.now() } : UNDATED;
-  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', fields, validators, clock);
+  const now = dated ? app.clock.now() : 0;
+  // The validators are the server's own (a representation's ETag, a stored time): not checked again.
+  const verdict = decidePreconditions(rq.req.method ?? 'GET', fields, validators, now);
   if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
   return verdict.kind === 'not-modified' ? 304 : 200;
 }
