@@ -33,9 +33,9 @@ export class RouteParams {
 
   /** The parameter's decoded value; asking for one the pattern does not have is a programmer error. */
   get(name: string): string {
-    const value = this.values[this.names.indexOf(name)];
-    if (value === undefined) throw new TypeError(`RouteParams: the route has no parameter {${name}}`);
-    return value;
+    const { names } = this;
+    for (let index = 0; index < names.length; index++) if (names[index] === name) return this.values[index] as string;
+    throw new TypeError(`RouteParams: the route has no parameter {${name}}`);
   }
 
   entries(): [string, string][] {
