@@ -21,7 +21,7 @@ import {
 } from './http/cors.js';
 import { HostCheck } from './http/host-check.js';
 import type { RequestHandler } from './http/listener.js';
-import { problemReply, send, type Reply } from './http/respond.js';
+import { problemReply, send, type Reply, type RequestFields, type ServerFields } from './http/respond.js';
 import { Router, splitTarget } from './http/route.js';
 import { formatHttpDate } from './protocol/http-date.js';
 import { MediaOffer } from './protocol/negotiate.js';
@@ -54,15 +54,19 @@ interface Senders {
   knownHost: string | undefined;
 }
 
-/** One request as the pipeline follows it: read once at its start, its route filled in by dispatch. */
-interface Trace {
-  readonly requestId: string;
-  readonly echoRequestId: boolean;
+/**
+ * One request as the pipeline follows it: read once at its start, its route filled in by dispatch, its
+ * answer's own common fields (RequestFields) when it is answered.
+ */
+interface Trace extends RequestFields {
   /** clock.monotonic() when the request reached the pipeline. */
   readonly started: number;
   /** The Origin field (its lines joined), read once for the checks and for the answer's CORS fields. */
   readonly origin: string | undefined;
   route: RouteName | 'none';
+  date: string;
+  varyOrigin: boolean;
+  allowOrigin: string | undefined;
 }
 
 /** The route table compiled for dispatch. */
@@ -102,9 +106,13 @@ export function createHandler(
   let counter = 0;
   const dates = new DateHeader();
   // What a reply without its own Cache-Control or Vary gets (CONVENTIONS.md#cache-control, #vary).
-  const noStore = noStoreCacheControl(app.policy);
-  const vary = varyOf(app.policy, []);
-  const varyOrigin = varyOf(app.policy, ['Origin']);
+  const common: ServerFields = {
+    cacheControl: noStoreCacheControl(app.policy),
+    forceCacheControl: app.policy.noCacheMode,
+    vary: varyOf(app.policy, []),
+    varyWithOrigin: varyOf(app.policy, ['Origin']),
+    exposeHeaders: EXPOSED,
+  };
   const senders: Senders = {
     hosts: HostCheck.forServer(app.self().host, app.baseUrl, app.config.allowedHosts),
     cors,
@@ -112,21 +120,12 @@ export function createHandler(
   };
   const answer = (req: IncomingMessage, res: ServerResponse, trace: Trace, reply: Reply): void => {
     const { origin } = trace;
-    const allowOrigin = cors.enabled ? cors.allowOrigin(origin) : undefined;
-    const byOrigin = cors.variesByOrigin(origin);
+    trace.allowOrigin = cors.enabled ? cors.allowOrigin(origin) : undefined;
+    trace.varyOrigin = cors.variesByOrigin(origin);
     // One reading of the clock per answer: the latency, and when the Date text is due again.
     const answered = app.clock.monotonic();
-    send(req, res, reply, app.clock, {
-      requestId: trace.requestId,
-      echoRequestId: trace.echoRequestId,
-      date: dates.at(app.clock, answered),
-      cacheControl: noStore,
-      forceCacheControl: app.policy.noCacheMode,
-      vary: byOrigin ? varyOrigin : vary,
-      varyOrigin: byOrigin,
-      allowOrigin,
-      exposeHeaders: EXPOSED,
-    }, app.sendQueue);
+    trace.date = dates.at(app.clock, answered);
+    send(req, res, reply, app.clock, common, trace, app.sendQueue);
     const method = req.method ?? 'GET';
     const counted = routes.methods.includes(method) ? method : 'other';
     app.metrics.request(trace.route, counted, reply.status, answered - trace.started);
@@ -146,6 +145,9 @@ export function createHandler(
       origin: fieldValue(req, 'origin'),
       // What the request reached, for /$metrics: a route name from the table, never the path itself.
       route: 'none',
+      date: '',
+      varyOrigin: false,
+      allowOrigin: undefined,
     };
     // A handler that answers at once is sent at once: no promise, no extra turn of the microtask queue.
     let result: Reply | Promise<Reply>;
