@@ -116,7 +116,9 @@ class ListedReply implements Reply {
   get headers(): Readonly<Record<string, string>> {
     const headers: Record<string, string> = {};
     const { fields } = this.prepared;
-    for (let index = 0; index < fields.length; index += 2) headers[fields[index] as string] = fields[index + 1] as string;
+    for (let index = 0; index < fields.length; index += 2) {
+      headers[fields[index] as string] = fields[index + 1] as string;
+    }
     return headers;
   }
 }
