@@ -46,6 +46,7 @@ const LOWER_I = 0x69;
 const LOWER_F = 0x66;
 const PROCEED: PreconditionVerdict = Object.freeze({ kind: 'proceed' });
 const NOT_MODIFIED: PreconditionVerdict = Object.freeze({ kind: 'not-modified' });
+const NO_FIELDS: PreconditionFields = Object.freeze({});
 
 /**
  * The four fields from a request's raw field lines (Node's `rawHeaders`: name, value, name, value…),
@@ -53,17 +54,18 @@ const NOT_MODIFIED: PreconditionVerdict = Object.freeze({ kind: 'not-modified' }
  * value cannot tell. One pass for all four, since most requests carry none of them.
  */
 export function readPreconditionFields(raw: readonly string[]): PreconditionFields {
-  const fields: {
+  let fields: {
     ifMatch?: string[];
     ifNoneMatch?: string[];
     ifModifiedSince?: string[];
     ifUnmodifiedSince?: string[];
-  } = {};
+  } | undefined;
   for (let index = 0; index < raw.length; index += 2) {
     const name = raw[index] as string;
     // Not "if-…": the shortest of the four names has eight characters.
     if (name.length < 8 || (name.charCodeAt(0) | 0x20) !== LOWER_I || (name.charCodeAt(1) | 0x20) !== LOWER_F) continue;
     const value = raw[index + 1] as string;
+    fields ??= {};
     switch (name.toLowerCase()) {
       case 'if-match':
         (fields.ifMatch ??= []).push(value);
@@ -79,7 +81,8 @@ export function readPreconditionFields(raw: readonly string[]): PreconditionFiel
         break;
     }
   }
-  return fields;
+  // A request without any of them (most) shares one empty answer.
+  return fields ?? NO_FIELDS;
 }
 
 /**
