@@ -79,6 +79,8 @@ export interface RequestFields {
  * takes them), for the answers every read ends with: `send` hands the list on as it is whenever the
  * request does not change it (no forced Cache-Control, no Origin to add to Vary), and `headers` is made
  * from it only when something asks for it. A bodiless status sends no Content-Type (RFC 9110 §15.4.5).
+ * The list is the answer's own: `send` adds the common fields to it, so a listed reply is sent once, and
+ * one kept to be sent again is made by `keptReply`.
  */
 export function listedReply(status: number, fields: string[], body?: Buffer): Reply {
   return new ListedReply(status, fields, body, true);
