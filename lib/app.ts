@@ -9,7 +9,7 @@
 // body only once those checks pass, so a 413 never follows a 100 (RFC 9110 §10.1.1).
 // Unexpected exceptions become a 500 whose detail is fixed text; the exception itself goes to the log
 // under the request id (CONVENTIONS.md#problem-details).
-import { fieldLines, fieldValue } from './http/field-lines.js';
+import { fieldLine, fieldLines, fieldValue, REPEATED } from './http/field-lines.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiKeys } from './http/auth.js';
 import {
@@ -21,16 +21,18 @@ import {
 } from './http/cors.js';
 import { HostCheck } from './http/host-check.js';
 import type { RequestHandler } from './http/listener.js';
-import { problemReply, send, type Reply } from './http/respond.js';
+import { problemReply, send, type Reply, type RequestFields, type ServerFields } from './http/respond.js';
 import { Router, splitTarget } from './http/route.js';
 import { formatHttpDate } from './protocol/http-date.js';
 import { MediaOffer } from './protocol/negotiate.js';
-import { problem } from './protocol/problem.js';
+import { problem, type Problem } from './protocol/problem.js';
+import type { Clock } from './clock.js';
 import type { App, RequestContext } from './resources/context.js';
 import {
   allowedMethods, endpointFor, serverMethods, type Endpoint, type RouteEntry, type RouteName,
 } from './routes.js';
 
+const MS_PER_SECOND = 1000;
 /** A client-supplied X-Request-Id is kept when it is short and harmless in a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Random bytes of the per-server prefix of request ids (the rest is a counter: unique, and cheap). */
@@ -45,11 +47,26 @@ const HOST = /^(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*(?::[0-9]*)?$|^\[[
 interface Senders {
   readonly hosts: HostCheck | undefined;
   readonly cors: CorsPolicy;
+  /**
+   * The last Host value found well-formed and naming this server: a client sends the same one on every
+   * request of a connection, so it is not parsed and looked up again.
+   */
+  knownHost: string | undefined;
 }
 
-/** Where a request went: filled in by dispatch, read when the answer is counted. */
-interface Trace {
+/**
+ * One request as the pipeline follows it: read once at its start, its route filled in by dispatch, its
+ * answer's own common fields (RequestFields) when it is answered.
+ */
+interface Trace extends RequestFields {
+  /** clock.monotonic() when the request reached the pipeline. */
+  readonly started: number;
+  /** The Origin field (its lines joined), read once for the checks and for the answer's CORS fields. */
+  readonly origin: string | undefined;
   route: RouteName | 'none';
+  date: string;
+  varyOrigin: boolean;
+  allowOrigin: string | undefined;
 }
 
 /** The route table compiled for dispatch. */
@@ -89,54 +106,62 @@ export function createHandler(
   let counter = 0;
   const dates = new DateHeader();
   // What a reply without its own Cache-Control or Vary gets (CONVENTIONS.md#cache-control, #vary).
-  const noStore = noStoreCacheControl(app.policy);
-  const vary = varyOf(app.policy, []);
-  const varyOrigin = varyOf(app.policy, ['Origin']);
+  const common: ServerFields = {
+    cacheControl: noStoreCacheControl(app.policy),
+    forceCacheControl: app.policy.noCacheMode,
+    vary: varyOf(app.policy, []),
+    varyWithOrigin: varyOf(app.policy, ['Origin']),
+    exposeHeaders: EXPOSED,
+  };
   const senders: Senders = {
     hosts: HostCheck.forServer(app.self().host, app.baseUrl, app.config.allowedHosts),
     cors,
+    knownHost: undefined,
+  };
+  const answer = (req: IncomingMessage, res: ServerResponse, trace: Trace, reply: Reply): void => {
+    const { origin } = trace;
+    trace.allowOrigin = cors.enabled ? cors.allowOrigin(origin) : undefined;
+    trace.varyOrigin = cors.variesByOrigin(origin);
+    // One reading of the clock per answer: the latency, and when the Date text is due again.
+    const answered = app.clock.monotonic();
+    trace.date = dates.at(app.clock, answered);
+    send(req, res, reply, app.clock, common, trace, app.sendQueue);
+    const method = req.method ?? 'GET';
+    const counted = routes.methods.includes(method) ? method : 'other';
+    app.metrics.request(trace.route, counted, reply.status, answered - trace.started);
+  };
+  const fail = (req: IncomingMessage, res: ServerResponse, trace: Trace, error: unknown): void => {
+    const text = error instanceof Error ? error.stack ?? error.message : String(error);
+    app.log('error', 'unhandled error', { requestId: trace.requestId, error: text });
+    answer(req, res, trace, problemReply(problem('internal', '')));
   };
   return (req, res, expectsContinue) => {
-    const supplied = fieldLines(req, 'x-request-id');
-    const echoRequestId = supplied?.length === 1 && REQUEST_ID.test(supplied[0] as string);
-    const requestId = echoRequestId ? (supplied?.[0] as string) : `${prefix}-${(counter++).toString(36)}`;
-    const started = app.clock.monotonic();
-    // What the request reached, for /$metrics: a route name from the table, never the path itself.
-    const trace: Trace = { route: 'none' };
-    const answer = (reply: Reply): void => {
-      const origin = fieldValue(req, 'origin');
-      const allowOrigin = cors.enabled ? cors.allowOrigin(origin) : undefined;
-      const byOrigin = cors.variesByOrigin(origin);
-      send(req, res, reply, app.clock, {
-        requestId,
-        echoRequestId,
-        date: dates.at(app.clock.now()),
-        cacheControl: noStore,
-        forceCacheControl: app.policy.noCacheMode,
-        vary: byOrigin ? varyOrigin : vary,
-        varyOrigin: byOrigin,
-        allowOrigin,
-        exposeHeaders: EXPOSED,
-      }, app.sendQueue);
-      const method = req.method ?? 'GET';
-      const counted = routes.methods.includes(method) ? method : 'other';
-      app.metrics.request(trace.route, counted, reply.status, app.clock.monotonic() - started);
-    };
-    const fail = (error: unknown): void => {
-      const text = error instanceof Error ? error.stack ?? error.message : String(error);
-      app.log('error', 'unhandled error', { requestId, error: text });
-      answer(problemReply(problem('internal', '')));
+    const supplied = fieldLine(req, 'x-request-id');
+    const echoRequestId = typeof supplied === 'string' && REQUEST_ID.test(supplied);
+    const trace: Trace = {
+      requestId: echoRequestId ? supplied : `${prefix}-${(counter++).toString(36)}`,
+      echoRequestId,
+      started: app.clock.monotonic(),
+      origin: fieldValue(req, 'origin'),
+      // What the request reached, for /$metrics: a route name from the table, never the path itself.
+      route: 'none',
+      date: '',
+      varyOrigin: false,
+      allowOrigin: undefined,
     };
     // A handler that answers at once is sent at once: no promise, no extra turn of the microtask queue.
     let result: Reply | Promise<Reply>;
     try {
-      result = dispatch(app, apiKeys, senders, routes, req, res, expectsContinue, requestId, trace);
+      result = dispatch(app, apiKeys, senders, routes, req, res, expectsContinue, trace);
     } catch (error) {
-      fail(error);
+      fail(req, res, trace, error);
       return;
     }
-    if (result instanceof Promise) result.then(answer, fail);
-    else answer(result);
+    if (result instanceof Promise) {
+      result.then((reply) => answer(req, res, trace, reply), (error: unknown) => fail(req, res, trace, error));
+    } else {
+      answer(req, res, trace, result);
+    }
   };
 }
 
@@ -148,17 +173,19 @@ function dispatch(
   req: IncomingMessage,
   res: ServerResponse,
   expectsContinue: boolean,
-  requestId: string,
   trace: Trace,
 ): Reply | Promise<Reply> {
   const method = req.method ?? 'GET';
-  const hostProblem = checkHost(req);
-  if (hostProblem !== undefined) return { ...problemReply(hostProblem), closeConnection: true };
+  const host = fieldLine(req, 'host');
+  if (host === undefined || host !== senders.knownHost) {
+    const hostProblem = checkHost(req, host);
+    if (hostProblem !== undefined) return { ...problemReply(hostProblem), closeConnection: true };
+  }
   const target = splitTarget(req.url ?? '/');
   const match = routes.router.match(target.path);
   const entry = match.kind === 'route' ? match.route : undefined;
   // A signed route is judged by its signature alone (CONVENTIONS.md#host-check): nothing is done before it passes.
-  const refused = entry?.signed === true ? undefined : refusedSender(senders, req, method);
+  const refused = entry?.signed === true ? undefined : refusedSender(senders, host, trace.origin, method);
   if (refused !== undefined) return problemReply(refused);
   // RFC 9110 §15.6.2: 501 for a method no resource supports; 405 is for a method some resource does.
   if (!routes.methods.includes(method)) return problemReply(problem('not-implemented', ''));
@@ -184,7 +211,7 @@ function dispatch(
   }
   const allow = routes.allow.get(entry.name) as string;
   if (preflight) {
-    const origin = fieldValue(req, 'origin');
+    const { origin } = trace;
     // An origin that is not allowed gets no CORS field at all, its preflight included (CONVENTIONS.md#cors).
     if (senders.cors.allowOrigin(origin) === undefined) return { status: 204, headers: { Allow: allow } };
     const headers: Record<string, string> = {
@@ -228,7 +255,7 @@ function dispatch(
   if (framing !== undefined && declaresTooLarge(framing, limit)) return contentReply(tooLarge(limit));
   if (expectsContinue) res.writeContinue();
   const rq: RequestContext = {
-    req, requestId, principal, path: target.path, query: target.query, params: match.params, media,
+    req, requestId: trace.requestId, principal, path: target.path, query: target.query, params: match.params, media,
   };
   if (framing !== undefined && hasContent(framing)) {
     // A route that reads no content still refuses one over the cap (CONVENTIONS.md#body-cap), counting it
@@ -245,16 +272,15 @@ function dispatch(
  * message that lacks a Host header field and to any request message that contains more than one Host
  * header field line or a Host header field with an invalid field value."
  */
-function checkHost(req: IncomingMessage): ReturnType<typeof problem> | undefined {
-  const hosts = fieldLines(req, 'host');
-  if (hosts === undefined || hosts.length === 0) {
+function checkHost(req: IncomingMessage, host: string | undefined | typeof REPEATED): Problem | undefined {
+  if (host === undefined) {
     if (req.httpVersion === '1.0') return undefined;
     return problem('bad-request', 'An HTTP/1.1 request must carry a Host header field (RFC 9112 §3.2).');
   }
-  if (hosts.length > 1) {
+  if (host === REPEATED) {
     return problem('bad-request', 'The request carries more than one Host header field (RFC 9112 §3.2).');
   }
-  if (!HOST.test(hosts[0] as string)) {
+  if (!HOST.test(host)) {
     return problem('bad-request', 'The Host header field is not a valid host and port (RFC 9110 §7.2).');
   }
   return undefined;
@@ -266,17 +292,24 @@ function checkHost(req: IncomingMessage): ReturnType<typeof problem> | undefined
  * "simple" cross-site POST comes without a preflight, so CORS alone would let it write
  * (CONVENTIONS.md#cors).
  */
-function refusedSender(senders: Senders, req: IncomingMessage, method: string): ReturnType<typeof problem> | undefined {
-  const host = fieldValue(req, 'host');
+function refusedSender(
+  senders: Senders,
+  host: string | undefined | typeof REPEATED,
+  origin: string | undefined,
+  method: string,
+): Problem | undefined {
   // An HTTP/1.0 request without Host comes from no browser (every browser sends one), so none is rebound.
-  if (senders.hosts !== undefined && host !== undefined && !senders.hosts.admits(host)) {
-    const detail =
-      `This server does not answer to ${clip(host)}; it answers to localhost, 127.0.0.1, [::1], ` +
-      'the address it listens on, the host of its base URL and the names in allowedHosts. ' +
-      'Add the name to allowedHosts to reach it that way.';
-    return problem('misdirected-request', detail);
+  // (A repeated Host never gets here: it is a 400 before.)
+  if (typeof host === 'string' && host !== senders.knownHost) {
+    if (senders.hosts !== undefined && !senders.hosts.admits(host)) {
+      const detail =
+        `This server does not answer to ${clip(host)}; it answers to localhost, 127.0.0.1, [::1], ` +
+        'the address it listens on, the host of its base URL and the names in allowedHosts. ' +
+        'Add the name to allowedHosts to reach it that way.';
+      return problem('misdirected-request', detail);
+    }
+    senders.knownHost = host;
   }
-  const origin = fieldValue(req, 'origin');
   if (senders.cors.refuses(method, origin)) {
     const detail = `A page on ${clip(origin as string)} may not send ${clip(method)} here: ${senders.cors.describe()}.`;
     return problem('origin-not-allowed', detail);
@@ -289,16 +322,23 @@ function isPreflight(req: IncomingMessage): boolean {
   return fieldValue(req, 'origin') !== undefined && fieldValue(req, 'access-control-request-method') !== undefined;
 }
 
-/** The Date field value, formatted once per second (it has one-second resolution, RFC 9110 §5.6.7). */
+/**
+ * The Date field value, formatted once per second (it has one-second resolution, RFC 9110 §5.6.7): the
+ * time of day is read when a second begins, and the monotonic reading every answer takes anyway says
+ * when the next one does, so an answer within the same second reads no clock for its Date.
+ */
 class DateHeader {
-  private second = Number.NaN;
+  /** The monotonic span over which `text` is the current second. */
+  private from = Number.POSITIVE_INFINITY;
+  private until = Number.NEGATIVE_INFINITY;
   private text = '';
 
-  at(now: number): string {
-    const second = Math.floor(now / 1000);
-    if (second !== this.second) {
-      this.second = second;
+  at(clock: Clock, monotonic: number): string {
+    if (monotonic >= this.until || monotonic < this.from) {
+      const now = clock.now();
       this.text = formatHttpDate(now);
+      this.from = monotonic;
+      this.until = monotonic + (MS_PER_SECOND - (((now % MS_PER_SECOND) + MS_PER_SECOND) % MS_PER_SECOND));
     }
     return this.text;
   }

@@ -14,8 +14,6 @@ import { isIP } from 'node:net';
 
 export class HostCheck {
   private readonly names: ReadonlySet<string>;
-  /** The last value admitted: a client sends the same Host on every request of a connection. */
-  private admitted: string | undefined;
 
   /**
    * The check for a server listening on `address` (an IP address as bound, IPv6 without brackets),
@@ -34,12 +32,9 @@ export class HostCheck {
 
   /** Does the Host field value `host` (uri-host [ ":" port ], already checked for syntax) name this server? */
   admits(host: string): boolean {
-    if (host === this.admitted) return true;
     const name = normalise(hostOf(host));
-    const admits = name === 'localhost' || name.endsWith('.localhost') || name === '127.0.0.1' || name === '[::1]' ||
+    return name === 'localhost' || name.endsWith('.localhost') || name === '127.0.0.1' || name === '[::1]' ||
       this.names.has(name);
-    if (admits) this.admitted = host;
-    return admits;
   }
 }
 

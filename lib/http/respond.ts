@@ -19,7 +19,7 @@ export interface Reply {
   readonly body?: Buffer;
   /** Send `Connection: close` and close after a bounded drain of whatever the client still sends. */
   readonly closeConnection?: boolean;
-  /** `headers` as `send` lists them for most requests, listed once by `prepareReply` for a reply sent many times. */
+  /** `headers` as `send` lists them for most requests, listed when the reply is made (`listedReply`). */
   readonly prepared?: OwnFields;
 }
 
@@ -29,6 +29,8 @@ interface OwnFields {
   readonly fields: readonly string[];
   readonly cacheControl: boolean;
   readonly vary: boolean;
+  /** The list is this one answer's own, made for it: `send` adds the common fields to it in place. */
+  readonly own: boolean;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -48,31 +50,87 @@ export function problemReply(p: Problem, headers: Readonly<Record<string, string
   };
 }
 
-/** Fields every response carries besides its own (lib/app.ts decides them). */
-export interface CommonFields {
-  readonly requestId: string;
-  /** Whether every answer carries the request id (the client sent one), or only errors (the id a log line names). */
-  readonly echoRequestId: boolean;
-  readonly date: string;
+/** Fields every response of a server carries besides its own, the same for every request (lib/app.ts). */
+export interface ServerFields {
   /** The Cache-Control of a reply that has none; with `forceCacheControl`, of every reply. */
   readonly cacheControl: string;
   readonly forceCacheControl: boolean;
-  /** The Vary of a reply that has none, if any (with `Origin` already in it when `varyOrigin`). */
+  /** The Vary of a reply that has none, if any, without and with `Origin` in it. */
   readonly vary: string | undefined;
-  /** `Origin`, to be added to a reply's own Vary, when the CORS answer names one origin (lib/http/cors.ts). */
-  readonly varyOrigin: boolean;
-  /** The CORS fields of this response: Access-Control-Allow-Origin's value, when the origin is allowed. */
-  readonly allowOrigin: string | undefined;
+  readonly varyWithOrigin: string | undefined;
   /** Access-Control-Expose-Headers, sent with Access-Control-Allow-Origin. */
   readonly exposeHeaders: string;
 }
 
+/** The common fields that differ per request (lib/app.ts decides them). */
+export interface RequestFields {
+  readonly requestId: string;
+  /** Whether every answer carries the request id (the client sent one), or only errors (the id a log line names). */
+  readonly echoRequestId: boolean;
+  readonly date: string;
+  /** `Origin`, to be added to a reply's own Vary, when the CORS answer names one origin (lib/http/cors.ts). */
+  readonly varyOrigin: boolean;
+  /** The CORS fields of this response: Access-Control-Allow-Origin's value, when the origin is allowed. */
+  readonly allowOrigin: string | undefined;
+}
+
 /**
- * The same reply with its own fields listed once, as `send` lists them whenever the request does not
- * change them (no forced Cache-Control, no Origin to add to Vary): for an answer kept and sent many times.
+ * A reply made from its own fields listed in the order they are sent (names and values, as writeHead
+ * takes them), for the answers every read ends with: `send` hands the list on as it is whenever the
+ * request does not change it (no forced Cache-Control, no Origin to add to Vary), and `headers` is made
+ * from it only when something asks for it. A bodiless status sends no Content-Type (RFC 9110 §15.4.5).
+ * The list is the answer's own: `send` adds the common fields to it, so a listed reply is sent once, and
+ * one kept to be sent again is made by `keptReply`.
  */
-export function prepareReply(reply: Reply): Reply {
-  return { ...reply, prepared: ownFields(reply, false, false) };
+export function listedReply(status: number, fields: string[], body?: Buffer): Reply {
+  return new ListedReply(status, fields, body, true);
+}
+
+/** The same reply, to be kept and sent many times: `send` copies its list instead of adding to it. */
+export function keptReply(reply: Reply): Reply {
+  const prepared = reply.prepared;
+  if (prepared === undefined) return reply;
+  return new ListedReply(reply.status, prepared.fields, reply.body, false);
+}
+
+class ListedReply implements Reply {
+  readonly prepared: OwnFields;
+
+  constructor(
+    readonly status: number,
+    fields: readonly string[],
+    readonly body: Buffer | undefined,
+    own: boolean,
+  ) {
+    let cacheControl = false;
+    let vary = false;
+    let typed = false;
+    for (let index = 0; index < fields.length; index += 2) {
+      const name = fields[index];
+      if (name === 'Cache-Control') cacheControl = true;
+      else if (name === 'Vary') vary = true;
+      else if (name === 'Content-Type') typed = true;
+    }
+    const listed = typed && isBodiless(status) ? withoutContentType(fields) : fields;
+    this.prepared = { fields: listed, cacheControl, vary, own };
+  }
+
+  get headers(): Readonly<Record<string, string>> {
+    const headers: Record<string, string> = {};
+    const { fields } = this.prepared;
+    for (let index = 0; index < fields.length; index += 2) {
+      headers[fields[index] as string] = fields[index + 1] as string;
+    }
+    return headers;
+  }
+}
+
+function withoutContentType(fields: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let index = 0; index < fields.length; index += 2) {
+    if (fields[index] !== 'Content-Type') kept.push(fields[index] as string, fields[index + 1] as string);
+  }
+  return kept;
 }
 
 export function send(
@@ -80,12 +138,14 @@ export function send(
   res: ServerResponse,
   reply: Reply,
   clock: Clock,
-  common: CommonFields,
+  server: ServerFields,
+  request: RequestFields,
   queue: SendQueue,
 ): void {
   if (res.headersSent) return;
   const bodiless = isBodiless(reply.status);
-  const { forceCacheControl, varyOrigin } = common;
+  const { forceCacheControl } = server;
+  const { varyOrigin } = request;
   const prepared = forceCacheControl || varyOrigin ? undefined : reply.prepared;
   // One flat list of names and values handed to writeHead: no header object is built or copied.
   let own: OwnFields;
@@ -96,15 +156,16 @@ export function send(
     fields = listed.fields;
   } else {
     own = prepared;
-    fields = prepared.fields.slice();
+    fields = prepared.own ? (prepared.fields as string[]) : prepared.fields.slice();
   }
-  if (common.echoRequestId || reply.status >= 400) fields.push('X-Request-Id', common.requestId);
-  fields.push('Date', common.date);
-  if (!own.cacheControl) fields.push('Cache-Control', common.cacheControl);
-  if (!own.vary && common.vary !== undefined) fields.push('Vary', common.vary);
-  if (common.allowOrigin !== undefined) {
-    fields.push('Access-Control-Allow-Origin', common.allowOrigin);
-    fields.push('Access-Control-Expose-Headers', common.exposeHeaders);
+  if (request.echoRequestId || reply.status >= 400) fields.push('X-Request-Id', request.requestId);
+  fields.push('Date', request.date);
+  if (!own.cacheControl) fields.push('Cache-Control', server.cacheControl);
+  const vary = varyOrigin ? server.varyWithOrigin : server.vary;
+  if (!own.vary && vary !== undefined) fields.push('Vary', vary);
+  if (request.allowOrigin !== undefined) {
+    fields.push('Access-Control-Allow-Origin', request.allowOrigin);
+    fields.push('Access-Control-Expose-Headers', server.exposeHeaders);
   }
   if (reply.closeConnection === true) {
     fields.push('Connection', 'close');
@@ -151,7 +212,7 @@ function ownFields(
     }
     fields.push(name, reply.headers[name] as string);
   }
-  return { fields, cacheControl, vary };
+  return { fields, cacheControl, vary, own: true };
 }
 
 /**

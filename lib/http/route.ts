@@ -33,9 +33,9 @@ export class RouteParams {
 
   /** The parameter's decoded value; asking for one the pattern does not have is a programmer error. */
   get(name: string): string {
-    const value = this.values[this.names.indexOf(name)];
-    if (value === undefined) throw new TypeError(`RouteParams: the route has no parameter {${name}}`);
-    return value;
+    const { names } = this;
+    for (let index = 0; index < names.length; index++) if (names[index] === name) return this.values[index] as string;
+    throw new TypeError(`RouteParams: the route has no parameter {${name}}`);
   }
 
   entries(): [string, string][] {
@@ -91,8 +91,12 @@ const UNKNOWN = Object.freeze({ kind: 'unknown' as const });
 const REMEMBERED_PATHS = 1024;
 /** A longer path is matched every time, so what is remembered stays small whatever is sent. */
 const REMEMBERED_PATH_LENGTH = 256;
-/** Slots of the hashes of paths matched once (a power of two). */
-const SEEN_SLOTS = 1024;
+/**
+ * Slots of the hashes of paths matched once (a power of two), in buckets of two: a path remembered on its
+ * second sighting must not lose its slot to another path of its bucket seen in between, or two paths read
+ * in turn would push each other out forever (a third of 256 paths did, in one slot each of 1,024).
+ */
+const SEEN_SLOTS = 8192;
 
 /**
  * Matches paths to the patterns it was given; a match names the pattern and gives it back as declared.
@@ -127,8 +131,10 @@ export class Router<N extends string, P extends RoutePattern<N> = RoutePattern<N
     if (remembered !== undefined) return remembered;
     const match = this.matchPath(path);
     const hash = hashOf(path);
-    const slot = hash & (SEEN_SLOTS - 1);
-    if (this.seen[slot] !== hash) {
+    // The bucket's two slots, the newer first: a path not in them takes the first, the older goes.
+    const slot = hash & (SEEN_SLOTS - 2);
+    if (this.seen[slot] !== hash && this.seen[slot + 1] !== hash) {
+      this.seen[slot + 1] = this.seen[slot] as number;
       this.seen[slot] = hash;
       return match;
     }

@@ -55,13 +55,18 @@ export class SendQueue {
     return this.abandonedCount;
   }
 
+  /** Whether what is queued and reserved reaches the cap: a page is then refused, built or kept. */
+  get full(): boolean {
+    return this.queued + this.reserved >= this.limits.maxQueuedResponseBytes;
+  }
+
   /**
    * Room to build a page of up to `bytes`: the function that gives it back once the page is built
    * (safe to call twice), or undefined when what is queued and reserved already reaches the cap.
    * A page is let in whenever anything is left, so the cap is passed by at most one page's reservation.
    */
   reserve(bytes: number): (() => void) | undefined {
-    if (this.queued + this.reserved >= this.limits.maxQueuedResponseBytes) return undefined;
+    if (this.full) return undefined;
     this.reserved += bytes;
     let released = false;
     return () => {

@@ -4,7 +4,7 @@
 // The caller owns §13.2.1: preconditions are evaluated only when the request, without them, would
 // get a 2xx or 412 (a GET of a missing resource is a 404 with every precondition ignored), and only
 // after the state-independent checks (401, 405, 406, 413, 415) and before the body is read.
-import { parseEntityTag, parseEntityTagList, strongCompare, weakCompare } from './etag.js';
+import { isEntityTag, parseEntityTag, parseEntityTagList, strongCompare, weakCompare } from './etag.js';
 import type { EntityTag, EntityTagList } from './etag.js';
 import { parseHttpDate } from './http-date.js';
 import { systemClock } from '../clock.js';
@@ -46,6 +46,7 @@ const LOWER_I = 0x69;
 const LOWER_F = 0x66;
 const PROCEED: PreconditionVerdict = Object.freeze({ kind: 'proceed' });
 const NOT_MODIFIED: PreconditionVerdict = Object.freeze({ kind: 'not-modified' });
+const NO_FIELDS: PreconditionFields = Object.freeze({});
 
 /**
  * The four fields from a request's raw field lines (Node's `rawHeaders`: name, value, name, value…),
@@ -53,17 +54,18 @@ const NOT_MODIFIED: PreconditionVerdict = Object.freeze({ kind: 'not-modified' }
  * value cannot tell. One pass for all four, since most requests carry none of them.
  */
 export function readPreconditionFields(raw: readonly string[]): PreconditionFields {
-  const fields: {
+  let fields: {
     ifMatch?: string[];
     ifNoneMatch?: string[];
     ifModifiedSince?: string[];
     ifUnmodifiedSince?: string[];
-  } = {};
+  } | undefined;
   for (let index = 0; index < raw.length; index += 2) {
     const name = raw[index] as string;
     // Not "if-…": the shortest of the four names has eight characters.
     if (name.length < 8 || (name.charCodeAt(0) | 0x20) !== LOWER_I || (name.charCodeAt(1) | 0x20) !== LOWER_F) continue;
     const value = raw[index + 1] as string;
+    fields ??= {};
     switch (name.toLowerCase()) {
       case 'if-match':
         (fields.ifMatch ??= []).push(value);
@@ -79,7 +81,8 @@ export function readPreconditionFields(raw: readonly string[]): PreconditionFiel
         break;
     }
   }
-  return fields;
+  // A request without any of them (most) shares one empty answer.
+  return fields ?? NO_FIELDS;
 }
 
 /**
@@ -104,8 +107,22 @@ export function evaluatePreconditions(
   if (!Number.isFinite(now)) {
     throw new TypeError('evaluatePreconditions: options.now must be a finite number');
   }
-  const currentTag = current === undefined ? undefined : currentEntityTag(current);
-  const lastModified = current === undefined ? undefined : lastModifiedSeconds(current);
+  // Checked before anything is decided, so a bad argument throws whatever the request carries.
+  if (current !== undefined) checkValidators(current);
+  return decidePreconditions(method, fields, current, now);
+}
+
+/**
+ * evaluatePreconditions for validators the server made itself (a strong ETag of bytes it serves, a
+ * stored time) and a clock reading: the same decision, without checking its arguments again on every
+ * read. Its tag is parsed only past the two common cases, which need no parsing.
+ */
+export function decidePreconditions(
+  method: string,
+  fields: PreconditionFields,
+  current: Validators | undefined,
+  now: number,
+): PreconditionVerdict {
   // RFC 9110 §9.1: method names are case-sensitive, so "get" is not GET.
   const isRead = method === 'GET' || method === 'HEAD';
   // The two common cases, decided without parsing anything: no condition at all, and a revalidation
@@ -116,6 +133,8 @@ export function evaluatePreconditions(
       return isRead ? NOT_MODIFIED : { kind: 'failed', field: 'If-None-Match' };
     }
   }
+  const currentTag = current === undefined ? undefined : (parseEntityTag(current.etag) as EntityTag);
+  const lastModified = current === undefined ? undefined : lastModifiedSeconds(current);
 
   const ifMatch = readEntityTagField(fields.ifMatch);
   if (ifMatch === 'malformed') {
@@ -213,21 +232,17 @@ function readSingleDate(lines: readonly string[] | undefined, now: number): numb
 /** HTTP dates have one-second resolution (§5.6.7), so the stored time is compared in whole seconds. */
 function lastModifiedSeconds(current: Validators): number | undefined {
   const { lastModified } = current;
-  if (lastModified === undefined) {
-    return undefined;
-  }
-  if (!Number.isFinite(lastModified)) {
-    throw new TypeError('evaluatePreconditions: current.lastModified must be a finite number');
-  }
-  return Math.floor(lastModified / MS_PER_SECOND) * MS_PER_SECOND;
+  return lastModified === undefined ? undefined : Math.floor(lastModified / MS_PER_SECOND) * MS_PER_SECOND;
 }
 
-function currentEntityTag(current: Validators): EntityTag {
-  const tag = typeof current.etag === 'string' ? parseEntityTag(current.etag) : undefined;
-  if (tag === undefined) {
+/** The validators a caller passes are its own to get right: a wrong one is a programmer error. */
+function checkValidators(current: Validators): void {
+  if (!isEntityTag(current.etag)) {
     throw new TypeError('evaluatePreconditions: current.etag must be an entity-tag such as \'"abc"\'');
   }
-  return tag;
+  if (current.lastModified !== undefined && !Number.isFinite(current.lastModified)) {
+    throw new TypeError('evaluatePreconditions: current.lastModified must be a finite number');
+  }
 }
 
 function isPresent(lines: readonly string[] | undefined): lines is readonly string[] {

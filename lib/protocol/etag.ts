@@ -90,6 +90,13 @@ export function parseEntityTag(value: string): EntityTag | undefined {
   return entityTagAt(value, start, end);
 }
 
+/** Would parseEntityTag accept `value`? Asked without allocating anything. */
+export function isEntityTag(value: string): boolean {
+  if (typeof value !== 'string') return false;
+  const end = scanEntityTag(value, skipOws(value, 0));
+  return end !== -1 && skipOws(value, end) === value.length;
+}
+
 /** RFC 9110 §8.8.3.2: strong comparison — both tags strong and their opaque-tags identical. */
 export function strongCompare(a: EntityTag, b: EntityTag): boolean {
   return !a.weak && !b.weak && a.opaque === b.opaque;

@@ -7,33 +7,54 @@ import type { CollectionQuery } from '../query/options.js';
 import { planQuery, type PlanContext } from '../query/plan.js';
 import type { App } from './context.js';
 import { itemPath, link } from './common.js';
-import { queryOptions, type Walk } from './paging.js';
+import type { PagePosition } from '../query/token.js';
+import { queryOptions, type Begun, type Planned, type Walk } from './paging.js';
 
 /** What querying a user collection needs: its configuration, the properties it knows, the base of links. */
 export type CollectionQuerying = Pick<App, 'config' | 'knownProperties' | 'baseUrl'>;
 
 /** GET /{collection}: the request's own query options; a token carries the whole query. */
 export function collectionWalk(app: CollectionQuerying, collection: string): Walk<CollectionQuery> {
-  // The plan context is made only when a page is built: a kept page needs none (lib/resources/paging.ts).
-  return {
-    collection,
-    scope: collection,
-    path: `/${collection}`,
-    itemLink: itemLinks(app, collection),
-    cacheable: true,
-    options: queryOptions,
-    begin: (parsed) => {
-      const query = withSummary(app, collection, parsed);
-      const planned = planQuery(query, collectionPlanContext(app, collection));
-      return planned.ok ? { ok: true, plan: planned.plan, carry: { query }, sortKeys: query.orderby.length } : planned;
-    },
-    // A query the server signed was valid when the walk began; it is never checked again, so a
-    // property that no item has any more cannot end a walk halfway (CONVENTIONS.md#skip-tokens).
-    resume: (position) =>
-      position.query === undefined
-        ? undefined
-        : planQuery(position.query, { ...collectionPlanContext(app, collection), known: () => true }),
-  };
+  return new CollectionWalk(app, collection);
+}
+
+/**
+ * A collection's walk, made on every GET of it: one object, whose links and plans are made only when a
+ * page is built (a kept page needs none of them, lib/resources/paging.ts).
+ */
+class CollectionWalk implements Walk<CollectionQuery> {
+  readonly cacheable = true;
+  readonly options = queryOptions;
+
+  constructor(
+    private readonly app: CollectionQuerying,
+    readonly collection: string,
+  ) {}
+
+  get scope(): string {
+    return this.collection;
+  }
+
+  get path(): string {
+    return `/${this.collection}`;
+  }
+
+  get itemLink(): (id: string) => string {
+    return itemLinks(this.app, this.collection);
+  }
+
+  begin(parsed: CollectionQuery): Begun {
+    const query = withSummary(this.app, this.collection, parsed);
+    const planned = planQuery(query, collectionPlanContext(this.app, this.collection));
+    return planned.ok ? { ok: true, plan: planned.plan, carry: { query }, sortKeys: query.orderby.length } : planned;
+  }
+
+  // A query the server signed was valid when the walk began; it is never checked again, so a
+  // property that no item has any more cannot end a walk halfway (CONVENTIONS.md#skip-tokens).
+  resume(position: PagePosition): Planned | undefined {
+    if (position.query === undefined) return undefined;
+    return planQuery(position.query, { ...collectionPlanContext(this.app, this.collection), known: () => true });
+  }
 }
 
 /** The properties a query over `collection` may name, and where its items' select links lead. */

@@ -11,7 +11,8 @@ import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { itemPath, unavailableReply } from './common.js';
 import { conditionalDelete, conditionalPut, type ConditionalWriting } from './conditional-writes.js';
-import { itemReadReply, itemWriteReply as writeReply, type ItemReading } from './replies.js';
+import { HTML_TYPE } from '../html/views.js';
+import { itemJsonReply, itemReadReply, itemWriteReply as writeReply, type ItemReading } from './replies.js';
 
 const DAY_MS = 86_400_000;
 
@@ -26,11 +27,10 @@ export function getItem(app: ItemReading & Pick<App, 'store'>, rq: RequestContex
   if (record === undefined) {
     return problemReply(problem('not-found', `There is no resource at ${itemPath(collection, id)}.`));
   }
-  return itemReadReply(app, rq, record, {
-    path: itemPath(collection, id),
-    listPath: `/${collection}`,
-    cacheControl: readCacheControl(app.policy, collection),
-  });
+  const cacheControl = readCacheControl(app.policy, collection);
+  // The JSON needs none of the paths an HTML page shows.
+  if (rq.media !== HTML_TYPE) return itemJsonReply(app, rq, record, cacheControl);
+  return itemReadReply(app, rq, record, { path: itemPath(collection, id), listPath: `/${collection}`, cacheControl });
 }
 
 export function putItem(app: ItemWriting, rq: RequestContext): Promise<Reply> {

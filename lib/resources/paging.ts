@@ -113,15 +113,16 @@ type Resolved = { readonly ok: true; readonly page: BuiltPage } | { readonly ok:
 
 /** GET of a paged resource: one page, or its 304, or a problem; a kept page's at once, without a promise. */
 export function pagedReply<T>(app: Paging, rq: RequestContext, walk: Walk<T>): Reply | Promise<Reply> {
+  // A page, kept or to be built, waits while slow readers hold the send queue's cap.
+  if (app.sendQueue.full) return problemReply(momentary('send-queue-full'));
+  const request = pageRequest(app, rq);
+  const kept = keptPage(app, request, walk);
+  if (kept !== undefined) return keptReply(app, rq, walk, request, kept);
   // Room for a page as large as the byte budget allows, asked before anything is built; given back
   // once the reply is made, when the send queue starts counting its real bytes.
   const room = app.sendQueue.reserve(app.config.limits.pageBytes);
   if (room === undefined) return problemReply(momentary('send-queue-full'));
-  const request = pageRequest(app, rq);
-  const kept = keptPage(app, request, walk);
-  if (kept === undefined) return builtReply(app, rq, walk, request, room);
-  room();
-  return keptReply(app, rq, walk, request, kept);
+  return builtReply(app, rq, walk, request, room);
 }
 
 /** The validators of what a plain GET of the resource answers: its first page as JSON, in its default size. */
@@ -141,8 +142,10 @@ export async function pageValidators<T>(app: Paging, walk: Walk<T>): Promise<Val
  */
 function pageRequest(app: Pick<App, 'config'>, rq: RequestContext): PageRequest {
   const { query, media } = rq;
-  const preferences = parsePrefer(fieldLines(rq.req, 'prefer'));
   const { default: fallback, max } = app.config.pageSize;
+  const lines = fieldLines(rq.req, 'prefer');
+  if (lines === undefined) return { query, media, pageSize: fallback };
+  const preferences = parsePrefer(lines);
   if (preferences.maxPageSize === undefined) return { query, media, pageSize: fallback };
   const pageSize = Math.min(Math.max(preferences.maxPageSize, 1), max);
   return { query, media, pageSize, preference: preferences.maxPageSizeToken ?? 'maxpagesize' };

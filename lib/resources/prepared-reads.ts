@@ -16,7 +16,7 @@
 // read prepare an answer that is dropped before it is asked for again, and cost three times what
 // answering the read does (measured with reads over 10,000 items against a cache of 8,192).
 import type { CachePolicy } from '../http/cache-policy.js';
-import { prepareReply, type Reply } from '../http/respond.js';
+import { keptReply, type Reply } from '../http/respond.js';
 import type { Validators } from '../protocol/conditional.js';
 import type { Representation } from '../protocol/representation.js';
 import type { App, RequestContext } from './context.js';
@@ -32,8 +32,8 @@ export interface PreparedRead {
 
 /** The 200 and 304 of `representation` read with `options`, their heads listed once. Pure. */
 export function prepareRead(policy: CachePolicy, representation: Representation, options: ReadOptions): PreparedRead {
-  const ok = prepareReply(readAnswer(policy, representation, options, 200));
-  const notModified = prepareReply(readAnswer(policy, representation, options, 304));
+  const ok = keptReply(readAnswer(policy, representation, options, 200));
+  const notModified = keptReply(readAnswer(policy, representation, options, 304));
   return {
     validators: readValidators(representation, options),
     ok,

@@ -5,10 +5,10 @@
 //   client asked for text/html, as its page (lib/resources/html.ts);
 // - the answer to a successful PUT (CONVENTIONS.md#put-responses): the stored representation, its ETag, where it lives
 //   (Content-Location, RFC 9110 §8.7) and, on 201, the Location of the new resource.
-import { evaluatePreconditions, readPreconditionFields, type Validators } from '../protocol/conditional.js';
+import { decidePreconditions, readPreconditionFields, type Validators } from '../protocol/conditional.js';
 import { formatHttpDate } from '../protocol/http-date.js';
 import { noStoreCacheControl, varyOf, type CachePolicy } from '../http/cache-policy.js';
-import { JSON_TYPE, jsonReply, problemReply, type Reply } from '../http/respond.js';
+import { JSON_TYPE, jsonReply, listedReply, problemReply, type Reply } from '../http/respond.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { itemPath, link, verdictProblem } from './common.js';
@@ -17,8 +17,6 @@ import { HTML_CONTENT_TYPE, HTML_SECURITY_POLICY, HTML_TYPE, type ItemTable } fr
 import type { JsonObject } from '../json.js';
 import { itemHtml } from './html.js';
 
-/** For a request without date preconditions: no date is compared with the clock, which is left unread. */
-const UNDATED = { now: 0 };
 const BY_ACCEPT = ['Accept'];
 
 export interface ReadOptions {
@@ -53,8 +51,9 @@ export function readOutcome(app: Pick<App, 'clock'>, rq: RequestContext, validat
   const fields = readPreconditionFields(rq.req.rawHeaders);
   // The clock is read only when a date is to be compared with it (RFC 9110 §13.1.3-4).
   const dated = fields.ifModifiedSince !== undefined || fields.ifUnmodifiedSince !== undefined;
-  const clock = dated ? { now: app.clock.now() } : UNDATED;
-  const verdict = evaluatePreconditions(rq.req.method ?? 'GET', fields, validators, clock);
+  const now = dated ? app.clock.now() : 0;
+  // The validators are the server's own (a representation's ETag, a stored time): not checked again.
+  const verdict = decidePreconditions(rq.req.method ?? 'GET', fields, validators, now);
   if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
   return verdict.kind === 'not-modified' ? 304 : 200;
 }
@@ -66,18 +65,18 @@ export function readAnswer(
   options: ReadOptions,
   status: 200 | 304,
 ): Reply {
-  // One header object, built in the order the fields are sent.
-  const headers: Record<string, string> = status === 304 ? {} : { 'Content-Type': options.contentType ?? JSON_TYPE };
-  headers['ETag'] = representation.etag;
-  headers['Cache-Control'] = options.cacheControl;
+  // The fields listed once, in the order they are sent, as `send` hands them to writeHead.
+  const fields: string[] = status === 304 ? [] : ['Content-Type', options.contentType ?? JSON_TYPE];
+  fields.push('ETag', representation.etag, 'Cache-Control', options.cacheControl);
   if (options.lastModified !== undefined) {
-    headers['Last-Modified'] = representation.lastModified ?? formatHttpDate(options.lastModified);
+    fields.push('Last-Modified', representation.lastModified ?? formatHttpDate(options.lastModified));
   }
   const vary = varyOf(policy, options.negotiated);
-  if (vary !== undefined) headers['Vary'] = vary;
-  if (options.fields !== undefined) Object.assign(headers, options.fields);
-  if (options.contentType === HTML_CONTENT_TYPE) headers['Content-Security-Policy'] = HTML_SECURITY_POLICY;
-  return status === 304 ? { status, headers } : { status, headers, body: representation.bytes };
+  if (vary !== undefined) fields.push('Vary', vary);
+  const more = options.fields;
+  if (more !== undefined) for (const name in more) fields.push(name, more[name] as string);
+  if (options.contentType === HTML_CONTENT_TYPE) fields.push('Content-Security-Policy', HTML_SECURITY_POLICY);
+  return status === 304 ? listedReply(status, fields) : listedReply(status, fields, representation.bytes);
 }
 
 /** What serving one stored item needs. */
@@ -95,10 +94,19 @@ export interface ItemRead {
 
 /** GET of one stored item: its JSON, or its HTML page when that is what was negotiated. */
 export function itemReadReply(app: ItemReading, rq: RequestContext, record: StoredRecord, read: ItemRead): Reply {
-  const options = itemReadOptions(record, read.cacheControl);
-  if (rq.media !== HTML_TYPE) return readReply(app, rq, app.representations.itemJson(record), options);
+  if (rq.media !== HTML_TYPE) return itemJsonReply(app, rq, record, read.cacheControl);
   const page = itemHtml(app, record, read.path, read.listPath, read.cacheControl, read.tables?.(record.doc));
-  return readReply(app, rq, page, { ...options, contentType: HTML_CONTENT_TYPE });
+  return readReply(app, rq, page, { ...itemReadOptions(record, read.cacheControl), contentType: HTML_CONTENT_TYPE });
+}
+
+/** GET of one stored item as its JSON: what nearly every read of an item asks for. */
+export function itemJsonReply(
+  app: Pick<App, 'clock' | 'policy' | 'representations'>,
+  rq: RequestContext,
+  record: StoredRecord,
+  cacheControl: string,
+): Reply {
+  return readReply(app, rq, app.representations.itemJson(record), itemReadOptions(record, cacheControl));
 }
 
 /** How one stored item is read: chosen by Accept, validated by its ETag and modification time. */

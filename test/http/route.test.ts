@@ -331,4 +331,13 @@ describe('Router: the matches it remembers', () => {
     assert.equal(first[1]?.kind, 'invalid');
     assert.equal(first[5]?.kind, 'invalid');
   });
+
+  it('should remember each of 256 paths read in turn (paths sharing a slot pushed each other out)', () => {
+    const router = new Router<RouteName>(tableFor(WEBHOOK));
+    const paths = Array.from({ length: 256 }, (_, n) => `/items/i${String(n * 39).padStart(7, '0')}`);
+    for (let round = 0; round < 3; round++) for (const path of paths) router.match(path);
+    // A remembered match is handed back as the same object; one matched afresh is a new one.
+    const forgotten = paths.filter((path) => router.match(path) !== router.match(path));
+    assert.deepEqual(forgotten, []);
+  });
 });
