@@ -116,7 +116,7 @@ export function storedReply(
   const representation = app.representations.itemJson(record);
   const headers: Record<string, string> = {
     ETag: representation.etag,
-    'Last-Modified': formatHttpDate(record.modifiedAt),
+    'Last-Modified': representation.lastModified ?? formatHttpDate(record.modifiedAt),
     'Content-Location': contentLocation,
     'Cache-Control': noStoreCacheControl(app.policy),
   };

@@ -22,9 +22,13 @@ export class RepresentationCache {
     return representation;
   }
 
-  /** Remembers the representation the write path already computed for a record it just committed. */
+  /**
+   * Remembers the representation the write path already computed for a record it just committed, with
+   * its Last-Modified text: the write's own answer carries it at once.
+   */
   prime(record: StoredRecord, representation: Representation): void {
-    this.json.set(record, representation);
+    const { bytes, etag } = representation;
+    this.json.set(record, { bytes, etag, lastModified: formatHttpDate(record.modifiedAt) });
   }
 }
 

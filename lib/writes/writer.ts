@@ -129,10 +129,17 @@ export class Writer {
   async write(changes: readonly Mutation[], options: WriteOptions = {}): Promise<WriteResult> {
     if (changes.length === 0 && options.remember === undefined) throw new TypeError('Writer.write: nothing to write');
     const representations: (Representation | undefined)[] = [];
-    for (const [index, change] of changes.entries()) {
+    // What the batch holds: a represented put carries its representation's bytes, which are exactly
+    // JSON.stringify(doc), so the journal writes them instead of serializing the document again.
+    const mutations: Mutation[] = [];
+    for (let index = 0; index < changes.length; index++) {
+      const change = changes[index] as Mutation;
       const checked = this.check(change);
       if (checked.problem !== undefined) return { ok: false, reason: 'invalid', index, problem: checked.problem };
-      representations.push(checked.representation);
+      const { representation } = checked;
+      representations.push(representation);
+      const represented = change.kind === 'put' && representation !== undefined;
+      mutations.push(represented ? { ...change, json: representation.bytes } : change);
     }
     // From here to the commit call nothing awaits, so the registry's count includes every write before it.
     const registration = this.fields.register(changes, this.propertyNames);
@@ -143,7 +150,7 @@ export class Writer {
     try {
       const events = this.options.events?.(changes, representations) ?? [];
       // Field registrations and the remembered outcome follow the changes, so a conflict's index is a change's.
-      const mutations = [...changes, ...registration.mutations, ...events];
+      mutations.push(...registration.mutations, ...events);
       if (options.remember !== undefined) mutations.push(this.rememberMutation(options.remember));
       const { unchanged } = options;
       result = await this.options.store.commit(unchanged === undefined ? { mutations } : { mutations, unchanged });
