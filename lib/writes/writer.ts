@@ -165,12 +165,14 @@ export class Writer {
         ? { ok: false, reason: 'conflict', index: result.index }
         : { ok: false, reason: 'conflict', index: result.index, current: result.current };
     }
-    const records = changes.map((_, index) => result.commit.applied[index]?.record);
-    for (const [index, record] of records.entries()) {
+    const records: (StoredRecord | undefined)[] = [];
+    for (let index = 0; index < changes.length; index++) {
+      const record = result.commit.applied[index]?.record;
       const representation = representations[index];
       if (record !== undefined && representation !== undefined) {
         this.options.representations.prime(record, representation);
       }
+      records.push(record);
     }
     return { ok: true, commit: result.commit, records };
   }
