@@ -28,10 +28,11 @@ const OBS_TEXT_LAST = 0xff;
 /** 16 bytes of SHA-256 are 128 bits: collisions are out of reach, and base64url of 16 bytes is 22 characters. */
 const ETAG_HASH_BYTES = 16;
 /**
- * One-shot SHA-256 where Node has `crypto.hash` (20.12 on): no Hash object per tag, which halves the cost
- * of the ETag every write and every first read computes. `createHash` on an older Node 20.
+ * SHA-256 of bytes (a string as UTF-8), one-shot where Node has `crypto.hash` (20.12 on): no Hash object
+ * per digest, which halves the cost of the ETag every write and every first read computes, and of the
+ * digests of a keyed POST. `createHash` on an older Node 20.
  */
-const sha256: (bytes: Uint8Array | string) => Buffer =
+export const sha256: (bytes: Uint8Array | string) => Buffer =
   typeof crypto.hash === 'function'
     ? (bytes) => crypto.hash('sha256', bytes, 'buffer')
     : (bytes) => crypto.createHash('sha256').update(bytes).digest();
