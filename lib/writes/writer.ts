@@ -110,7 +110,13 @@ export function changeProblem(
 }
 
 export interface WriteOptions {
-  readonly remember?: RememberedOutcome;
+  /**
+   * The outcome to keep with the changes; a function gets the representations of the changes (as
+   * Writer.write computed them) and may answer undefined to keep none.
+   */
+  readonly remember?:
+    | RememberedOutcome
+    | ((representations: readonly (Representation | undefined)[]) => RememberedOutcome | undefined);
   /** Commit only if the collection is as it was (a conflict at index -1 otherwise; Batch.unchanged). */
   readonly unchanged?: CollectionUnchanged;
 }
@@ -151,7 +157,9 @@ export class Writer {
       const events = this.options.events?.(changes, representations) ?? [];
       // Field registrations and the remembered outcome follow the changes, so a conflict's index is a change's.
       mutations.push(...registration.mutations, ...events);
-      if (options.remember !== undefined) mutations.push(this.rememberMutation(options.remember));
+      const { remember } = options;
+      const outcome = typeof remember === 'function' ? remember(representations) : remember;
+      if (outcome !== undefined) mutations.push(this.rememberMutation(outcome));
       const { unchanged } = options;
       result = await this.options.store.commit(unchanged === undefined ? { mutations } : { mutations, unchanged });
     } finally {
