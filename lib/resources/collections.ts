@@ -10,13 +10,14 @@ import { problem } from '../protocol/problem.js';
 import { problemReply, type Reply } from '../http/respond.js';
 import { newId } from '../ids.js';
 import type { JsonObject } from '../json.js';
-import type { CollectionUnchanged, StoredRecord } from '../store/types.js';
+import type { CollectionUnchanged, Mutation, StoredRecord } from '../store/types.js';
+import type { Representation } from '../protocol/representation.js';
 import { IDEMPOTENCY_SPACE, type RememberedOutcome } from '../writes/writer.js';
 import type { App, RequestContext } from './context.js';
-import { readJsonObject, unavailableReply, verdictProblem, type JsonBody } from './common.js';
+import { itemPath, link, readJsonObject, unavailableReply, verdictProblem, type JsonBody } from './common.js';
 import { collectionWalk, type CollectionQuerying } from './collection-walk.js';
 import { fingerprintOf, fingerprintOfRecord, isStorable, outcomeOf, recordId, replayOf } from './idempotency.js';
-import { itemWriteReply } from './replies.js';
+import { itemWriteReply, representedReply } from './replies.js';
 import { pagedReply, pageValidators, type Paging } from './paging.js';
 
 /** What a POST needs: the page its preconditions compare, their turns, the write path, the keys in flight. */
@@ -121,12 +122,15 @@ async function insert(
   const id = newId(app.clock.now(), (size) => app.random.bytes(size));
   const doc: JsonObject = { id, ...body.doc };
   // Every header of the reply is known before the commit but Last-Modified, which a replay takes from
-  // the record's own commit time (the same batch).
-  const outcome = remember(itemWriteReply(app, 201, { collection, id, version: 0, modifiedAt: 0, doc }));
-  const result = await app.writer.write([{ kind: 'put', collection, id, doc, expect: { absent: true } }], {
-    ...(outcome === undefined ? {} : { remember: outcome }),
-    ...(unchanged === undefined ? {} : { unchanged }),
-  });
+  // the record's own commit time (the same batch); the writer hands over the representation it made.
+  const location = link(app, itemPath(collection, id));
+  const outcome = (representations: readonly (Representation | undefined)[]): RememberedOutcome | undefined => {
+    const representation = representations[0] as Representation;
+    return remember(representedReply(app, 201, representation, undefined, location, location));
+  };
+  const put: Mutation = { kind: 'put', collection, id, doc, expect: { absent: true } };
+  const options = unchanged === undefined ? { remember: outcome } : { remember: outcome, unchanged };
+  const result = await app.writer.write([put], options);
   if (result.ok) return itemWriteReply(app, 201, result.records[0] as StoredRecord);
   if (result.reason === 'invalid') {
     const reply = problemReply(result.problem);

@@ -7,10 +7,10 @@
 //
 // Keys are scoped to the caller: with API keys on, two clients that happen to pick the same key do not
 // see each other's responses.
-import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { StoredRecord } from '../store/types.js';
 import type { Reply } from '../http/respond.js';
+import { sha256 } from '../protocol/etag.js';
 import { formatHttpDate } from '../protocol/http-date.js';
 import type { RememberedOutcome } from '../writes/writer.js';
 
@@ -42,11 +42,11 @@ export class KeysInFlight {
 }
 
 export function recordId(principal: string, key: string): string {
-  return createHash('sha256').update(`${principal}\u0000${key}`).digest('hex');
+  return sha256(`${principal}\u0000${key}`).toString('hex');
 }
 
 export function fingerprintOf(req: IncomingMessage, target: string, body: Buffer): string {
-  const bodyHash = createHash('sha256').update(body).digest('hex');
+  const bodyHash = sha256(body).toString('hex');
   return `${req.method ?? ''} ${target} ${bodyHash}`;
 }
 

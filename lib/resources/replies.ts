@@ -122,12 +122,27 @@ export function storedReply(
   contentLocation: string,
 ): Reply {
   const representation = app.representations.itemJson(record);
-  const headers: Record<string, string> = {
-    ETag: representation.etag,
-    'Last-Modified': formatHttpDate(record.modifiedAt),
-    'Content-Location': contentLocation,
-    'Cache-Control': noStoreCacheControl(app.policy),
-  };
+  const lastModified = representation.lastModified ?? formatHttpDate(record.modifiedAt);
+  return representedReply(app, status, representation, lastModified, location, contentLocation);
+}
+
+/**
+ * The answer to a write from the representation it stored: what storedReply answers, without a
+ * Last-Modified when `lastModified` is undefined (the write is not committed yet: a keyed POST keeps
+ * this answer in the same batch, and its replay takes the date from that batch's commit time).
+ */
+export function representedReply(
+  app: Pick<App, 'policy'>,
+  status: 200 | 201,
+  representation: Representation,
+  lastModified: string | undefined,
+  location: string,
+  contentLocation: string,
+): Reply {
+  const headers: Record<string, string> = { ETag: representation.etag };
+  if (lastModified !== undefined) headers['Last-Modified'] = lastModified;
+  headers['Content-Location'] = contentLocation;
+  headers['Cache-Control'] = noStoreCacheControl(app.policy);
   if (status === 201) headers['Location'] = location;
   const vary = varyOf(app.policy, ['Accept']);
   if (vary !== undefined) headers['Vary'] = vary;

@@ -7,8 +7,13 @@ import { formatHttpDate } from '../protocol/http-date.js';
 import { represent, type Representation } from '../protocol/representation.js';
 import type { StoredRecord } from '../store/types.js';
 
+const MS_PER_SECOND = 1000;
+
 export class RepresentationCache {
   private readonly json = new WeakMap<StoredRecord, Representation>();
+  /** The second the last Last-Modified text was formatted for, and that text. */
+  private dateSecond = Number.NaN;
+  private dateText = '';
 
   /** The application/json representation of one record. */
   itemJson(record: StoredRecord): Representation {
@@ -22,9 +27,23 @@ export class RepresentationCache {
     return representation;
   }
 
-  /** Remembers the representation the write path already computed for a record it just committed. */
+  /**
+   * Remembers the representation the write path already computed for a record it just committed, with
+   * its Last-Modified text: the write's own answer carries it at once.
+   */
   prime(record: StoredRecord, representation: Representation): void {
-    this.json.set(record, representation);
+    const { bytes, etag } = representation;
+    this.json.set(record, { bytes, etag, lastModified: this.httpDate(record.modifiedAt) });
+  }
+
+  /** formatHttpDate, formatted once per second: an HTTP-date has whole seconds, and a second's writes share it. */
+  private httpDate(ms: number): string {
+    const second = Math.floor(ms / MS_PER_SECOND);
+    if (second !== this.dateSecond) {
+      this.dateText = formatHttpDate(ms);
+      this.dateSecond = second;
+    }
+    return this.dateText;
   }
 }
 

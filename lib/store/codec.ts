@@ -74,10 +74,27 @@ export class Crc32c {
 
 /** Frames one JSON payload. */
 export function encodeFrame(crc: Crc32c, json: string): Buffer {
-  const length = Buffer.byteLength(json);
+  return framed(crc, [json]);
+}
+
+/**
+ * One frame of `parts` written one after another: strings as UTF-8, byte runs as they are (a put's
+ * document from its `json` bytes), so a payload is never assembled as a string first.
+ */
+function framed(crc: Crc32c, parts: readonly (string | Uint8Array)[]): Buffer {
+  let length = 0;
+  for (const part of parts) length += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
   if (length > MAX_FRAME_PAYLOAD) throw new RangeError(`frame payload of ${length} bytes exceeds ${MAX_FRAME_PAYLOAD}`);
   const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + length);
-  frame.write(json, FRAME_HEADER_BYTES, 'utf8');
+  let at = FRAME_HEADER_BYTES;
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      at += frame.write(part, at, 'utf8');
+    } else {
+      frame.set(part, at);
+      at += part.length;
+    }
+  }
   frame.writeUInt32LE(FRAME_MAGIC, 0);
   frame.writeUInt32LE(length, 4);
   frame.writeUInt32LE(crc.compute(frame, FRAME_HEADER_BYTES), 8);
@@ -181,29 +198,54 @@ export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly o
  *
  * A put, the mutation nearly every write is, is an array too: [collection, id, doc] with expiresAt, or
  * null and dueAt, after it when it has them; its id is null when the document carries it as "id" (every
- * item does), so the id is stored once. Any other mutation is its object. Expectations are left out:
- * they were checked before the record was written, and replay applies only what was accepted.
+ * item does), so the id is stored once. Its document is the mutation's `json` bytes when the writer made
+ * them (the item's representation: JSON.stringify(doc), so a write serializes its document once), else
+ * JSON.stringify(doc). Any other mutation is its object. Expectations are left out: they were checked
+ * before the record was written, and replay applies only what was accepted.
  * Records of the first form, {"seq", "group", "at", "batch": {"mutations": [...]}}, are still read.
  */
-export function encodeRecord(record: JournalRecord): string {
+export function encodeRecordFrame(crc: Crc32c, record: JournalRecord): Buffer {
   const { seq, group, at } = record;
+  const parts: (string | Uint8Array)[] = [];
   let text = `[${seq},${seq - group},${JSON.stringify(at)}`;
-  for (const mutation of record.batch.mutations) text += `,${encodeMutation(mutation)}`;
-  return `${text}]`;
+  for (const mutation of record.batch.mutations) {
+    if (mutation.kind !== 'put') {
+      text += `,${encodeOther(mutation)}`;
+      continue;
+    }
+    text += `,${putHead(mutation)}`;
+    if (mutation.json === undefined) {
+      text += JSON.stringify(mutation.doc);
+    } else {
+      parts.push(text, mutation.json);
+      text = '';
+    }
+    text += putTail(mutation);
+  }
+  parts.push(`${text}]`);
+  return framed(crc, parts);
 }
 
-function encodeMutation(mutation: Mutation): string {
-  if (mutation.kind !== 'put') {
-    if (mutation.kind === 'restore' || mutation.expect === undefined) return JSON.stringify(mutation);
-    const { expect: _expect, ...kept } = mutation;
-    return JSON.stringify(kept);
+type Put = Extract<Mutation, { kind: 'put' }>;
+
+/** A put's array form up to its document: `[collection,id,` (id null when the document carries it). */
+function putHead(put: Put): string {
+  return `[${JSON.stringify(put.collection)},${put.doc['id'] === put.id ? 'null' : JSON.stringify(put.id)},`;
+}
+
+/** A put's array form after its document: expiresAt, or null and dueAt, when it has them. */
+function putTail(put: Put): string {
+  const { expiresAt, dueAt } = put;
+  if (dueAt !== undefined) {
+    return `,${expiresAt === undefined ? 'null' : JSON.stringify(expiresAt)},${JSON.stringify(dueAt)}]`;
   }
-  const { collection, id, doc, expiresAt, dueAt } = mutation;
-  const idText = doc['id'] === id ? 'null' : JSON.stringify(id);
-  const tail = dueAt !== undefined
-    ? `,${expiresAt === undefined ? 'null' : JSON.stringify(expiresAt)},${JSON.stringify(dueAt)}`
-    : expiresAt !== undefined ? `,${JSON.stringify(expiresAt)}` : '';
-  return `[${JSON.stringify(collection)},${idText},${JSON.stringify(doc)}${tail}]`;
+  return expiresAt === undefined ? ']' : `,${JSON.stringify(expiresAt)}]`;
+}
+
+function encodeOther(mutation: Exclude<Mutation, Put>): string {
+  if (mutation.kind === 'restore' || mutation.expect === undefined) return JSON.stringify(mutation);
+  const { expect: _expect, ...kept } = mutation;
+  return JSON.stringify(kept);
 }
 
 /** Parses and checks a journal payload whose checksum already held (either form). */
@@ -298,6 +340,7 @@ function mutationProblem(value: unknown): string | undefined {
   switch (value.kind) {
     case 'put':
       if (!isJsonObject(value.doc)) return 'put has no document';
+      if (value.json !== undefined && !(value.json instanceof Uint8Array)) return 'put has bad json bytes';
       if (value.expiresAt !== undefined && !isTime(value.expiresAt)) return 'put has a bad expiresAt';
       if (value.dueAt !== undefined && !isTime(value.dueAt)) return 'put has a bad dueAt';
       return expectationProblem(value.expect);

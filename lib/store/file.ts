@@ -30,7 +30,7 @@ import type { Crc32c } from './codec.js';
 import { assertBatch, conflictResult, unavailable, Watchers } from './commit-step.js';
 import type { FileIO } from './fs-io.js';
 import { describeError, hasCode, nodeFileIO } from './fs-io.js';
-import type { JournalWriter, Waiting } from './journal.js';
+import type { JournalWriter, Member, Waiting } from './journal.js';
 import { Group, keysOf } from './journal.js';
 import { FileSideLogs } from './side-log.js';
 import type { DirLock } from './lock.js';
@@ -296,9 +296,10 @@ export class FileStore implements Store {
     // whole group at once.
     this.applying = true;
     try {
-      const first = group.firstSeq;
-      for (const [index, member] of group.members.entries()) {
-        const commit = this.parts.state.apply(member.batch, first + index, member.at);
+      const { firstSeq, members } = group;
+      for (let index = 0; index < members.length; index++) {
+        const member = members[index] as Member;
+        const commit = this.parts.state.apply(member.batch, firstSeq + index, member.at);
         this.watchers.notify(commit);
         member.resolve({ ok: true, commit });
       }

@@ -13,7 +13,7 @@
 // have dropped), so the next append first truncates back to that offset on a fresh handle.
 import { join } from 'node:path';
 import type { Crc32c } from './codec.js';
-import { encodeFrame, encodeRecord } from './codec.js';
+import { encodeRecordFrame } from './codec.js';
 import type { FileHandleIO, FileIO } from './fs-io.js';
 import { describeError, writeFully } from './fs-io.js';
 import type { Batch, CommitResult } from './types.js';
@@ -232,7 +232,7 @@ export class Group {
   }
 
   private frame(batch: Batch, seq: number, at: number): Buffer {
-    return encodeFrame(this.crc, encodeRecord({ seq, group: this.first, at, batch }));
+    return encodeRecordFrame(this.crc, { seq, group: this.first, at, batch });
   }
 }
 

@@ -315,7 +315,8 @@ export class StoreState {
       case 'put': {
         const { collection, id } = mutation;
         const record = makeRecord(collection, id, seq, at, mutation.doc, mutation.expiresAt, mutation.dueAt);
-        if (!this.bulk) space.keys.insert(mutation.id);
+        // A live record's id is in `keys` already (the two change together): a replace searches nothing.
+        if (previous === undefined && !this.bulk) space.keys.insert(mutation.id);
         space.records.set(mutation.id, record);
         const { expiresAt } = mutation;
         if (expiresAt !== undefined) this.expiries.push({ at: expiresAt, collection, id, tombstone: false });

@@ -69,6 +69,13 @@ export type Mutation =
       readonly collection: string;
       readonly id: string;
       readonly doc: JsonObject;
+      /**
+       * Exactly JSON.stringify(doc) as UTF-8, when the caller has it already (the write path makes it as
+       * the item's representation): the journal writes these bytes instead of serializing the document
+       * again. Bytes that are not exactly that would replay as another document, so leave it out unless
+       * they are made from `doc` itself.
+       */
+      readonly json?: Uint8Array;
       readonly expect?: Expectation;
       readonly expiresAt?: number;
       readonly dueAt?: number;

@@ -110,7 +110,13 @@ export function changeProblem(
 }
 
 export interface WriteOptions {
-  readonly remember?: RememberedOutcome;
+  /**
+   * The outcome to keep with the changes; a function gets the representations of the changes (as
+   * Writer.write computed them) and may answer undefined to keep none.
+   */
+  readonly remember?:
+    | RememberedOutcome
+    | ((representations: readonly (Representation | undefined)[]) => RememberedOutcome | undefined);
   /** Commit only if the collection is as it was (a conflict at index -1 otherwise; Batch.unchanged). */
   readonly unchanged?: CollectionUnchanged;
 }
@@ -129,10 +135,17 @@ export class Writer {
   async write(changes: readonly Mutation[], options: WriteOptions = {}): Promise<WriteResult> {
     if (changes.length === 0 && options.remember === undefined) throw new TypeError('Writer.write: nothing to write');
     const representations: (Representation | undefined)[] = [];
-    for (const [index, change] of changes.entries()) {
+    // What the batch holds: a represented put carries its representation's bytes, which are exactly
+    // JSON.stringify(doc), so the journal writes them instead of serializing the document again.
+    const mutations: Mutation[] = [];
+    for (let index = 0; index < changes.length; index++) {
+      const change = changes[index] as Mutation;
       const checked = this.check(change);
       if (checked.problem !== undefined) return { ok: false, reason: 'invalid', index, problem: checked.problem };
-      representations.push(checked.representation);
+      const { representation } = checked;
+      representations.push(representation);
+      const represented = change.kind === 'put' && representation !== undefined;
+      mutations.push(represented ? { ...change, json: representation.bytes } : change);
     }
     // From here to the commit call nothing awaits, so the registry's count includes every write before it.
     const registration = this.fields.register(changes, this.propertyNames);
@@ -143,8 +156,10 @@ export class Writer {
     try {
       const events = this.options.events?.(changes, representations) ?? [];
       // Field registrations and the remembered outcome follow the changes, so a conflict's index is a change's.
-      const mutations = [...changes, ...registration.mutations, ...events];
-      if (options.remember !== undefined) mutations.push(this.rememberMutation(options.remember));
+      mutations.push(...registration.mutations, ...events);
+      const { remember } = options;
+      const outcome = typeof remember === 'function' ? remember(representations) : remember;
+      if (outcome !== undefined) mutations.push(this.rememberMutation(outcome));
       const { unchanged } = options;
       result = await this.options.store.commit(unchanged === undefined ? { mutations } : { mutations, unchanged });
     } finally {
@@ -158,12 +173,14 @@ export class Writer {
         ? { ok: false, reason: 'conflict', index: result.index }
         : { ok: false, reason: 'conflict', index: result.index, current: result.current };
     }
-    const records = changes.map((_, index) => result.commit.applied[index]?.record);
-    for (const [index, record] of records.entries()) {
+    const records: (StoredRecord | undefined)[] = [];
+    for (let index = 0; index < changes.length; index++) {
+      const record = result.commit.applied[index]?.record;
       const representation = representations[index];
       if (record !== undefined && representation !== undefined) {
         this.options.representations.prime(record, representation);
       }
+      records.push(record);
     }
     return { ok: true, commit: result.commit, records };
   }

@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { constants } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Crc32c, decodeRecord, encodeRecordFrame, FRAME_HEADER_BYTES } from '../../lib/store/codec.js';
 import { openFileStore } from '../../lib/store/file.js';
+import type { Mutation } from '../../lib/store/types.js';
 import type { FileHandleIO, FileIO } from '../../lib/store/fs-io.js';
 import { nodeFileIO } from '../../lib/store/fs-io.js';
 import { withTempDir } from '../support/temp-dir.js';
@@ -254,5 +256,21 @@ describe('journal disk use', () => {
         await opened.store.close();
       }
     });
+  });
+});
+
+describe('journal frames', () => {
+  it('should write a put that carries its JSON bytes exactly as one whose document it serializes', () => {
+    const crc = new Crc32c();
+    const doc = { id: 'a', name: 'é', tags: ['x'], n: 1.5 };
+    const plain: Mutation = { kind: 'put', collection: 'c', id: 'a', doc, expiresAt: 5, dueAt: 7 };
+    const carried: Mutation = { ...plain, json: Buffer.from(JSON.stringify(doc), 'utf8') };
+    const other: Mutation = { kind: 'delete', collection: 'c', id: 'b', expect: { version: 3 } };
+    const frame = (put: Mutation): Buffer =>
+      encodeRecordFrame(crc, { seq: 9, group: 8, at: 1000, batch: { mutations: [put, other, put] } });
+    assert.deepEqual(frame(carried), frame(plain));
+    const decoded = decodeRecord(frame(carried).subarray(FRAME_HEADER_BYTES));
+    assert.ok(decoded.ok);
+    assert.deepEqual(decoded.value.batch.mutations[0], { kind: 'put', collection: 'c', id: 'a', doc, expiresAt: 5, dueAt: 7 });
   });
 });
