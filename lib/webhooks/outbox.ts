@@ -223,14 +223,16 @@ class OutboxPolicy implements JobPolicy {
     const secrets = signingSecrets(store.get(SECRET_SPACE, subscriptionId)?.doc, now);
     if (secrets.length === 0 || body === undefined) return dead(null, 'the delivery has lost its secret or body');
     const eventId = record.doc['eventId'];
+    // Encoded once: both signatures and the request read the same bytes.
+    const bytes = Buffer.from(body);
     const request = {
       url: subscription.url,
-      body,
+      body: bytes,
       refusePrivateAddresses: config.refusePrivateAddresses,
       headers: {
         'Content-Type': 'application/json',
         'User-Agent': this.options.userAgent,
-        ...signatureFields(typeof eventId === 'string' ? eventId : record.id, body, secrets, now),
+        ...signatureFields(typeof eventId === 'string' ? eventId : record.id, bytes, secrets, now),
       },
     };
     return this.send(request, stored, stop);
@@ -324,7 +326,7 @@ class OutboxPolicy implements JobPolicy {
  */
 function signatureFields(
   eventId: string,
-  body: string,
+  body: Uint8Array | string,
   secrets: readonly string[],
   now: number,
 ): Record<string, string> {

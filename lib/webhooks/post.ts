@@ -12,7 +12,7 @@
 // are allowed. A connection can only go to an address its lookup returned, so nothing else is
 // reached, and nothing at all when none is left.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
@@ -63,7 +63,8 @@ interface Target {
   readonly secure: boolean;
   /** The host as written in the URL, without the brackets of an IPv6 literal. */
   readonly literal: string;
-  readonly options: ReturnType<typeof urlToHttpOptions>;
+  /** The options of a POST to it, but for its header fields: made once, not spread per attempt. */
+  readonly options: RequestOptions;
 }
 
 export class WebhookPoster {
@@ -94,13 +95,10 @@ export class WebhookPoster {
         resolve(result);
       };
       const body = typeof request.body === 'string' ? Buffer.from(request.body) : request.body;
-      const outgoing = (secure ? httpsRequest : httpRequest)({
-        ...options,
-        method: 'POST',
-        agent: secure ? this.https : this.http,
-        headers: { ...request.headers, 'Content-Length': String(body.length) },
-        ...(refuse ? { lookup: publicOnly } : {}),
-      });
+      const headers = { ...request.headers, 'Content-Length': String(body.length) };
+      const outgoing = (secure ? httpsRequest : httpRequest)(
+        refuse ? { ...options, headers, lookup: publicOnly } : { ...options, headers },
+      );
       const stop = (): void => {
         settle({ kind: 'stopped' });
         outgoing.destroy();
@@ -128,7 +126,12 @@ export class WebhookPoster {
     if (target === undefined) {
       const url = new URL(text);
       const literal = url.hostname.replace(/^\[|\]$/g, '');
-      target = { secure: url.protocol === 'https:', literal, options: urlToHttpOptions(url) };
+      const secure = url.protocol === 'https:';
+      const { protocol, hostname, port, path, auth } = urlToHttpOptions(url);
+      const agent = secure ? this.https : this.http;
+      const credentials = auth === undefined ? {} : { auth };
+      const options = { protocol, hostname, port, path, ...credentials, method: 'POST', agent };
+      target = { secure, literal, options };
       if (this.targets.size >= KNOWN_URLS) this.targets.clear();
       this.targets.set(text, target);
     }
