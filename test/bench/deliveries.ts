@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { eventually } from '../support/eventually.js';
 import { withTempDir } from '../support/temp-dir.js';
 import type { Report } from './measure.js';
-import { send, spawnResapi, spawnScript } from './servers.js';
+import { send, spawnCountingReceiver, spawnResapi } from './servers.js';
 
 const CLIENTS = 32;
 const ITEMS = 5_000;
@@ -20,25 +20,9 @@ const LIMIT_MS = 180_000;
 const BODY = JSON.stringify({ name: 'benchmark item', price: 12.5, currency: 'EUR', tags: ['a', 'b'], note: 'x'.repeat(120) });
 const UNDELIVERED = `/$outbox?$filter=${encodeURIComponent("status ne 'delivered'")}&$top=1`;
 
-const COUNTING_RECEIVER = `
-const http = require('node:http');
-let received = 0;
-const server = http.createServer((req, res) => {
-  req.on('data', () => {});
-  req.on('end', () => {
-    if (req.method === 'POST') received++;
-    const body = req.method === 'GET' ? String(received) : '';
-    res.writeHead(200, { 'Content-Length': Buffer.byteLength(body) });
-    res.end(body);
-  });
-});
-server.listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + server.address().port));
-process.on('SIGTERM', () => { server.closeAllConnections(); server.close(() => process.exit(0)); });
-`;
-
 export async function benchDeliveries(report: Report): Promise<void> {
   await withTempDir('bench-deliveries', async (folder) => {
-    const receiver = await spawnScript(COUNTING_RECEIVER);
+    const receiver = await spawnCountingReceiver();
     const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
     try {
       for (const workers of WORKERS) {

@@ -105,6 +105,29 @@ export function spawnReceiver(): Promise<Child> {
   return spawnBare(200, Buffer.alloc(0), 'text/plain');
 }
 
+/** Reads each delivery and answers 200 at once; GET answers how many POSTs it has read. */
+const COUNTING_RECEIVER = `
+const http = require('node:http');
+let received = 0;
+const server = http.createServer((req, res) => {
+  req.on('data', () => {});
+  req.on('end', () => {
+    if (req.method === 'POST') received++;
+    const body = req.method === 'GET' ? String(received) : '';
+    res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + server.address().port));
+process.on('SIGTERM', () => { server.closeAllConnections(); server.close(() => process.exit(0)); });
+`;
+
+/** A webhook receiver that answers 200 at once and counts the POSTs it read (a GET answers the count). */
+export function spawnCountingReceiver(): Promise<Child> {
+  return spawnScript(COUNTING_RECEIVER);
+}
+
 function spawnChild(command: string, args: readonly string[], env: Readonly<Record<string, string>>): Promise<Child> {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env } });
   return new Promise((resolve, reject) => {

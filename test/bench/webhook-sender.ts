@@ -19,7 +19,7 @@ import { setTimeout as pause } from 'node:timers/promises';
 import { withTempDir } from '../support/temp-dir.js';
 import { load, rawRequest, sendRaw, type LoadResult } from './load.js';
 import type { Report } from './measure.js';
-import { benchItem, itemId, seedStore, spawnScript, type Child } from './servers.js';
+import { benchItem, itemId, seedStore, spawnCountingReceiver, type Child } from './servers.js';
 import {
   commitOf, cpuSeconds, median, metricSum, padded, roundOrder, settle, spawnBuild, webhookBenchOptions,
   type WebhookBenchOptions,
@@ -33,24 +33,6 @@ const PER_SECOND = 30_000;
 const UNDELIVERED = ['pending', 'failed'] as const;
 /** The journal counts as written once it has not grown for this long. */
 const JOURNAL_QUIET_MS = 200;
-
-/** Reads each delivery and answers 200 at once; GET answers how many POSTs it has read. */
-const COUNTING_RECEIVER = `
-const http = require('node:http');
-let received = 0;
-const server = http.createServer((req, res) => {
-  req.on('data', () => {});
-  req.on('end', () => {
-    if (req.method === 'POST') received++;
-    const body = req.method === 'GET' ? String(received) : '';
-    res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(body) });
-    res.end(body);
-  });
-});
-server.keepAliveTimeout = 60000;
-server.listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + server.address().port));
-process.on('SIGTERM', () => { server.closeAllConnections(); server.close(() => process.exit(0)); });
-`;
 
 interface Contestant {
   readonly key: string;
@@ -73,7 +55,7 @@ interface Round {
 export async function benchWebhookSender(report: Report, options: WebhookBenchOptions = webhookBenchOptions()): Promise<void> {
   process.stdout.write(`[${SECTION}] load average at the start: ${loadavg().map((value) => value.toFixed(2)).join(' ')}\n`);
   await withTempDir('bench-webhook-sender', async (folder) => {
-    const receivers = [await spawnScript(COUNTING_RECEIVER), await spawnScript(COUNTING_RECEIVER)];
+    const receivers = [await spawnCountingReceiver(), await spawnCountingReceiver()];
     const contestants: Contestant[] = [];
     try {
       const start = async (key: string, label: string, from: string | undefined, subscribed: readonly Child[]): Promise<void> => {

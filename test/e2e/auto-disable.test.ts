@@ -16,12 +16,12 @@ import { fileURLToPath } from 'node:url';
 import type { Random } from '../../lib/clock.js';
 import type { ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
-import type { Logger } from '../../lib/log.js';
 import { verifySignature } from '../../lib/protocol/signature.js';
 import { OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
+import { capturingLogger, type LogLine } from '../support/log-lines.js';
 import { parseExposition, sampleValue } from '../support/prometheus.js';
 import { bodyOf, Receiver, type ReceivedRequest } from '../support/receiver.js';
 import { serverForSuite } from '../support/server.js';
@@ -36,18 +36,8 @@ const halfway: Random = { bytes: (size) => randomBytes(size), fraction: () => 0.
 const NINE_HOURS = { baseMs: 12 * HOUR, factor: 1, capMs: 12 * HOUR, attempts: 1000 };
 const WAIT = 9 * HOUR;
 
-interface Line {
-  readonly level: string;
-  readonly message: string;
-  readonly fields: Readonly<Record<string, unknown>>;
-}
-
-function capture(lines: Line[]): Logger {
-  return (level, message, fields = {}) => void lines.push({ level, message, fields });
-}
-
 /** The log lines that say `subscription` was disabled. */
-function disabledLines(lines: readonly Line[], subscription: string): Line[] {
+function disabledLines(lines: readonly LogLine[], subscription: string): LogLine[] {
   return lines.filter((line) => line.message === 'webhook deliveries: a subscription is disabled' && line.fields['subscription'] === subscription);
 }
 
@@ -83,7 +73,7 @@ async function disabledCount(base: string, cause: string): Promise<number | unde
 
 describe('auto-disable on the injected clock (attempts 9 h apart)', () => {
   const clock = new ManualClock(Date.UTC(2026, 3, 14, 9, 0, 0));
-  const lines: Line[] = [];
+  const lines: LogLine[] = [];
   const failing = new Receiver();
   const watcher = new Receiver();
   const everything = new Receiver();
@@ -97,7 +87,7 @@ describe('auto-disable on the injected clock (attempts 9 h apart)', () => {
   after(async () => {
     for (const receiver of receivers) await receiver.stop();
   });
-  const server = serverForSuite({ memory: true, clock, random: halfway, log: capture(lines), outbox: { workers: 4, retry: NINE_HOURS } });
+  const server = serverForSuite({ memory: true, clock, random: halfway, log: capturingLogger(lines), outbox: { workers: 4, retry: NINE_HOURS } });
 
   it('should accept subscription.disabled as an event pattern, and nothing else of the kind', async () => {
     assert.equal((await subscribe(server.url, 'watcher', watcher.url, ['subscription.disabled'])).status, 201);

@@ -3,11 +3,11 @@
 // never a secret or a body. (A subscription disabled: auto-disable.test.ts.)
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Logger } from '../../lib/log.js';
 import { webhookSignature } from '../../lib/protocol/signature.js';
 import { OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { INBOX_SPACE } from '../../lib/webhooks/inbox.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
+import { capturingLogger, type LogLine } from '../support/log-lines.js';
 import { Receiver } from '../support/receiver.js';
 import { serverForSuite } from '../support/server.js';
 import { recordWhere } from '../support/store.js';
@@ -17,15 +17,9 @@ const SUBSCRIBER_SECRET = 'failure-log-lines-subscriber-secret';
 /** Written into every body here: no log line may carry it. */
 const MARKER = 'body-marker-7c1f';
 
-interface Line {
-  readonly level: string;
-  readonly message: string;
-  readonly fields: Readonly<Record<string, unknown>>;
-}
-
 describe('log lines of failures', () => {
-  const lines: Line[] = [];
-  const log: Logger = (level, message, fields = {}) => void lines.push({ level, message, fields });
+  const lines: LogLine[] = [];
+  const log = capturingLogger(lines);
   const refusing = new Receiver();
   before(async () => {
     // Every delivery answered 400: dead at once (CONVENTIONS.md#delivery-retries).
