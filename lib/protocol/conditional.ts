@@ -178,6 +178,20 @@ export function decidePreconditions(
   return PROCEED;
 }
 
+/**
+ * decidePreconditions for the server's own validators, the time read from `clock` only when a date is
+ * to be compared with it (RFC 9110 §13.1.3-4): most requests carry no date, and read no clock.
+ */
+export function decideOwnPreconditions(
+  method: string,
+  fields: PreconditionFields,
+  current: Validators | undefined,
+  clock: { now(): number },
+): PreconditionVerdict {
+  const dated = fields.ifModifiedSince !== undefined || fields.ifUnmodifiedSince !== undefined;
+  return decidePreconditions(method, fields, current, dated ? clock.now() : 0);
+}
+
 /** True when the request carries If-Match or If-None-Match (used for 428 Precondition Required, RFC 6585 §3). */
 export function hasEntityTagPrecondition(fields: PreconditionFields): boolean {
   return guards(readEntityTagField(fields.ifMatch)) || guards(readEntityTagField(fields.ifNoneMatch));

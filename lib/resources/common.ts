@@ -1,5 +1,6 @@
 // Checks and helpers shared by the resource handlers. Each answers a question about the request and
 // returns a problem value or the parsed thing; handlers only wire the answers together.
+import { isAscii, isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { PreconditionVerdict } from '../protocol/conditional.js';
 import { problem, type Problem } from '../protocol/problem.js';
@@ -9,6 +10,8 @@ import type { JsonObject } from '../json.js';
 import { parseJson } from '../json-text.js';
 import { documentShapeProblem } from '../writes/document.js';
 import type { App } from './context.js';
+
+const BYTE_ORDER_MARK = 0xfeff;
 
 /** A failed body is `deterministic` when it was read whole and the same bytes would always fail. */
 export type JsonBody =
@@ -32,13 +35,8 @@ export async function readJsonObject(req: IncomingMessage, limit: number): Promi
  * `invalid-body` pointing at it (RFC 6901).
  */
 export function parseJsonObject(bytes: Buffer): { ok: true; doc: JsonObject } | { ok: false; problem: Problem } {
-  let text: string;
-  try {
-    // A leading byte order mark is dropped by the decoder (RFC 8259 §8.1 lets a parser ignore it).
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return { ok: false, problem: problem('invalid-json', 'The body is not valid UTF-8.') };
-  }
+  const text = bodyText(bytes);
+  if (text === undefined) return { ok: false, problem: problem('invalid-json', 'The body is not valid UTF-8.') };
   const parsed = parseJson(text);
   if (!parsed.ok) {
     const { error } = parsed;
@@ -53,6 +51,18 @@ export function parseJsonObject(bytes: Buffer): { ok: true; doc: JsonObject } | 
   const shape = documentShapeProblem(parsed.value);
   if (shape !== undefined) return { ok: false, problem: shape };
   return { ok: true, doc: parsed.value as JsonObject };
+}
+
+/**
+ * A body's UTF-8 text, or undefined when it is not UTF-8; a leading byte order mark is dropped (RFC 8259
+ * §8.1 lets a parser ignore it). An ASCII body (nearly every one) is read as latin1, which reads bytes
+ * below 0x80 as UTF-8 does, faster.
+ */
+function bodyText(bytes: Buffer): string | undefined {
+  if (isAscii(bytes)) return bytes.toString('latin1');
+  if (!isUtf8(bytes)) return undefined;
+  const text = bytes.toString('utf8');
+  return text.charCodeAt(0) === BYTE_ORDER_MARK ? text.slice(1) : text;
 }
 
 export function verdictProblem(

@@ -8,7 +8,7 @@
 // compare-and-swap loop evaluates again against what the store holds now (lib/compare-and-swap.ts).
 import { compareAndSwap, type CasStep } from '../compare-and-swap.js';
 import {
-  evaluatePreconditions,
+  decideOwnPreconditions,
   hasEntityTagPrecondition,
   readPreconditionFields,
   type PreconditionFields,
@@ -116,7 +116,7 @@ export function conditionalDelete(
     app,
     async (): Promise<CasStep<Reply>> => {
       const current = app.store.get(collection, id);
-      const verdict = evaluatePreconditions('DELETE', fields, validatorsOf(app, current), { now: app.clock.now() });
+      const verdict = decideOwnPreconditions('DELETE', fields, validatorsOf(app, current), app.clock);
       if (verdict.kind === 'malformed' || verdict.kind === 'failed') {
         return { done: problemReply(verdictProblem(verdict)) };
       }
@@ -147,7 +147,8 @@ function putRefusal(
   fields: PreconditionFields,
   current: StoredRecord | undefined,
 ): Reply | undefined {
-  const verdict = evaluatePreconditions('PUT', fields, validatorsOf(app, current), { now: app.clock.now() });
+  // The validators are the server's own (a representation's ETag, a stored time): not checked again.
+  const verdict = decideOwnPreconditions('PUT', fields, validatorsOf(app, current), app.clock);
   if (verdict.kind === 'malformed') return problemReply(verdictProblem(verdict));
   if (verdict.kind === 'failed') return problemReply(putPreconditionFailed(verdict.field, current));
   return undefined;

@@ -5,7 +5,7 @@
 //   client asked for text/html, as its page (lib/resources/html.ts);
 // - the answer to a successful PUT (CONVENTIONS.md#put-responses): the stored representation, its ETag, where it lives
 //   (Content-Location, RFC 9110 §8.7) and, on 201, the Location of the new resource.
-import { decidePreconditions, readPreconditionFields, type Validators } from '../protocol/conditional.js';
+import { decideOwnPreconditions, readPreconditionFields, type Validators } from '../protocol/conditional.js';
 import { formatHttpDate } from '../protocol/http-date.js';
 import { noStoreCacheControl, varyOf, type CachePolicy } from '../http/cache-policy.js';
 import { JSON_TYPE, jsonReply, listedReply, problemReply, type Reply } from '../http/respond.js';
@@ -49,11 +49,8 @@ export function readValidators(representation: Representation, options: ReadOpti
 /** RFC 9110 §13.2.2 for a read: the 400 or 412 problem to answer, or which of the 200 and the 304. */
 export function readOutcome(app: Pick<App, 'clock'>, rq: RequestContext, validators: Validators): Reply | 200 | 304 {
   const fields = readPreconditionFields(rq.req.rawHeaders);
-  // The clock is read only when a date is to be compared with it (RFC 9110 §13.1.3-4).
-  const dated = fields.ifModifiedSince !== undefined || fields.ifUnmodifiedSince !== undefined;
-  const now = dated ? app.clock.now() : 0;
   // The validators are the server's own (a representation's ETag, a stored time): not checked again.
-  const verdict = decidePreconditions(rq.req.method ?? 'GET', fields, validators, now);
+  const verdict = decideOwnPreconditions(rq.req.method ?? 'GET', fields, validators, app.clock);
   if (verdict.kind === 'malformed' || verdict.kind === 'failed') return problemReply(verdictProblem(verdict));
   return verdict.kind === 'not-modified' ? 304 : 200;
 }
