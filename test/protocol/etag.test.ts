@@ -1,4 +1,5 @@
 // Tests for lib/http/etag.ts: RFC 9110 §8.8.3 entity-tags, §13.1.1-2 lists, §5.6.1 empty elements.
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseEntityTag, parseEntityTagList, strongCompare, strongEtag, weakCompare } from '../../lib/protocol/etag.js';
@@ -15,6 +16,20 @@ describe('strongEtag', () => {
   it('should be the first 128 bits of SHA-256, base64url-encoded (vectors computed outside Node)', () => {
     assert.equal(strongEtag(''), '"47DEQpj8HBSa-_TImW-5JA"');
     assert.equal(strongEtag('abc'), '"ungWv48Bz-pBQUDeXa4iIw"');
+  });
+
+  it('should keep only the 16th byte\'s 2 bits in its last character, whatever the 17th byte holds', () => {
+    // The tag is cut from the whole digest's base64url, whose 22nd character also carries 4 bits of
+    // the 17th byte: every value of those bits must come out as the 16 bytes alone encode.
+    const lastChars = new Set<string>();
+    for (let index = 0; index < 2000; index++) {
+      const text = `{"n":${index}}`;
+      const expected = createHash('sha256').update(text).digest().subarray(0, 16).toString('base64url');
+      const tag = strongEtag(text);
+      assert.equal(tag, `"${expected}"`);
+      lastChars.add(tag.charAt(22));
+    }
+    assert.deepEqual([...lastChars].sort(), ['A', 'Q', 'g', 'w']);
   });
 
   it('should hash a string as UTF-8, so it equals the same bytes given as a Uint8Array', () => {
