@@ -2,8 +2,8 @@
 // atomic store batch as the change they announce, so no delivery is lost on a crash
 // (CONVENTIONS.md#transactional-outbox). Every change to an item (created, replaced, deleted,
 // restored, each applied bulk row) that an active subscription wants becomes one event, with one id
-// shared by all its deliveries: the event's exact bytes, stored once in `$outbox-events` under its id
-// with the ids of its deliveries, and one delivery per such subscription, a job of the outbox's queue
+// shared by all its deliveries: the event, stored once in `$outbox-events` under its id with the ids
+// of its deliveries, and one delivery per such subscription, a job of the outbox's queue
 // (lib/jobs/queue.ts `jobItem`): an item in `$outbox` (what GET /$outbox lists; due now). Every
 // attempt of every delivery sends those same bytes (event-bodies.ts), so a change that a hundred
 // subscriptions want writes its body once, not a hundred times. A change nobody subscribes to
@@ -14,15 +14,22 @@
 // the resource as stored and the ETag of its JSON representation; for a delete, the representation
 // the item had just before (what was deleted).
 //
+// The event record holds what the body is made of, each once: `{ "event", "occurredAt", "data":
+// { "collection", "id", "etag", "resource" }, "deliveries" }`. The body's `id` is the record's id,
+// its `type` is `event`, and `resource` is the item's document itself (the record shares the object
+// the item's record holds, and the journal writes it as JSON, not as an escaped string of JSON).
+// Every read (eventBody) serializes the same members in the same order, and JSON text read back
+// serializes to the same text, so every attempt, before and after a restart, sends the same bytes.
+//
 // `data.sequence` is the sequence number of the store commit that made the change: the `version` the
 // item has after it (CONVENTIONS.md#transactional-outbox says why). It is strictly increasing
 // store-wide and durable like the change itself: the journal and the snapshots keep every record's
 // version, a restart goes on from the last one, and a commit is seen by nobody before it is durable,
 // so no restart, snapshot or kill -9 can hand out a number again. Changes committed together (the
 // rows of one bulk file) share it. The number exists only once the commit is ordered, after these
-// rows are made, so the stored body leaves it out, `sequenceAt` marks where it goes, and every read
-// of the body (eventBody) puts in the version of the event's own record, written by the same commit:
-// the same bytes on every attempt.
+// rows are made, so the record leaves it out and every read of the body puts in the version of the
+// event's own record, written by the same commit. (A record written before events were stored this
+// way holds its body as text, with `sequenceAt` marking where the number goes; it is read as it is.)
 //
 // One event announces no change of an item: `subscription.disabled`, that the server disabled a
 // subscription (CONVENTIONS.md#auto-disable), written with the disabling, for the other active
@@ -31,7 +38,7 @@ import type { Clock, Random } from '../clock.js';
 import { newId } from '../ids.js';
 import type { JobSpaces } from '../jobs/policy.js';
 import { jobItem } from '../jobs/queue.js';
-import type { JsonObject } from '../json.js';
+import { isJsonObject, type JsonObject } from '../json.js';
 import { isCollectionName } from '../names.js';
 import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import { represent, type Representation } from '../protocol/representation.js';
@@ -64,8 +71,8 @@ export interface EventContext {
 
 /**
  * The outbox rows for a batch of changes about to be committed. `represented` holds, per change, the
- * representation of the item a put stores (the write path has just computed it): its bytes are the
- * event's `resource`, spliced in rather than serialized again, and its ETag the event's `etag`.
+ * representation of the item a put stores (the write path has just computed it): its ETag is the
+ * event's `etag`.
  */
 export function eventMutations(
   context: EventContext,
@@ -91,14 +98,10 @@ export function eventMutations(
     if (targets.length === 0) continue;
     const eventId = newId(now, (size) => random.bytes(size));
     const event = `${change.collection}.${described.change}`;
-    const data = { collection: change.collection, id: change.id, etag: described.representation.etag };
-    const envelope = JSON.stringify({ id: eventId, event, type: event, occurredAt, data });
-    // `{..."data":{...,"etag":"…"}}` becomes `{..."data":{...,"etag":"…","resource":<bytes>}}`, and
-    // `"sequence":<n>,` goes in before `"resource"` when the body is read.
-    const head = `${envelope.slice(0, -2)},`;
-    const body = `${head}"resource":${described.representation.bytes.toString('utf8')}}}`;
+    const { etag } = described.representation;
+    const data = { collection: change.collection, id: change.id, etag, resource: described.resource };
     const deliveries = targets.map(() => newId(now, (size) => random.bytes(size)));
-    const eventDoc: JsonObject = { body, deliveries, sequenceAt: head.length };
+    const eventDoc: JsonObject = { event, occurredAt, data, deliveries };
     mutations.push({ kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: eventDoc, expiresAt });
     for (const [at, subscription] of targets.entries()) {
       const deliveryId = deliveries[at] as string;
@@ -118,15 +121,21 @@ export function eventMutations(
 }
 
 /**
- * The bytes every attempt of the event's deliveries sends: the stored body with `data.sequence`, the
- * version of the event's record (its commit's), put in where `sequenceAt` says. A body stored without
- * `sequenceAt` (written before events had one) is sent as it is.
+ * The text every attempt of the event's deliveries sends: the event's members with `data.sequence`,
+ * the version of the event's record (its commit's), before `resource`. A record holding its body as
+ * text is sent as it is, the sequence put in where `sequenceAt` says when it has one (written before
+ * events were stored by their members; one without `sequenceAt`, before events had a sequence).
  */
-export function eventBody(event: StoredRecord): string | undefined {
-  const { body, sequenceAt } = event.doc;
-  if (typeof body !== 'string') return undefined;
-  if (typeof sequenceAt !== 'number') return body;
-  return `${body.slice(0, sequenceAt)}"sequence":${event.version},${body.slice(sequenceAt)}`;
+export function eventBody(record: StoredRecord): string | undefined {
+  const { body, sequenceAt, event, occurredAt, data } = record.doc;
+  if (typeof body === 'string') {
+    if (typeof sequenceAt !== 'number') return body;
+    return `${body.slice(0, sequenceAt)}"sequence":${record.version},${body.slice(sequenceAt)}`;
+  }
+  if (typeof event !== 'string' || typeof occurredAt !== 'string' || !isJsonObject(data)) return undefined;
+  const { collection, id, etag, resource } = data;
+  const sequenced = { collection, id, etag, sequence: record.version, resource };
+  return JSON.stringify({ id: record.id, event, type: event, occurredAt, data: sequenced });
 }
 
 /** What a change does to its item, and the representation an event carries; undefined when it changes nothing. */
@@ -135,22 +144,23 @@ function describe(
   representations: ItemRepresentations,
   change: Mutation,
   represented: Representation | undefined,
-): { change: Change; representation: Representation } | undefined {
+): { change: Change; representation: Representation; resource: JsonObject } | undefined {
   switch (change.kind) {
     case 'put': {
       const existed = store.get(change.collection, change.id) !== undefined;
       const representation = represented ?? represent(JSON.stringify(change.doc));
-      return { change: existed ? 'replaced' : 'created', representation };
+      return { change: existed ? 'replaced' : 'created', representation, resource: change.doc };
     }
     case 'delete': {
       const current = store.get(change.collection, change.id);
       if (current === undefined) return undefined;
-      return { change: 'deleted', representation: representations.itemJson(current) };
+      return { change: 'deleted', representation: representations.itemJson(current), resource: current.doc };
     }
     case 'restore': {
       const tombstone = store.getTombstone(change.collection, change.id);
       if (tombstone === undefined) return undefined;
-      return { change: 'restored', representation: represent(JSON.stringify(tombstone.doc)) };
+      const representation = represent(JSON.stringify(tombstone.doc));
+      return { change: 'restored', representation, resource: tombstone.doc };
     }
     case 'patch':
       return undefined;

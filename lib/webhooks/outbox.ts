@@ -223,16 +223,15 @@ class OutboxPolicy implements JobPolicy {
     const secrets = signingSecrets(store.get(SECRET_SPACE, subscriptionId)?.doc, now);
     if (secrets.length === 0 || body === undefined) return dead(null, 'the delivery has lost its secret or body');
     const eventId = record.doc['eventId'];
-    // Encoded once: both signatures and the request read the same bytes.
-    const bytes = Buffer.from(body);
+    // The text as it is: both signatures and the request read its UTF-8 bytes, sent with the head.
     const request = {
       url: subscription.url,
-      body: bytes,
+      body,
       refusePrivateAddresses: config.refusePrivateAddresses,
       headers: {
         'Content-Type': 'application/json',
         'User-Agent': this.options.userAgent,
-        ...signatureFields(typeof eventId === 'string' ? eventId : record.id, bytes, secrets, now),
+        ...signatureFields(typeof eventId === 'string' ? eventId : record.id, body, secrets, now),
       },
     };
     return this.send(request, stored, stop);

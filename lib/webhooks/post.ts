@@ -1,6 +1,9 @@
 // One outbound POST of a webhook delivery (CONVENTIONS.md#deliveries), over node:http and
 // node:https with keep-alive connections per receiver, so a steady stream of deliveries to one URL
-// reuses its connections instead of paying a TCP (and TLS) handshake each. Redirects are never
+// reuses its connections instead of paying a TCP (and TLS) handshake each. The header section is
+// handed to node:http as one list of field lines, `Host` (and `Authorization` for credentials in the
+// URL) made once per receiver URL, so a request costs no field-by-field bookkeeping, and a text body
+// goes out with its head in one write (node still checks every name and value). Redirects are never
 // followed: the status says what happened. The answer's body is not kept (a receiver's words are not
 // stored): it is read and dropped so the connection can carry the next delivery, and a receiver that
 // answers with more than ANSWER_LIMIT bytes loses its connection instead.
@@ -36,6 +39,7 @@ export type PostResult =
 
 export interface PostRequest {
   readonly url: string;
+  /** The request's fields but Host, Content-Length and Connection, which the poster writes. */
   readonly headers: Readonly<Record<string, string>>;
   /** Text is sent as its UTF-8 bytes; a Buffer (a forward's provider bytes) as it is. */
   readonly body: string | Buffer;
@@ -65,6 +69,8 @@ interface Target {
   readonly literal: string;
   /** The options of a POST to it, but for its header fields: made once, not spread per attempt. */
   readonly options: RequestOptions;
+  /** Its first field lines, name then value: `Host`, and `Authorization` when the URL has credentials. */
+  readonly fields: readonly string[];
 }
 
 export class WebhookPoster {
@@ -80,7 +86,7 @@ export class WebhookPoster {
         resolve({ kind: 'stopped' });
         return;
       }
-      const { secure, literal, options } = this.target(request.url);
+      const { secure, literal, options, fields } = this.target(request.url);
       const refuse = request.refusePrivateAddresses;
       // An address written in the URL is the address connected to: checked before anything is sent.
       if (refuse && isIP(literal) !== 0 && isPrivateAddress(literal)) {
@@ -94,8 +100,12 @@ export class WebhookPoster {
         request.shutdown.removeEventListener('abort', stop);
         resolve(result);
       };
-      const body = typeof request.body === 'string' ? Buffer.from(request.body) : request.body;
-      const headers = { ...request.headers, 'Content-Length': String(body.length) };
+      const { body } = request;
+      const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+      // node:http adds `Connection: keep-alive` (the agent keeps the connection) and nothing else.
+      const headers = [...fields];
+      for (const name in request.headers) headers.push(name, request.headers[name] as string);
+      headers.push('Content-Length', String(length));
       const outgoing = (secure ? httpsRequest : httpRequest)(
         refuse ? { ...options, headers, lookup: publicOnly } : { ...options, headers },
       );
@@ -129,9 +139,11 @@ export class WebhookPoster {
       const secure = url.protocol === 'https:';
       const { protocol, hostname, port, path, auth } = urlToHttpOptions(url);
       const agent = secure ? this.https : this.http;
-      const credentials = auth === undefined ? {} : { auth };
-      const options = { protocol, hostname, port, path, ...credentials, method: 'POST', agent };
-      target = { secure, literal, options };
+      const options = { protocol, hostname, port, path, method: 'POST', agent };
+      // `url.host` is the Host field (RFC 9110 §7.2): brackets kept, a default port left out.
+      const fields = ['Host', url.host];
+      if (typeof auth === 'string') fields.push('Authorization', `Basic ${Buffer.from(auth).toString('base64')}`);
+      target = { secure, literal, options, fields };
       if (this.targets.size >= KNOWN_URLS) this.targets.clear();
       this.targets.set(text, target);
     }
