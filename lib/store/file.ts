@@ -30,12 +30,12 @@
 // max(snapshotThresholdBytes, a quarter of that snapshot's bytes). A fixed threshold alone makes each
 // snapshot rewrite the whole store per fixed amount of journal, so the snapshot work per write grows
 // with the store (at 1M records, 240 MB written per 64 MiB of journal); growing the trigger with the
-// store, as log-structured stores do, keeps it at most 4 snapshot bytes per journal byte. The
-// quarter is what recovery allows: a journal costs about twice as much to replay per byte as a
-// snapshot to load (measured at 1M records of ~200 bytes: 8 ms per MiB of snapshot, 17 ms per MiB of
-// single-put journal), so the worst case (a snapshot and a journal just under its trigger) recovers
-// in about 1.5 times what the snapshot alone takes. Up to a snapshot of 256 MiB (about 1.1M such
-// records) the floor decides, as before.
+// store, as log-structured stores do, keeps it at most 4 snapshot bytes per journal byte past the
+// floor. The quarter is what recovery allows: a journal costs about twice as much to replay per byte
+// as a snapshot to load (measured at 1M records of ~200 bytes: 8 ms of CPU per MiB of snapshot, 17 ms
+// per MiB of single-put journal), so the worst case (a snapshot and a journal just under its trigger)
+// recovers in about 1.5 times what the snapshot alone takes. Up to a snapshot of 256 MiB (about 1.1M
+// such records) the floor decides, as before.
 import { join } from 'node:path';
 import type { Crc32c } from './codec.js';
 import { assertBatch, conflictResult, unavailable, Watchers } from './commit-step.js';
@@ -72,7 +72,7 @@ export interface FileStoreParts {
   readonly crc: Crc32c;
   readonly state: StoreState;
   readonly journal: JournalWriter;
-  /** Bytes in older journals that no snapshot covers yet; they count towards the threshold. */
+  /** Bytes in older journals that no snapshot covers yet; they count towards the trigger. */
   readonly olderJournalBytes: number;
   /** The size of the snapshot recovery loaded, 0 without one. */
   readonly snapshotBytes: number;
