@@ -35,6 +35,8 @@ export interface RecoveredParts {
   readonly journal: JournalWriter;
   /** Bytes in journals before the current one (kept because no snapshot covers them yet). */
   readonly olderJournalBytes: number;
+  /** The size of the snapshot loaded (0 without one): the next snapshot's trigger grows with it. */
+  readonly snapshotBytes: number;
   readonly lock: DirLock;
 }
 
@@ -124,10 +126,12 @@ async function rebuild(
   const state = new StoreState(() => clock.now());
   state.beginBulk();
   let snapshotSeq = 0;
+  let snapshotBytes = 0;
   if (names.includes(SNAPSHOT_FILE)) {
     const loaded = await loadSnapshot(io, crc, join(dir, SNAPSHOT_FILE), state, progress(SNAPSHOT_FILE));
     if (!loaded.ok) return { ok: false, kind: 'corrupt', message: loaded.message };
     snapshotSeq = loaded.seq;
+    snapshotBytes = loaded.bytes;
   }
   const starts = names.map(journalStart).filter((start): start is number => start !== undefined).sort((a, b) => a - b);
   // A journal is obsolete when the next one starts at or before the snapshot's next seq.
@@ -161,7 +165,7 @@ async function rebuild(
     : await JournalWriter.open(io, dir, lastStart, goodBytes, log);
   const ms = Math.round(performance.now() - started);
   log('info', 'store recovered', { dir, seq: state.seq, snapshotSeq, journals: live.length, ms });
-  return { ok: true, parts: { crc, state, journal, olderJournalBytes } };
+  return { ok: true, parts: { crc, state, journal, olderJournalBytes, snapshotBytes } };
 }
 
 /** Progress lines for big files only, one per tenth read. */

