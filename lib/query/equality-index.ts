@@ -9,12 +9,15 @@
 // Bounded: at most MAX_INDEXES at once, the least recently used dropped first, so filters on ever
 // new properties cannot grow it; what such a stranger costs is one walk per request, which is what
 // the same filter costs without any index. System spaces are never indexed: their records expire
-// without a commit.
+// without a commit. The walk reads each document without keeping its parse (store `peekDocument`): a
+// store opened from a snapshot holds its documents as text, and a million parsed documents left
+// behind by one walk made every young-generation collection after it slower.
 import { nextTurn } from '../clock.js';
 import { readPath } from '../filter/values.js';
 import type { JsonValue } from '../json.js';
 import { isCollectionName } from '../names.js';
 import { SortedKeys } from '../store/sorted-keys.js';
+import { peekDocument } from '../store/state.js';
 import type { Store, StoredRecord } from '../store/types.js';
 import type { EqualityTerm, IndexedValue } from './equality.js';
 
@@ -38,7 +41,7 @@ class PropertyIndex {
   constructor(readonly path: readonly string[]) {}
 
   add(record: StoredRecord): void {
-    const value = indexedValue(readPath(record.doc, this.path));
+    const value = indexedValue(readPath(peekDocument(record), this.path));
     if (value === undefined) return;
     let ids = this.ids.get(value);
     if (ids === undefined) this.ids.set(value, (ids = new SortedKeys()));
@@ -46,7 +49,7 @@ class PropertyIndex {
   }
 
   remove(record: StoredRecord): void {
-    const value = indexedValue(readPath(record.doc, this.path));
+    const value = indexedValue(readPath(peekDocument(record), this.path));
     if (value === undefined) return;
     const ids = this.ids.get(value);
     if (ids === undefined) return;

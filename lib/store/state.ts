@@ -445,15 +445,25 @@ class RecordVersion implements StoredRecord {
 
   get doc(): JsonObject {
     if (this.#parsed === undefined) {
-      const value: unknown = JSON.parse(this.docText());
-      // The snapshot loader checked the braces and the frame's checksum held, so this is a defect.
-      if (!isJsonObject(value)) {
-        throw new Error(`stored document of ${this.collection}/${this.id} is not a JSON object`);
-      }
-      this.#parsed = value;
+      this.#parsed = this.#parse();
       this.#source = undefined;
     }
     return this.#parsed;
+  }
+
+  /**
+   * The document for one look: a loaded text is parsed and not kept, so a walk that reads every record
+   * once (an equality index being made) leaves the records as compact as it found them.
+   */
+  peekDoc(): JsonObject {
+    return this.#parsed ?? this.#parse();
+  }
+
+  #parse(): JsonObject {
+    const value: unknown = JSON.parse(this.docText());
+    // The snapshot loader checked the braces and the frame's checksum held, so this is a defect.
+    if (!isJsonObject(value)) throw new Error(`stored document of ${this.collection}/${this.id} is not a JSON object`);
+    return value;
   }
 
   /** The document as JSON text: the loaded text as is while it has not been parsed. */
@@ -505,6 +515,11 @@ export function makeLoadedRecord(
   dueAt: number | undefined,
 ): StoredRecord {
   return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, undefined, source, start, end);
+}
+
+/** A record's document for one look, without keeping the parse of one loaded as text and not read since. */
+export function peekDocument(record: StoredRecord): JsonObject {
+  return record instanceof RecordVersion ? record.peekDoc() : record.doc;
 }
 
 /** A record's document as JSON text, without parsing one that was loaded as text and not read since. */

@@ -11,6 +11,7 @@ import type { JsonObject } from '../../lib/json.js';
 import { Crc32c, encodeFrame } from '../../lib/store/codec.js';
 import type { FileStore, OpenResult } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
+import { peekDocument } from '../../lib/store/state.js';
 import type { Mutation, Store } from '../../lib/store/types.js';
 import { clockAt } from '../support/clock.js';
 import { readable } from '../support/store.js';
@@ -118,6 +119,25 @@ describe('snapshots', () => {
         collection: '$tmp', id: 'both', version: 11, modifiedAt: T0, doc: { n: 6 }, expiresAt: FAR, dueAt: T0 + 7,
       });
       await fourth.store.close();
+    }));
+
+  it('should let a walk read a document loaded as text without keeping its parse (peekDocument)', () =>
+    withTempDir('snapshot-peek', async (dir) => {
+      const first = await open(dir, 1);
+      await commitOk(first.store, { kind: 'put', collection: 'items', id: 'a', doc: { name: 'a', n: 1 } });
+      await first.snapshotWritten;
+      await first.store.close();
+
+      const second = await open(dir);
+      const loaded = second.store.get('items', 'a');
+      assert.ok(loaded !== undefined);
+      const peeked = peekDocument(loaded);
+      assert.deepEqual(peeked, { name: 'a', n: 1 });
+      assert.notEqual(peekDocument(loaded), peeked, 'a peek parses again: nothing was kept');
+      const read = loaded.doc;
+      assert.equal(loaded.doc, read, 'a read keeps its parse');
+      assert.equal(peekDocument(loaded), read, 'a peek after a read hands the kept document');
+      await second.store.close();
     }));
 
   it('should open a format-1 snapshot, whose rows carry their documents inline', () =>
