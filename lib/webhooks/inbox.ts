@@ -270,6 +270,9 @@ class InboxPolicy implements JobPolicy {
     // AbortController per event is a measurable share of the receiver's work.
     let controller: AbortController | undefined;
     let timedOut = false;
+    let headers: Readonly<Record<string, string>> | undefined;
+    // The body record as it is now (a handler may read its context after its outcome dropped it).
+    const kept = this.options.store.get(INBOX_BODY_SPACE, record.id)?.doc['headers'];
     const receivedAt = typeof record.doc['receivedAt'] === 'string' ? record.doc['receivedAt'] : '';
     const { source, eventId } = sourceOf(record);
     const kind = typeof record.doc['event'] === 'string' ? record.doc['event'] : '';
@@ -279,7 +282,11 @@ class InboxPolicy implements JobPolicy {
       id: eventId,
       kind,
       source,
-      headers: this.headersOf(record),
+      // Copied from the body record when a handler asks: most never do.
+      get headers(): Readonly<Record<string, string>> {
+        headers ??= providerFields(kept);
+        return headers;
+      },
       get signal(): AbortSignal {
         controller ??= new AbortController();
         if (timedOut || shutdown.aborted) controller.abort();
@@ -322,16 +329,16 @@ class InboxPolicy implements JobPolicy {
     }, { once: true });
   }
 
-  /** The provider's header fields kept with the event's body (none for an event stored before they were). */
-  private headersOf(record: StoredRecord): Readonly<Record<string, string>> {
-    const kept = this.options.store.get(INBOX_BODY_SPACE, record.id)?.doc['headers'];
-    if (!isJsonObject(kept)) return Object.freeze({});
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(kept)) {
-      if (typeof value === 'string') Object.defineProperty(headers, name, { value, enumerable: true });
-    }
-    return Object.freeze(headers);
+}
+
+/** The provider's header fields kept with the event's body (none for an event stored before they were). */
+function providerFields(kept: unknown): Readonly<Record<string, string>> {
+  if (!isJsonObject(kept)) return Object.freeze({});
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(kept)) {
+    if (typeof value === 'string') Object.defineProperty(headers, name, { value, enumerable: true });
   }
+  return Object.freeze(headers);
 }
 
 /** The id of the inbox item of an event: the event id for the default source, `<source>:<eventId>` otherwise. */
