@@ -95,6 +95,9 @@ const DAY_MS = 86_400_000;
 /** One kind holds at most 1/KIND_SHARE of the handler workers (at least one). */
 const KIND_SHARE = 4;
 const MAX_ERROR_TEXT = 500;
+/** Event kinds held as one shared string each, at most, and their longest; any other is stored as it came. */
+const KINDS_KEPT = 1024;
+const KIND_KEPT_LENGTH = 200;
 /** Log lines a second, at most, saying a handler failed (lib/log.ts limitedLogger). */
 const FAILURE_LINES_PER_SECOND = 10;
 
@@ -114,6 +117,8 @@ export class Inbox implements WebhookHandlers {
   private readonly handlers = new Map<string, WebhookHandler>();
   /** Read views of items stored without `source` (`view`), by record: a new version is a new record. */
   private readonly views = new WeakMap<StoredRecord, StoredRecord>();
+  /** Each event kind as one string (`kindOf`), at most KINDS_KEPT of them. */
+  private readonly kinds = new Map<string, string>();
 
   constructor(private readonly options: InboxOptions) {
     this.queue = new JobQueue(new InboxPolicy(options, this.handlers), options);
@@ -125,11 +130,23 @@ export class Inbox implements WebhookHandlers {
     const id = inboxItemId(event.source, event.eventId);
     const named: JsonObject = event.source === DEFAULT_SOURCE ? {} : { source: event.source, eventId: event.eventId };
     const receivedAt = new Date(now).toISOString();
-    const item: JsonObject = { id, ...named, event: event.kind, status: 'accepted', attempts: 0, receivedAt };
+    const kind = this.kindOf(event.kind);
+    const item: JsonObject = { id, ...named, event: kind, status: 'accepted', attempts: 0, receivedAt };
     const expiresAt = now + this.options.config.dedupDays * DAY_MS;
     const doc: JsonObject = { body: event.text, headers: { ...event.headers } };
     const body: Mutation = { kind: 'put', collection: INBOX_BODY_SPACE, id, doc, expiresAt };
     return [jobItem(INBOX_SPACES, id, item, now, expiresAt), body];
+  }
+
+  /**
+   * The kind as the string the inbox already holds for it: an item is kept for the whole dedup window,
+   * and a kind parsed from each body would otherwise be one more string per item.
+   */
+  private kindOf(kind: string): string {
+    const known = this.kinds.get(kind);
+    if (known !== undefined) return known;
+    if (this.kinds.size < KINDS_KEPT && kind.length <= KIND_KEPT_LENGTH) this.kinds.set(kind, kind);
+    return kind;
   }
 
   /**
