@@ -383,8 +383,17 @@ export class StoreState {
     return record.expiresAt !== undefined && record.expiresAt <= this.now();
   }
 
+  /**
+   * Indexes the record's due time, and drops the entries on top that no longer describe their record:
+   * `due` and `nextDue` drop them too, but a running queue keeps its own index and seldom asks, and
+   * every finished job would otherwise leave its entry for as long as the process runs.
+   */
   private indexDue(space: CollectionState, record: StoredRecord): void {
     if (record.dueAt !== undefined) space.dues.push({ at: record.dueAt, id: record.id, order: record.version });
+    for (let entry = space.dues.peek(); entry !== undefined && this.currentDue(space, entry) === undefined;) {
+      space.dues.pop();
+      entry = space.dues.peek();
+    }
   }
 
   /** The record an index entry points at, while the entry still describes it. */
