@@ -87,9 +87,14 @@ export async function receiveWebhook(app: Receiving, rq: RequestContext, source:
   return problemReply(written.problem);
 }
 
+/** The two answers' bodies, made once: every accepted or repeated delivery gets one of them. */
+const STATUS_BODIES = {
+  accepted: Buffer.from(JSON.stringify({ status: 'accepted' })),
+  duplicate: Buffer.from(JSON.stringify({ status: 'duplicate' })),
+} as const;
+
 function status(app: Pick<App, 'policy'>, value: 'accepted' | 'duplicate'): Reply {
-  const headers = { 'Cache-Control': noStoreCacheControl(app.policy) };
-  return jsonReply(200, Buffer.from(JSON.stringify({ status: value })), headers);
+  return jsonReply(200, STATUS_BODIES[value], { 'Cache-Control': noStoreCacheControl(app.policy) });
 }
 
 /**

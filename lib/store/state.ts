@@ -387,8 +387,17 @@ export class StoreState {
     return record.expiresAt !== undefined && record.expiresAt <= this.now();
   }
 
+  /**
+   * Indexes the record's due time, and drops the entries on top that no longer describe their record:
+   * `due` and `nextDue` drop them too, but a running queue keeps its own index and seldom asks, and
+   * every finished job would otherwise leave its entry for as long as the process runs.
+   */
   private indexDue(space: CollectionState, record: StoredRecord): void {
     if (record.dueAt !== undefined) space.dues.push({ at: record.dueAt, id: record.id, order: record.version });
+    for (let entry = space.dues.peek(); entry !== undefined && this.currentDue(space, entry) === undefined;) {
+      space.dues.pop();
+      entry = space.dues.peek();
+    }
   }
 
   /** The record an index entry points at, while the entry still describes it. */
@@ -529,15 +538,17 @@ export function documentText(record: StoredRecord): string {
 
 const PROTO = '__proto__';
 
-/** The document with `set` merged over its top-level fields and `unset` removed; never edits `doc`. */
+/**
+ * The document with `set` merged over its top-level fields and `unset` removed; never edits `doc`.
+ * Built by assignment from an empty object, so documents patched alike share one hidden class: V8
+ * gives the result of `{ ...doc, ...set }` a hidden class of its own each time (a map and its
+ * descriptors, ~240 bytes, kept as long as the record: 30 days for a processed event or a delivered delivery).
+ */
 function patched(doc: JsonObject, set: JsonObject, unset: readonly string[] | undefined): JsonObject {
-  // Object.assign onto a new object: patched documents of one form share one hidden class. (A spread
-  // that adds a field gives every result a shape of its own in V8: a delivered delivery, kept 30
-  // days, then held its own shape, ~300 bytes, and made every reader of such documents megamorphic.)
-  // Assign sets a "__proto__" key as the prototype, though; a spread keeps it plain data.
-  const next: JsonObject = Object.hasOwn(doc, PROTO) || Object.hasOwn(set, PROTO)
-    ? { ...doc, ...set }
-    : Object.assign({}, doc, set);
+  // Spread copies own properties as data properties, so a key such as "__proto__" stays plain data;
+  // assignment would set the prototype instead, so such a document takes the spread.
+  const plain = !Object.hasOwn(doc, PROTO) && !Object.hasOwn(set, PROTO);
+  const next: JsonObject = plain ? Object.assign({}, doc, set) : { ...doc, ...set };
   for (const key of unset ?? []) delete next[key];
   return next;
 }

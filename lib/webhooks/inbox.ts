@@ -95,6 +95,9 @@ const DAY_MS = 86_400_000;
 /** One kind holds at most 1/KIND_SHARE of the handler workers (at least one). */
 const KIND_SHARE = 4;
 const MAX_ERROR_TEXT = 500;
+/** Event kinds held as one shared string each, at most, and their longest; any other is stored as it came. */
+const KINDS_KEPT = 1024;
+const KIND_KEPT_LENGTH = 200;
 /** Log lines a second, at most, saying a handler failed (lib/log.ts limitedLogger). */
 const FAILURE_LINES_PER_SECOND = 10;
 
@@ -114,6 +117,8 @@ export class Inbox implements WebhookHandlers {
   private readonly handlers = new Map<string, WebhookHandler>();
   /** Read views of items stored without `source` (`view`), by record: a new version is a new record. */
   private readonly views = new WeakMap<StoredRecord, StoredRecord>();
+  /** Each event kind as one string (`kindOf`), at most KINDS_KEPT of them. */
+  private readonly kinds = new Map<string, string>();
 
   constructor(private readonly options: InboxOptions) {
     this.queue = new JobQueue(new InboxPolicy(options, this.handlers), options);
@@ -125,11 +130,23 @@ export class Inbox implements WebhookHandlers {
     const id = inboxItemId(event.source, event.eventId);
     const named: JsonObject = event.source === DEFAULT_SOURCE ? {} : { source: event.source, eventId: event.eventId };
     const receivedAt = new Date(now).toISOString();
-    const item: JsonObject = { id, ...named, event: event.kind, status: 'accepted', attempts: 0, receivedAt };
+    const kind = this.kindOf(event.kind);
+    const item: JsonObject = { id, ...named, event: kind, status: 'accepted', attempts: 0, receivedAt };
     const expiresAt = now + this.options.config.dedupDays * DAY_MS;
     const doc: JsonObject = { body: event.text, headers: { ...event.headers } };
     const body: Mutation = { kind: 'put', collection: INBOX_BODY_SPACE, id, doc, expiresAt };
     return [jobItem(INBOX_SPACES, id, item, now, expiresAt), body];
+  }
+
+  /**
+   * The kind as the string the inbox already holds for it: an item is kept for the whole dedup window,
+   * and a kind parsed from each body would otherwise be one more string per item.
+   */
+  private kindOf(kind: string): string {
+    const known = this.kinds.get(kind);
+    if (known !== undefined) return known;
+    if (this.kinds.size < KINDS_KEPT && kind.length <= KIND_KEPT_LENGTH) this.kinds.set(kind, kind);
+    return kind;
   }
 
   /**
@@ -270,6 +287,9 @@ class InboxPolicy implements JobPolicy {
     // AbortController per event is a measurable share of the receiver's work.
     let controller: AbortController | undefined;
     let timedOut = false;
+    let headers: Readonly<Record<string, string>> | undefined;
+    // The body record as it is now (a handler may read its context after its outcome dropped it).
+    const kept = this.options.store.get(INBOX_BODY_SPACE, record.id)?.doc['headers'];
     const receivedAt = typeof record.doc['receivedAt'] === 'string' ? record.doc['receivedAt'] : '';
     const { source, eventId } = sourceOf(record);
     const kind = typeof record.doc['event'] === 'string' ? record.doc['event'] : '';
@@ -279,7 +299,11 @@ class InboxPolicy implements JobPolicy {
       id: eventId,
       kind,
       source,
-      headers: this.headersOf(record),
+      // Copied from the body record when a handler asks: most never do.
+      get headers(): Readonly<Record<string, string>> {
+        headers ??= providerFields(kept);
+        return headers;
+      },
       get signal(): AbortSignal {
         controller ??= new AbortController();
         if (timedOut || shutdown.aborted) controller.abort();
@@ -322,16 +346,16 @@ class InboxPolicy implements JobPolicy {
     }, { once: true });
   }
 
-  /** The provider's header fields kept with the event's body (none for an event stored before they were). */
-  private headersOf(record: StoredRecord): Readonly<Record<string, string>> {
-    const kept = this.options.store.get(INBOX_BODY_SPACE, record.id)?.doc['headers'];
-    if (!isJsonObject(kept)) return Object.freeze({});
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(kept)) {
-      if (typeof value === 'string') Object.defineProperty(headers, name, { value, enumerable: true });
-    }
-    return Object.freeze(headers);
+}
+
+/** The provider's header fields kept with the event's body (none for an event stored before they were). */
+function providerFields(kept: unknown): Readonly<Record<string, string>> {
+  if (!isJsonObject(kept)) return Object.freeze({});
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(kept)) {
+    if (typeof value === 'string') Object.defineProperty(headers, name, { value, enumerable: true });
   }
+  return Object.freeze(headers);
 }
 
 /** The id of the inbox item of an event: the event id for the default source, `<source>:<eventId>` otherwise. */

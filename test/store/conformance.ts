@@ -371,6 +371,12 @@ export function storeConformance(name: string, withFreshStore: WithStore): void 
         const doc = store.get('$inbox', 'e1')?.doc;
         assert.deepEqual(Object.getOwnPropertyDescriptor(doc, '__proto__')?.value, { polluted: true });
         assert.equal(({} as Record<string, unknown>).polluted, undefined);
+        // A document holding one keeps it as data through a patch of other fields.
+        await ok(store, { kind: 'patch', collection: '$inbox', id: 'e1', set: { n: 2 } });
+        const patched = store.get('$inbox', 'e1')?.doc;
+        assert.deepEqual(Object.getOwnPropertyDescriptor(patched, '__proto__')?.value, { polluted: true });
+        assert.equal(Object.getPrototypeOf(patched), Object.prototype);
+        assert.equal(patched?.['n'], 2);
       }));
     });
 

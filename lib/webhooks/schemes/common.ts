@@ -155,14 +155,20 @@ export type ReadObject =
 /**
  * Verified text as a JSON object. A number a double cannot hold exactly is no reason to refuse an
  * event: the text is what is kept (CONVENTIONS.md#webhook-event-body), so only syntax is refused, in
- * resapi's own words with the offset, never the parser's message or a slice of the body.
+ * resapi's own words with the offset, never the parser's message or a slice of the body. JSON.parse
+ * reads it; only text it refuses goes to the scanner (lib/json-text.ts), which says where and why.
  */
 export function readObject(text: string, expected: string): ReadObject {
-  const parsed = parseJson(text);
-  if (!parsed.ok && parsed.error.kind === 'syntax') {
-    return { ok: false, problem: problem('invalid-json', `The body is not valid JSON: ${parsed.error.message}.`) };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    const parsed = parseJson(text);
+    if (!parsed.ok && parsed.error.kind === 'syntax') {
+      return { ok: false, problem: problem('invalid-json', `The body is not valid JSON: ${parsed.error.message}.`) };
+    }
+    value = parsed.ok ? parsed.value : undefined;
   }
-  const value: unknown = parsed.ok ? parsed.value : JSON.parse(text);
   if (isJsonObject(value)) return { ok: true, value };
   const errors = [{ pointer: '', detail: 'expected an object' }];
   return { ok: false, problem: problem('invalid-body', `The body is not a webhook event: ${expected}.`, { errors }) };

@@ -57,6 +57,16 @@ describe('the resapi scheme', () => {
     assert.equal(problem.status, 400);
     assert.deepEqual(problem.errors?.map((error) => error.pointer), ['/id', '/event']);
   });
+
+  it('should keep numbers a double cannot hold exactly, and refuse bad syntax at its offset in its own words', () => {
+    const exact = '{"id":"evt_2","event":"order.created","total":9007199254740993,"tiny":1e-400}';
+    assert.equal(accepted(judge({ 'X-Signature': webhookSignature(exact, SECRET) }, { body: exact })).text, exact);
+    const broken = '{"id":"evt_3","event": }';
+    const problem = refused(judge({ 'X-Signature': webhookSignature(broken, SECRET) }, { body: broken }));
+    assert.equal(problem.status, 400);
+    assert.equal(problem.reason, 'body not a JSON object');
+    assert.equal(problem.detail, 'The body is not valid JSON: unexpected character at offset 23.');
+  });
 });
 
 describe('providerHeaders', () => {
