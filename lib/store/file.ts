@@ -384,7 +384,7 @@ export class FileStore implements Store {
     // Taken synchronously, with no commit applied since the rotation: exactly the state at this seq.
     const capture = captureState(state, this.parts.clock.now());
     const aborted = (): boolean => this.closing !== undefined;
-    const options = { aborted, log, random: this.parts.random };
+    const options = { aborted, log, random: this.parts.random, journalBytes: () => this.journal.size };
     this.snapshotting = checkpointSnapshot(io, crc, dir, capture, this.journal.firstSeq, options).then((outcome) => {
       // After a failure, retry only once the current journal alone passes the trigger.
       if (outcome.kind !== 'abandoned') this.snapshotFailed = outcome.kind === 'failed';
