@@ -345,7 +345,6 @@ class InboxPolicy implements JobPolicy {
       for (const stop of [...this.calls]) stop();
     }, { once: true });
   }
-
 }
 
 /** The provider's header fields kept with the event's body (none for an event stored before they were). */
