@@ -53,9 +53,9 @@ const WRITE_BYTES = 256 << 10;
 /**
  * A write also holds four times what the journal grew by since the one before: a snapshot is at most
  * four times its trigger (CONVENTIONS.md#durability), so it ends before the journal behind it reaches
- * the trigger again while the disk keeps up. Up to MAX_WRITE_BYTES (~8 ms of encoding): uncapped, a
- * slow write let the journal grow more, which made the next piece larger and its write slower still
- * (PUT p99 at 1M items with a subscription 207 ms).
+ * the trigger again unless writes outrun MAX_WRITE_BYTES a piece (~8 ms of encoding). Uncapped, a slow
+ * write let the journal grow more, which made the next piece larger and its write slower still (PUT
+ * p99 at 1M items with a subscription 207 ms).
  */
 const PACE = 4;
 const MAX_WRITE_BYTES = 1 << 20;
