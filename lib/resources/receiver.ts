@@ -15,7 +15,7 @@
 import type { IncomingMessage } from 'node:http';
 import { readBody, unreadBodyReply } from '../http/body.js';
 import { noStoreCacheControl } from '../http/cache-policy.js';
-import { jsonReply, problemReply, type Reply } from '../http/respond.js';
+import { JSON_TYPE, keptReply, listedReply, problemReply, type Reply } from '../http/respond.js';
 import { problem, secretMissingProblem, type Problem } from '../protocol/problem.js';
 import type { StoredRecord } from '../store/types.js';
 import { forwardMutations } from '../webhooks/forward.js';
@@ -87,14 +87,26 @@ export async function receiveWebhook(app: Receiving, rq: RequestContext, source:
   return problemReply(written.problem);
 }
 
-/** The two answers' bodies, made once: every accepted or repeated delivery gets one of them. */
-const STATUS_BODIES = {
-  accepted: Buffer.from(JSON.stringify({ status: 'accepted' })),
-  duplicate: Buffer.from(JSON.stringify({ status: 'duplicate' })),
-} as const;
+type Status = 'accepted' | 'duplicate';
 
-function status(app: Pick<App, 'policy'>, value: 'accepted' | 'duplicate'): Reply {
-  return jsonReply(200, STATUS_BODIES[value], { 'Cache-Control': noStoreCacheControl(app.policy) });
+/**
+ * The two answers, made once for each Cache-Control a server may give them (one per server): every
+ * accepted or repeated delivery gets one of them, its header fields listed already.
+ */
+const STATUS_REPLIES = new Map<string, Readonly<Record<Status, Reply>>>();
+
+function status(app: Pick<App, 'policy'>, value: Status): Reply {
+  const cacheControl = noStoreCacheControl(app.policy);
+  let replies = STATUS_REPLIES.get(cacheControl);
+  if (replies === undefined) {
+    const reply = (status: Status): Reply => {
+      const fields = ['Content-Type', JSON_TYPE, 'Cache-Control', cacheControl];
+      return keptReply(listedReply(200, fields, Buffer.from(JSON.stringify({ status }))));
+    };
+    replies = { accepted: reply('accepted'), duplicate: reply('duplicate') };
+    STATUS_REPLIES.set(cacheControl, replies);
+  }
+  return replies[value];
 }
 
 /**
