@@ -7,7 +7,12 @@
 // A batch is checked and framed when it arrives (journal.ts Group), so when a sync returns the next
 // group's write starts at once, and only then is the synced group applied and answered: the work of
 // answering overlaps with the next sync instead of sitting between two. A group takes the batches in
-// call order and never reorders them.
+// call order and never reorders them. A write on an idle journal starts at the end of the event loop's
+// turn (setImmediate), not at the first commit of it: started at once, the first request read in a
+// turn was written alone and every other one read in the same turn waited a whole sync behind it, and a
+// sender's outcome, committed alone on an idle journal, took a sync of its own ahead of the requests.
+// Measured (32 connections, PUTs of 10,000 items): 12.5 → 16 writes per fdatasync; with a subscription,
+// groups that hold no request 37–51% → 28–48% of all; latency the same within the noise.
 //
 // Visibility, decided: a batch is applied to the state only after its record is durable, so a read
 // never sees a write that a crash could still lose, and a failed write leaves nothing to roll back.
@@ -167,10 +172,10 @@ export class FileStore implements Store {
     return new Promise((resolve) => {
       this.waiting.push({ batch, resolve });
       this.admit();
-      // A microtask later, so the commits of one synchronous run share a group.
+      // At the end of this turn of the event loop, so every commit made in the turn shares a group.
       if (this.pumpQueued) return;
       this.pumpQueued = true;
-      queueMicrotask(() => {
+      setImmediate(() => {
         this.pumpQueued = false;
         this.pump();
       });
