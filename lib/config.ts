@@ -21,7 +21,7 @@
 //   retry.baseMs: an integer 0–2147483647 (0 lets tests run a whole schedule at once); retry.capMs:
 //   an integer from baseMs to 2147483647, Node's timer ceiling (a longer delay fires at once).
 //   outbox.inFlight (deliveries in flight to one subscription, CONVENTIONS.md#deliveries): an integer
-//   1–64, default 8; outbox.workers × outbox.inFlight requests may be in flight in all, at most 16384.
+//   1–64, default 16; outbox.workers × outbox.inFlight requests may be in flight in all, at most 16384.
 //   outbox.timeoutMs: an integer 1–2147483647. webhooks.handlerTimeoutMs (an addition to
 //   CONVENTIONS.md#configuration-file: a handler that hangs must be timed out and retried, and the
 //   conventions name no value): an integer 1–2147483647, default 30000.
@@ -175,7 +175,7 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     retry: INBOX_BACKOFF.schedule,
   },
   outbox: {
-    workers: 4, inFlight: 8, timeoutMs: 5000, retry: OUTBOX_BACKOFF.schedule, refusePrivateAddresses: false,
+    workers: 4, inFlight: 16, timeoutMs: 5000, retry: OUTBOX_BACKOFF.schedule, refusePrivateAddresses: false,
     errorDetail: 'full', disableAfterS: 432_000,
   },
   cors: {},

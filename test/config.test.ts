@@ -48,7 +48,7 @@ describe('DEFAULT_CONFIG', () => {
       },
       outbox: {
         workers: 4,
-        inFlight: 8,
+        inFlight: 16,
         timeoutMs: 5000,
         retry: { baseMs: 1000, factor: 3, capMs: 21600000, attempts: 15 },
         refusePrivateAddresses: false,

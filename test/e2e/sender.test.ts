@@ -210,7 +210,7 @@ describe('deliveries on the injected clock', () => {
     const quickBefore = receiver.received.length;
     for (let n = 0; n < 6; n++) await create(server.url, `/slow/s${n}`, {});
     await receiver.got(quickBefore + 6);
-    // Up to outbox.inFlight (8) of one subscription are in flight at once: all six are held.
+    // Up to outbox.inFlight (16) of one subscription are in flight at once: all six are held.
     await other.got(heldBefore + 6);
     other.release();
   });
