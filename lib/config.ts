@@ -20,6 +20,8 @@
 // - workers: integers 1–256. retry.attempts: an integer 1–1000. retry.factor: a finite number 1–100.
 //   retry.baseMs: an integer 0–2147483647 (0 lets tests run a whole schedule at once); retry.capMs:
 //   an integer from baseMs to 2147483647, Node's timer ceiling (a longer delay fires at once).
+//   outbox.inFlight (deliveries in flight to one subscription, CONVENTIONS.md#deliveries): an integer
+//   1–64, default 16; outbox.workers × outbox.inFlight requests may be in flight in all, at most 16384.
 //   outbox.timeoutMs: an integer 1–2147483647. webhooks.handlerTimeoutMs (an addition to
 //   CONVENTIONS.md#configuration-file: a handler that hangs must be timed out and retried, and the
 //   conventions name no value): an integer 1–2147483647, default 30000.
@@ -53,6 +55,7 @@ const MAX_DAYS = 36_500;
 const MAX_BODY_BYTES = 1_073_741_824;
 const MAX_PAGE_SIZE = 1000;
 const MAX_WORKERS = 256;
+const MAX_IN_FLIGHT = 64;
 const MAX_ATTEMPTS = 1000;
 const MAX_FACTOR = 100;
 const MAX_TOLERANCE_S = 86_400;
@@ -117,7 +120,10 @@ export interface WebhooksConfig {
 /** What a delivery's `lastError` says: everything, or only its class (timeout, refused, unreachable, HTTP status). */
 export type ErrorDetail = 'full' | 'class';
 export interface OutboxConfig {
+  /** Receivers served at once. */
   readonly workers: number;
+  /** Deliveries in flight to one subscription at once, at most (1: one at a time, in order). */
+  readonly inFlight: number;
   readonly timeoutMs: number;
   readonly retry: RetrySchedule;
   readonly refusePrivateAddresses: boolean;
@@ -169,8 +175,8 @@ export const DEFAULT_CONFIG: Config = deepFreeze({
     retry: INBOX_BACKOFF.schedule,
   },
   outbox: {
-    workers: 4, timeoutMs: 5000, retry: OUTBOX_BACKOFF.schedule, refusePrivateAddresses: false, errorDetail: 'full',
-    disableAfterS: 432_000,
+    workers: 4, inFlight: 16, timeoutMs: 5000, retry: OUTBOX_BACKOFF.schedule, refusePrivateAddresses: false,
+    errorDetail: 'full', disableAfterS: 432_000,
   },
   cors: {},
   allowedHosts: [],
@@ -278,6 +284,7 @@ const CONFIG = fields<Config>({
   ),
   outbox: fields<OutboxConfig>({
     workers: integer(1, MAX_WORKERS),
+    inFlight: integer(1, MAX_IN_FLIGHT),
     timeoutMs: integer(1, MAX_TIMER_MS),
     retry: RETRY,
     refusePrivateAddresses: boolean,

@@ -48,6 +48,7 @@ describe('DEFAULT_CONFIG', () => {
       },
       outbox: {
         workers: 4,
+        inFlight: 16,
         timeoutMs: 5000,
         retry: { baseMs: 1000, factor: 3, capMs: 21600000, attempts: 15 },
         refusePrivateAddresses: false,
@@ -111,7 +112,7 @@ describe('parseConfig', () => {
           orders: {},
         },
         webhooks: { path: '/hooks/in', toleranceS: 60, requireTimestamp: true, dedupDays: 7, workers: 2, handlerTimeoutMs: 50, retry: { baseMs: 0, factor: 1, capMs: 0, attempts: 1 } },
-        outbox: { workers: 1, timeoutMs: 100, retry: { baseMs: 1, factor: 1.5, capMs: 10, attempts: 2 }, refusePrivateAddresses: true, errorDetail: 'class', disableAfterS: 3600 },
+        outbox: { workers: 1, inFlight: 2, timeoutMs: 100, retry: { baseMs: 1, factor: 1.5, capMs: 10, attempts: 2 }, refusePrivateAddresses: true, errorDetail: 'class', disableAfterS: 3600 },
         cors: { origins: ['http://localhost:5173'] },
         allowedHosts: ['myapp.test', '192.168.1.20', '[fd00::1]'],
         limits: {
@@ -246,6 +247,7 @@ describe('parseConfig', () => {
       ['webhooks.workers', 1, 256],
       ['webhooks.retry.attempts', 1, 1000],
       ['outbox.workers', 1, 256],
+      ['outbox.inFlight', 1, 64],
       ['outbox.timeoutMs', 1, 2147483647],
       ['outbox.retry.attempts', 1, 1000],
     ];

@@ -15,9 +15,12 @@
 // itself change that version, so the streak of an older version is over, and a late write of one
 // cannot bring it back.
 //
-// The outbox runs one delivery of a subscription at a time, and an outcome that changes the streak is
-// written before the next one starts (RunOutcome `recordFirst`), so each attempt reads, from the
-// store, the streak its predecessor left.
+// An outcome that changes the streak is written before the subscription's next delivery starts
+// (RunOutcome `recordFirst`), but up to `outbox.inFlight` deliveries of one subscription are in flight
+// at once, and those that end while it is written must not each count on the streak it replaces: each
+// decision reads the streak the one before it decided, kept here until the subscription changes, and
+// the store only when there is none (after a start). So every attempt counts once, in the order the
+// attempts ended.
 //
 // The log line, the metric and the parked deliveries going out again follow the store's change feed:
 // they happen once a disabling or a re-enable is committed, never for an outcome that lost a race (a
@@ -54,8 +57,16 @@ interface Streak {
   readonly attempts: number;
 }
 
+/** The streak the last decision left (undefined: none), and the subscription version it counts against. */
+interface Decided {
+  readonly basis: number;
+  readonly streak: Streak | undefined;
+}
+
 export class AutoDisable {
   private readonly unwatch: () => void;
+  /** Per subscription, the streak the last decision left, written or not yet (see the header). */
+  private readonly decided = new Map<string, Decided>();
 
   constructor(private readonly options: AutoDisableOptions) {
     this.unwatch = options.store.watch((commit) => this.committed(commit));
@@ -68,6 +79,7 @@ export class AutoDisable {
   /** A 2xx from the subscription's receiver: its streak, if it has one, is over. */
   delivered(subscription: StoredRecord): Mutation[] {
     if (this.streakOf(subscription) === undefined) return [];
+    this.decide(subscription, undefined);
     return [{ kind: 'delete', collection: STREAK_SPACE, id: subscription.id }];
   }
 
@@ -86,6 +98,7 @@ export class AutoDisable {
       const reason = `every delivery failed for ${span} (${attempts} attempts); last error: ${error}`;
       return this.disabling(subscription, reason);
     }
+    this.decide(subscription, { since, attempts });
     const doc = { basis: subscription.version, since, attempts };
     return [{ kind: 'put', collection: STREAK_SPACE, id: subscription.id, doc }];
   }
@@ -101,6 +114,9 @@ export class AutoDisable {
    */
   private disabling(subscription: StoredRecord, reason: string): Mutation[] {
     const { id, version } = subscription;
+    // Attempts still in flight to it count from nothing: their outcomes are written, and a streak of
+    // this version is of no use once the disabling changes the version.
+    this.decide(subscription, undefined);
     const disabledAt = new Date(this.options.clock.now()).toISOString();
     return [
       {
@@ -117,16 +133,26 @@ export class AutoDisable {
 
   /** The subscription's streak, if one was counted against this version of it. */
   private streakOf(subscription: StoredRecord): Streak | undefined {
+    const decided = this.decided.get(subscription.id);
+    if (decided !== undefined && decided.basis === subscription.version) return decided.streak;
     const doc = this.options.store.get(STREAK_SPACE, subscription.id)?.doc;
     if (doc === undefined || doc['basis'] !== subscription.version) return undefined;
     const { since, attempts } = doc;
     return typeof since === 'number' && typeof attempts === 'number' ? { since, attempts } : undefined;
   }
 
-  /** A disabling committed: one log line and a count. A re-enable or a delete: parked deliveries may go. */
+  private decide(subscription: StoredRecord, streak: Streak | undefined): void {
+    this.decided.set(subscription.id, { basis: subscription.version, streak });
+  }
+
+  /**
+   * A disabling committed: one log line and a count. A re-enable or a delete: parked deliveries may go.
+   * Any change of a subscription ends what was decided for its former version.
+   */
   private committed(commit: Commit): void {
     for (const { mutation, record, previous } of commit.applied) {
       if (mutation.collection !== SUBSCRIPTION_SPACE) continue;
+      if (this.decided.get(mutation.id)?.basis !== record?.version) this.decided.delete(mutation.id);
       // Only the server's own disabling patches a subscription with a reason; a PUT replaces it whole.
       if (mutation.kind === 'patch' && record !== undefined && typeof mutation.set['disabledReason'] === 'string') {
         this.said(record);

@@ -28,10 +28,14 @@
 // whoever reads /$outbox cannot tell an unresolved name from a route that is down, and subscriptions
 // do not make a port scanner of the server.
 //
-// A worker takes the next delivery while an outcome is written (deliveries are at least once), and
-// one worker at most serves a subscription, so slow or dead receivers hold one worker each while
-// other receivers are served. The outcome of a failed attempt, or of a 2xx that ends a failure
-// streak, is written before the subscription's next delivery starts: that one reads the streak.
+// A subscription has at most `outbox.inFlight` (K) deliveries in flight at once, started in the order
+// they come due, and `outbox.workers` (W) receivers are served at once: the runner gets W × K workers
+// and a room of K per subscription, so a slow or dead receiver holds K workers while other receivers
+// are served, and W × K requests are in flight in all, at most. With K > 1 a receiver may see them out
+// of order (`data.sequence` tells it which is newer). A worker takes the next delivery while an outcome
+// is written (deliveries are at least once). The outcome of a failed attempt, or of a 2xx that ends a
+// failure streak, is written before the next delivery of its subscription starts; the attempts already
+// in flight meanwhile count on the streak as it was last decided (auto-disable.ts).
 //
 // Each attempt adds its entry to the delivery's attempt log in the write of its outcome
 // (attempt-log.ts, CONVENTIONS.md#attempt-log). A subscription's `rateLimit` spaces the starts of its
@@ -143,8 +147,9 @@ class OutboxPolicy implements JobPolicy {
     resume: () => void,
   ) {
     this.backoff = withSchedule(OUTBOX_BACKOFF, options.config.retry);
-    this.workers = options.config.workers;
-    this.perGroup = 1;
+    const { workers, inFlight } = options.config;
+    this.workers = workers * inFlight;
+    this.perGroup = inFlight;
     this.poster = new WebhookPoster(options.clock);
     this.sharedBodies = new EventBodies({ ...options, done: this.words.done });
     this.detail = options.config.errorDetail;

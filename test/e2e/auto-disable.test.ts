@@ -87,7 +87,9 @@ describe('auto-disable on the injected clock (attempts 9 h apart)', () => {
   after(async () => {
     for (const receiver of receivers) await receiver.stop();
   });
-  const server = serverForSuite({ memory: true, clock, random: halfway, log: capturingLogger(lines), outbox: { workers: 4, retry: NINE_HOURS } });
+  // One delivery of a subscription at a time: the 410 test holds the first while the next two wait.
+  const outbox = { workers: 4, inFlight: 1, retry: NINE_HOURS };
+  const server = serverForSuite({ memory: true, clock, random: halfway, log: capturingLogger(lines), outbox });
 
   it('should accept subscription.disabled as an event pattern, and nothing else of the kind', async () => {
     assert.equal((await subscribe(server.url, 'watcher', watcher.url, ['subscription.disabled'])).status, 201);
@@ -167,7 +169,7 @@ describe('auto-disable on the injected clock (attempts 9 h apart)', () => {
     assert.equal((await subscribe(server.url, 'paused', paused.url, ['paused.*'])).status, 201);
     const first = await deliveryOf(server, '/paused/p1', 'paused');
     await eventually('the first delivery at the receiver', () => paused.received.length === 1);
-    // Two more while the first is held: they wait behind it (one delivery at a time per subscription).
+    // Two more while the first is held: they wait behind it (outbox.inFlight 1).
     clock.advance(1);
     const second = await deliveryOf(server, '/paused/p2', 'paused');
     clock.advance(1);
@@ -192,6 +194,44 @@ describe('auto-disable on the injected clock (attempts 9 h apart)', () => {
     assert.deepEqual(put.json(), { id: 'paused', url: paused.url, events: ['paused.*'], status: 'active', secretOverlapS: 86400 });
     for (const id of [second, third]) await recordWhere(server.store, OUTBOX_SPACE, id, (record) => record.doc['status'] === 'delivered');
     assert.deepEqual(paused.bodies().slice(1).map((body) => (body['data'] as JsonObject)['id']), ['p2', 'p3']);
+  });
+});
+
+describe('auto-disable with deliveries in flight together', () => {
+  const clock = new ManualClock(Date.UTC(2026, 3, 14, 9, 0, 0));
+  const failing = new Receiver();
+  const answers: ((status: number) => void)[] = [];
+  before(async () => {
+    failing.otherwise = () => new Promise<number>((resolve) => answers.push(resolve));
+    await failing.start();
+  });
+  after(async () => {
+    for (const answer of answers.splice(0)) answer(503);
+    await failing.stop();
+  });
+  const server = serverForSuite({ memory: true, clock, random: halfway, outbox: { inFlight: 4, retry: NINE_HOURS } });
+
+  it('should count each of the attempts that failed together once, and disable at the tenth past the span', async () => {
+    assert.equal((await subscribe(server.url, 'together', failing.url, ['together.*'])).status, 201);
+    const ids: string[] = [];
+    for (let n = 0; n < 4; n++) ids.push(await deliveryOf(server, `/together/t${n}`, 'together'));
+    await failing.got(4);
+    // All four answered in one go: each outcome is decided while the others' are still being written.
+    for (const answer of answers.splice(0)) answer(503);
+    for (const id of ids) await failedAttempt(server, id, 1);
+    const streak = (): JsonObject | undefined => server.store.get('$subscription-streaks', 'together')?.doc;
+    assert.equal(streak()?.['attempts'], 4, JSON.stringify(streak()));
+    // Two more rounds of four, the last past the 5 days: the 10th failed attempt disables it.
+    failing.otherwise = () => 503;
+    clock.advance(WAIT);
+    for (const id of ids) await failedAttempt(server, id, 2);
+    assert.equal(streak()?.['attempts'], 8);
+    clock.advance(5 * 24 * HOUR);
+    const disabled = await recordWhere(server.store, '$subscriptions', 'together', (record) => record.doc['status'] === 'disabled');
+    assert.match(String(disabled.doc['disabledReason']), /^every delivery failed for 5 days \(10 attempts\)/);
+    // The two still in flight when it was decided are written as failed, and wait like the rest.
+    for (const id of ids) await failedAttempt(server, id, 3);
+    assert.equal(failing.received.length, 12);
   });
 });
 

@@ -86,7 +86,10 @@ describe('POST /$subscriptions/{id}/$recover', () => {
   after(async () => {
     await receiver.stop(500);
   });
-  const server = serverForSuite({ memory: true, clock, random: halfway, outbox: { retry: { attempts: 2 } } }, async (server) => {
+  // One delivery of a subscription at a time (CONVENTIONS.md#deliveries): the receiver sees them in the
+  // order they start, so the order they are recovered in is the order they arrive in.
+  const outbox = { inFlight: 1, retry: { attempts: 2 } };
+  const server = serverForSuite({ memory: true, clock, random: halfway, outbox }, async (server) => {
     assert.equal((await subscribe(server.url, 'shop', receiver.url, ['things.*'])).status, 201);
     assert.equal((await subscribe(server.url, 'other', receiver.url, ['gadgets.*'])).status, 201);
   });
@@ -177,7 +180,7 @@ describe('POST /$subscriptions/{id}/$recover', () => {
     const l1 = await dead(await change(server, 'late', 'l1'));
     clock.advance(10_000);
     const l2 = await dead(await change(server, 'late', 'l2'));
-    // One delivery at a time goes to a subscription: while n1 is in flight, n2 waits.
+    // With outbox.inFlight 1, one delivery at a time goes to a subscription: while n1 is in flight, n2 waits.
     answerBy(receiver, (item) => (item === 'n1' ? 'hold' : 'ok'));
     const before = arrivedItems(receiver).length;
     clock.advance(10_000);

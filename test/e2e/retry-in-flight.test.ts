@@ -91,7 +91,9 @@ describe('PUT /$outbox/{id}/$retry while the delivery is in flight', () => {
   // The receiver first (after() hooks run in the order they are registered): a request it still
   // holds then ends, and the server's drain has nothing to wait for.
   after(() => receiver.stop(200));
-  const server: ResapiServer = serverForSuite({ memory: true, clock: new ManualClock(Date.now()), outbox: { workers: 4 } });
+  // One delivery of a subscription in flight at a time, so the next one waits, pending, behind it.
+  const outbox = { workers: 4, inFlight: 1 };
+  const server: ResapiServer = serverForSuite({ memory: true, clock: new ManualClock(Date.now()), outbox });
 
   it('should answer 409 "running" while the receiver holds the request, 409 "pending" for the next, and send each once', async () => {
     const subscribed = await request(server.url, '/$subscriptions/held', {
@@ -105,7 +107,7 @@ describe('PUT /$outbox/{id}/$retry while the delivery is in flight', () => {
     const [first] = server.store.scan(OUTBOX_SPACE);
     const path = `/$outbox/${first?.id ?? ''}`;
     for (let trial = 0; trial < 3; trial++) assertRefused(await retry(server.url, path), 'running');
-    // One worker per subscription: the next delivery to it waits, `pending`, behind the one held.
+    // outbox.inFlight 1: the next delivery to it waits, `pending`, behind the one held.
     assert.equal((await create(server.url, '/things/t2', { n: 2 })).status, 201);
     const second = server.store.scan(OUTBOX_SPACE).find((record) => record.id !== first?.id);
     assert.equal(second?.doc['status'], 'pending');

@@ -163,12 +163,16 @@ describe('rateLimit', () => {
     await paced.stop();
     await free.stop();
   });
-  // Time moves only when the test moves it; no answer can time out meanwhile.
-  const server = serverForSuite({ memory: true, clock, outbox: { workers: 4, timeoutMs: 3_600_000 } });
+  // Time moves only when the test moves it; no answer can time out meanwhile. Up to three deliveries
+  // of a subscription may be in flight at once (CONVENTIONS.md#deliveries): the pace still holds.
+  const server = serverForSuite({ memory: true, clock, outbox: { workers: 4, inFlight: 3, timeoutMs: 3_600_000 } });
 
   it('should space a subscription\'s deliveries by its rate on the injected clock, in order, none lost, others not held up', async () => {
     assert.equal((await subscribe(server.url, 'paced', paced.url, ['ticks.*'], { rateLimit: 2 })).status, 201);
-    assert.equal((await subscribe(server.url, 'free', free.url, ['ticks.*'])).status, 201);
+    assert.equal((await subscribe(server.url, 'free', free.url, ['ticks.*', 'others.*'])).status, 201);
+    // The paced receiver answers nothing until all five arrived, so they are in flight together, three at most.
+    const answers: ((status: number) => void)[] = [];
+    paced.otherwise = () => new Promise<number>((resolve) => answers.push(resolve));
     const start = clock.now();
     for (let n = 0; n < 5; n++) assert.equal((await create(server.url, `/ticks/t${n}`, { n })).status, 201);
     // The clock has not moved: the subscription without a limit gets all five now, the paced one its first.
@@ -176,25 +180,38 @@ describe('rateLimit', () => {
     await paced.got(1);
     assert.ok(free.received.every((one) => one.at === start));
     assert.equal(paced.received.length, 1, 'the paced receiver waits for the clock');
+    await eventually('three paced deliveries in flight', () => {
+      clock.advance(100);
+      return paced.received.length >= 3;
+    });
+    // A fourth waits for an answer, whatever the clock says: three are in flight. The change of
+    // another collection, delivered to `free` only, comes after the look the clock's move asked for.
+    clock.advance(5000);
+    assert.equal((await create(server.url, '/others/o1', {})).status, 201);
+    await free.got(6);
+    assert.equal(paced.received.length, 3, 'three in flight at most');
+    for (const answer of answers.splice(0)) answer(200);
+    paced.otherwise = () => 200;
     await eventually('five paced deliveries', () => {
       clock.advance(100);
       return paced.received.length >= 5;
     });
-    const order = (receiver: Receiver): unknown[] => receiver.bodies().map((body) => (body['data'] as JsonObject)['id']);
-    assert.deepEqual(order(paced), ['t0', 't1', 't2', 't3', 't4'], 'in the order of the changes');
-    assert.deepEqual(order(free), ['t0', 't1', 't2', 't3', 't4']);
-    // When each attempt started, as the sender recorded it: never less than 500 ms apart (2 per second).
-    const started: number[] = [];
+    await eventually('every delivery delivered', () => server.store.scan(OUTBOX_SPACE).every((record) => record.doc['status'] === 'delivered'));
+    // When each attempt started, as the sender recorded it: in the order of the changes, never less
+    // than 500 ms apart (2 per second), though three were in flight at once.
+    const itemOf = new Map(paced.received.map((one) => [one.headers['webhook-id'], ((JSON.parse(one.body.toString()) as { data: JsonObject }).data['id'])]));
+    const started: { at: number; item: unknown }[] = [];
     for (const record of server.store.scan(OUTBOX_SPACE).filter((one) => one.doc['subscription'] === 'paced')) {
       const [first] = await attemptLog(server.url, record.id);
-      started.push(Date.parse((first as Attempt).at));
+      started.push({ at: Date.parse((first as Attempt).at), item: itemOf.get(String(record.doc['eventId'])) });
     }
-    started.sort((a, b) => a - b);
-    assert.equal(started[0], start);
+    started.sort((a, b) => a.at - b.at);
+    assert.deepEqual(started.map((one) => one.item), ['t0', 't1', 't2', 't3', 't4'], 'in the order of the changes');
+    assert.equal(started[0]?.at, start);
     for (let n = 1; n < started.length; n++) {
-      assert.ok((started[n] as number) - (started[n - 1] as number) >= 500, `attempts ${n} and ${n + 1}: ${started.join(', ')}`);
+      const apart = (started[n]?.at as number) - (started[n - 1]?.at as number);
+      assert.ok(apart >= 500, `attempts ${n} and ${n + 1}: ${started.map((one) => one.at).join(', ')}`);
     }
-    await eventually('every delivery delivered', () => server.store.scan(OUTBOX_SPACE).every((record) => record.doc['status'] === 'delivered'));
     assert.equal(paced.received.length, 5, 'each sent once');
   });
 
