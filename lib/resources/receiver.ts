@@ -90,8 +90,9 @@ export async function receiveWebhook(app: Receiving, rq: RequestContext, source:
 type Status = 'accepted' | 'duplicate';
 
 /**
- * The two answers, made once for each Cache-Control a server may give them (one per server): every
- * accepted or repeated delivery gets one of them, its header fields listed already.
+ * The two answers, made once for each Cache-Control a server may give them (noStoreCacheControl has
+ * two, so this holds four replies at most): every accepted or repeated delivery gets one of them, its
+ * header fields listed already.
  */
 const STATUS_REPLIES = new Map<string, Readonly<Record<Status, Reply>>>();
 
