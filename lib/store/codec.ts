@@ -101,6 +101,20 @@ function framed(crc: Crc32c, parts: readonly (string | Uint8Array)[]): Buffer {
   return frame;
 }
 
+/**
+ * Frames an all-ASCII payload whose checksum is known: a snapshot writing again a frame it loaded
+ * (snapshot.ts). Read as latin1, such a text turns back into exactly the bytes it was read from, so
+ * the checksum of those bytes still holds and nothing is encoded or checksummed again.
+ */
+export function encodeAsciiFrame(text: string, checksum: number): Buffer {
+  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + text.length);
+  frame.write(text, FRAME_HEADER_BYTES, 'latin1');
+  frame.writeUInt32LE(FRAME_MAGIC, 0);
+  frame.writeUInt32LE(text.length, 4);
+  frame.writeUInt32LE(checksum, 8);
+  return frame;
+}
+
 /** What sits at one position of a buffer: a whole valid frame, too few bytes to tell, or damage. */
 export type FrameAt =
   | { readonly kind: 'frame'; readonly start: number; readonly end: number }
@@ -133,15 +147,16 @@ export type ScanEnd =
   | { readonly kind: 'rejected'; readonly offset: number; readonly reason: string };
 
 /**
- * Reads a file of frames in large chunks and hands each payload to `onFrame` (synchronously, so a
- * million small records cost no promise each). `onFrame` returns an error text to stop the scan:
- * a frame whose checksum holds but whose content is wrong is corruption wherever it sits.
+ * Reads a file of frames in large chunks and hands each payload, with its offset and checksum, to
+ * `onFrame` (synchronously, so a million small records cost no promise each). `onFrame` returns an
+ * error text to stop the scan: a frame whose checksum holds but whose content is wrong is corruption
+ * wherever it sits.
  */
 export async function scanFrames(
   crc: Crc32c,
   handle: FileHandleIO,
   size: number,
-  onFrame: (payload: Buffer, offset: number) => string | undefined,
+  onFrame: (payload: Buffer, offset: number, checksum: number) => string | undefined,
   onProgress?: (offset: number) => void,
 ): Promise<ScanEnd> {
   let buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK_BYTES, Math.max(size, FRAME_HEADER_BYTES)));
@@ -151,7 +166,8 @@ export async function scanFrames(
   for (;;) {
     const found = frameAt(crc, buffer, pos, filled);
     if (found.kind === 'frame') {
-      const rejected = onFrame(buffer.subarray(found.start, found.end), base + pos);
+      const checksum = buffer.readUInt32LE(pos + 8);
+      const rejected = onFrame(buffer.subarray(found.start, found.end), base + pos, checksum);
       if (rejected !== undefined) return { kind: 'rejected', offset: base + pos, reason: rejected };
       pos = found.end;
       continue;

@@ -410,6 +410,19 @@ export class StoreState {
 }
 
 /**
+ * A records frame of a snapshot as it was loaded: its payload's text, which every record loaded from it
+ * keeps a slice of until it is read, and what the next snapshot needs to write the frame again as it
+ * was, without encoding it (snapshot.ts): the payload's checksum when its bytes are exactly the text's
+ * (all ASCII, read as latin1), how many records it holds, and the earliest expiresAt among them.
+ */
+export interface LoadedFrame {
+  readonly text: string;
+  readonly checksum: number | undefined;
+  readonly records: number;
+  readonly earliestExpiry: number;
+}
+
+/**
  * One version of a record. A record loaded from a snapshot keeps its document as the JSON text it
  * was written as until something reads `doc`: building a million document objects (JSON.parse and the
  * collector's copying of them) was most of what opening a 1M-record store cost, and most of those
@@ -423,8 +436,8 @@ class RecordVersion implements StoredRecord {
   readonly expiresAt: number | undefined;
   readonly dueAt: number | undefined;
   #parsed: JsonObject | undefined;
-  /** While unparsed: the text holding the document from `#start` to `#end` (no string made per record). */
-  #source: string | undefined;
+  /** While unparsed: the frame whose text holds the document from `#start` to `#end` (no string per record). */
+  #source: LoadedFrame | undefined;
   readonly #start: number;
   readonly #end: number;
 
@@ -436,7 +449,7 @@ class RecordVersion implements StoredRecord {
     expiresAt: number | undefined,
     dueAt: number | undefined,
     parsed: JsonObject | undefined,
-    source: string | undefined,
+    source: LoadedFrame | undefined,
     start: number,
     end: number,
   ) {
@@ -477,7 +490,12 @@ class RecordVersion implements StoredRecord {
 
   /** The document as JSON text: the loaded text as is while it has not been parsed. */
   docText(): string {
-    return this.#source === undefined ? JSON.stringify(this.#parsed) : this.#source.slice(this.#start, this.#end);
+    return this.#source === undefined ? JSON.stringify(this.#parsed) : this.#source.text.slice(this.#start, this.#end);
+  }
+
+  /** The snapshot frame the record was loaded from, while it has not been read since. */
+  loadedFrame(): LoadedFrame | undefined {
+    return this.#source;
   }
 
   /** The fields a reader sees, `doc` included (it is an accessor, which JSON.stringify would skip). */
@@ -509,7 +527,7 @@ export function makeRecord(
 }
 
 /**
- * A record version loaded from a snapshot: its document is the JSON text in `source` from `start` to
+ * A record version loaded from a snapshot: its document is the JSON text of `source` from `start` to
  * `end`, parsed on first read (the whole frame's text stays alive until every record of it is read).
  */
 export function makeLoadedRecord(
@@ -517,7 +535,7 @@ export function makeLoadedRecord(
   id: string,
   version: number,
   modifiedAt: number,
-  source: string,
+  source: LoadedFrame,
   start: number,
   end: number,
   expiresAt: number | undefined,
@@ -529,6 +547,11 @@ export function makeLoadedRecord(
 /** A record's document for one look, without keeping the parse of one loaded as text and not read since. */
 export function peekDocument(record: StoredRecord): JsonObject {
   return record instanceof RecordVersion ? record.peekDoc() : record.doc;
+}
+
+/** The snapshot frame a record was loaded from, while the record has not been read since its load. */
+export function loadedFrame(record: StoredRecord): LoadedFrame | undefined {
+  return record instanceof RecordVersion ? record.loadedFrame() : undefined;
 }
 
 /** A record's document as JSON text, without parsing one that was loaded as text and not read since. */

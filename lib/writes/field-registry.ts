@@ -27,6 +27,7 @@ import { escapePointerToken } from '../json-pointer.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
 import { isCollectionName } from '../names.js';
 import { problem, type Problem } from '../protocol/problem.js';
+import { peekDocument } from '../store/state.js';
 import type { Applied, Mutation, Store } from '../store/types.js';
 
 export const FIELDS_SPACE = '$fields';
@@ -185,7 +186,11 @@ export class FieldRegistry {
     for (const collection of this.store.collections()) {
       if (!isCollectionName(collection) || this.known.has(collection)) continue;
       const paths = new Set<string>();
-      for (const record of this.store.scan(collection)) for (const path of pathsOf(record.doc)) paths.add(path);
+      // A look that keeps no parse (peekDocument): a store loaded from a snapshot keeps its documents
+      // as text, which its next snapshot copies instead of encoding (CONVENTIONS.md#durability).
+      for (const record of this.store.scan(collection)) {
+        for (const path of pathsOf(peekDocument(record))) paths.add(path);
+      }
       missing.push(this.record(collection, paths));
     }
     return missing;

@@ -5,10 +5,10 @@
 // of a quarter of the last snapshot's size when that is more than the threshold (lib/store/file.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdir, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JsonObject } from '../../lib/json.js';
-import { Crc32c, encodeFrame } from '../../lib/store/codec.js';
+import { Crc32c, encodeFrame, FRAME_HEADER_BYTES } from '../../lib/store/codec.js';
 import type { FileStore, OpenResult } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
 import { peekDocument } from '../../lib/store/state.js';
@@ -83,6 +83,17 @@ const WRITES: Mutation[] = [
   { kind: 'put', collection: '$tmp', id: 'both', doc: { n: 6 }, expiresAt: FAR, dueAt: T0 + 7 },
 ];
 
+/** Each frame of a file (header and payload) as it is on disk. */
+function frames(file: Buffer): Buffer[] {
+  const found: Buffer[] = [];
+  for (let offset = 0; offset < file.length;) {
+    const end = offset + FRAME_HEADER_BYTES + file.readUInt32LE(offset + 4);
+    found.push(file.subarray(offset, end));
+    offset = end;
+  }
+  return found;
+}
+
 describe('snapshots', () => {
   it('should bring back every field, and write documents not read since the last start unchanged', () =>
     withTempDir('snapshot', async (dir) => {
@@ -138,6 +149,56 @@ describe('snapshots', () => {
       assert.equal(loaded.doc, read, 'a read keeps its parse');
       assert.equal(peekDocument(loaded), read, 'a peek after a read hands the kept document');
       await second.store.close();
+    }));
+
+  it('should write a frame whose records are all as loaded as the bytes it was read from, and the rest anew', () =>
+    withTempDir('snapshot-reuse', async (dir) => {
+      let now = T0;
+      const openAt = async (threshold: number): Promise<Opened> => {
+        let written: () => void = () => {};
+        const snapshotWritten = new Promise<void>((resolve) => (written = resolve));
+        const log = (_level: string, message: string): void => {
+          if (message === 'snapshot written') written();
+        };
+        const opened = await openFileStore({ dir, clock: clockAt(() => now), snapshotThresholdBytes: threshold, progress: () => {}, log });
+        assert.ok(opened.ok, opened.ok ? '' : opened.message);
+        return { store: opened.store, snapshotWritten };
+      };
+      // 'kept' spans several frames and is left alone; in 'changed' one record is replaced and one read;
+      // in '$tmp' one record expires before the next snapshot.
+      const first = await openAt(1);
+      const seed: Mutation[] = [];
+      for (let n = 0; n < 600; n++) seed.push({ kind: 'put', collection: 'kept', id: `k${n}`, doc: { n, pad: 'x'.repeat(300) } });
+      for (let n = 0; n < 20; n++) seed.push({ kind: 'put', collection: 'changed', id: `c${n}`, doc: { n, text: 'café' } });
+      seed.push({ kind: 'put', collection: '$tmp', id: 'soon', doc: { n: 1 }, expiresAt: T0 + 1000 });
+      seed.push({ kind: 'put', collection: '$tmp', id: 'later', doc: { n: 2 }, expiresAt: FAR });
+      await commitOk(first.store, ...seed);
+      await first.snapshotWritten;
+      await first.store.close();
+      const before = frames(await readFile(join(dir, 'snapshot.dat')));
+      const keptFrames = before.filter((frame) => frame.includes('"collection":"kept"'));
+      assert.ok(keptFrames.length >= 3, `'kept' spans ${keptFrames.length} frames`);
+
+      const second = await openAt(1);
+      assert.equal(second.store.get('changed', 'c3')?.doc.n, 3, 'a read parses a record');
+      await commitOk(second.store, { kind: 'put', collection: 'changed', id: 'c7', doc: { n: 70 } });
+      now = T0 + 2000;
+      const snapshotBytes = (await stat(join(dir, 'snapshot.dat'))).size;
+      await commitOk(second.store, { kind: 'put', collection: 'other', id: 'trigger', doc: { pad: 'x'.repeat(snapshotBytes) } });
+      await second.snapshotWritten;
+      await second.store.close();
+      const after = await readFile(join(dir, 'snapshot.dat'));
+      for (const frame of keptFrames) assert.ok(after.includes(frame), 'a frame of \'kept\' is written as it was');
+      assert.ok(!after.includes('"soon"') && !after.includes('soon{'), 'an expired record is not written');
+
+      const third = await openAt(64 << 20);
+      assert.equal(third.store.count('kept'), 600);
+      for (let n = 0; n < 600; n++) assert.deepEqual(third.store.get('kept', `k${n}`)?.doc, { n, pad: 'x'.repeat(300) });
+      const changed = third.store.scan('changed').map((record) => [record.id, record.doc]);
+      const expected = Array.from({ length: 20 }, (_, n) => [`c${n}`, n === 7 ? { n: 70 } : { n, text: 'café' }]);
+      assert.deepEqual(changed, expected.sort((a, b) => String(a[0]).localeCompare(String(b[0]))));
+      assert.deepEqual(third.store.scan('$tmp').map((record) => record.id), ['later']);
+      await third.store.close();
     }));
 
   it('should open a format-1 snapshot, whose rows carry their documents inline', () =>
