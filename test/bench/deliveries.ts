@@ -5,8 +5,9 @@
 // connections. Every SAMPLE_MS of the load the bench reads how many PUTs were answered and how many
 // deliveries the receiver counted: their difference is the outbox's backlog, which under a sustained
 // load either levels off (deliveries keep up) or grows with the load's length. After the load it waits
-// for the last delivery. One server per `outbox.inFlight` of BENCH_IN_FLIGHT (default 8), and with
-// BENCH_BEFORE an earlier build's too (its own default), take turns round after round. BENCH_MEMORY=1
+// for the last delivery. One server per `outbox.inFlight` of BENCH_IN_FLIGHT (default 16, as the
+// server's), and with BENCH_BEFORE an earlier build's too (its own default), take turns round after
+// round. BENCH_MEMORY=1
 // starts them with `--memory` (the items PUT first): no disk wait, so the writes come faster still.
 //
 // The table gives the medians of: PUTs per second; deliveries per second during the load; the backlog
@@ -23,7 +24,7 @@ import { load, rawRequest, sendRaw, type LoadResult } from './load.js';
 import type { Report } from './measure.js';
 import { benchItem, itemId, seedStore, spawnCountingReceiver, type Child } from './servers.js';
 import {
-  commitOf, cpuSeconds, median, metricSum, padded, roundOrder, settle, spawnBuild, webhookBenchOptions,
+  commitOf, cpuSeconds, itemChanges, median, metricSum, padded, roundOrder, settle, spawnBuild, webhookBenchOptions,
 } from './webhook-bench.js';
 
 const SECTION = 'deliveries';
@@ -60,7 +61,7 @@ interface Sample {
 export async function benchDeliveries(report: Report): Promise<void> {
   const options = webhookBenchOptions();
   const memory = process.env['BENCH_MEMORY'] === '1';
-  const inFlights = (process.env['BENCH_IN_FLIGHT'] ?? '8').split(',').filter((value) => value !== '').map(Number);
+  const inFlights = (process.env['BENCH_IN_FLIGHT'] ?? '16').split(',').filter((value) => value !== '').map(Number);
   process.stdout.write(`[${SECTION}] load average at the start: ${loadavg().map((value) => value.toFixed(2)).join(' ')}\n`);
   await withTempDir('bench-deliveries', async (folder) => {
     const receiver = await spawnCountingReceiver();
@@ -128,7 +129,7 @@ async function measureRound(
   const { url } = contestant.server;
   const written = (): Promise<number> => metricSum(url, 'resapi_http_requests_total', { method: 'PUT', status: '200' });
   const received = async (): Promise<number> => Number((await sendRaw(receiver.url, rawRequest('GET', receiver.url, '/count'))).body);
-  const requests = changes(url, `m${padded(round, 3)}`, Math.ceil(options.seconds * PER_SECOND));
+  const requests = itemChanges(url, `m${padded(round, 3)}`, Math.ceil(options.seconds * PER_SECOND), ITEMS, SPREAD);
   const [writtenBefore, receivedBefore] = [await written(), await received()];
   const cpuBefore = cpuSeconds(contestant.server);
   const samples: Sample[] = [];
@@ -181,12 +182,3 @@ async function putItems(url: URL): Promise<void> {
   }
 }
 
-/** `count` PUTs over SPREAD items, each bringing a new `rev`, so each one changes its item. */
-function changes(url: URL, prefix: string, count: number): Buffer[] {
-  const headers = { Accept: 'application/json', 'Content-Type': 'application/json', 'If-Match': '*' };
-  return Array.from({ length: count }, (_, index) => {
-    const n = Math.floor(((index % SPREAD) * ITEMS) / SPREAD);
-    const doc = { ...benchItem(n), rev: `${prefix}-${padded(index)}` };
-    return rawRequest('PUT', url, `/items/${itemId(n)}`, headers, JSON.stringify(doc));
-  });
-}

@@ -11,7 +11,7 @@ import { setTimeout as pause } from 'node:timers/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { rawRequest, sendRaw } from './load.js';
-import { spawnResapi, spawnScript, type Child } from './servers.js';
+import { benchItem, itemId, spawnResapi, spawnScript, type Child } from './servers.js';
 
 export interface WebhookBenchOptions {
   readonly connections: number;
@@ -116,4 +116,17 @@ export function median(values: readonly number[]): number {
 /** A number of `width` digits, so every request of a list has the same size. */
 export function padded(n: number, width = 7): string {
   return String(n).padStart(width, '0');
+}
+
+/**
+ * `count` PUTs over `spread` of `items` items (evenly apart), each bringing a new `rev`, so each one
+ * changes its item and makes one event.
+ */
+export function itemChanges(url: URL, prefix: string, count: number, items: number, spread: number): Buffer[] {
+  const headers = { Accept: 'application/json', 'Content-Type': 'application/json', 'If-Match': '*' };
+  return Array.from({ length: count }, (_, index) => {
+    const n = Math.floor(((index % spread) * items) / spread);
+    const doc = { ...benchItem(n), rev: `${prefix}-${padded(index)}` };
+    return rawRequest('PUT', url, `/items/${itemId(n)}`, headers, JSON.stringify(doc));
+  });
 }

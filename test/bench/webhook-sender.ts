@@ -19,9 +19,9 @@ import { setTimeout as pause } from 'node:timers/promises';
 import { withTempDir } from '../support/temp-dir.js';
 import { load, rawRequest, sendRaw, type LoadResult } from './load.js';
 import type { Report } from './measure.js';
-import { benchItem, itemId, seedStore, spawnCountingReceiver, type Child } from './servers.js';
+import { seedStore, spawnCountingReceiver, type Child } from './servers.js';
 import {
-  commitOf, cpuSeconds, median, metricSum, padded, roundOrder, settle, spawnBuild, webhookBenchOptions,
+  commitOf, cpuSeconds, itemChanges, median, metricSum, padded, roundOrder, settle, spawnBuild, webhookBenchOptions,
   type WebhookBenchOptions,
 } from './webhook-bench.js';
 
@@ -119,8 +119,8 @@ export async function benchWebhookSender(report: Report, options: WebhookBenchOp
 async function measureRound(contestant: Contestant, round: number, scratch: string, options: WebhookBenchOptions): Promise<Round> {
   const { server, receivers } = contestant;
   const url = server.url;
-  const requests = changes(url, `m${padded(round, 3)}`, Math.ceil(options.seconds * PER_SECOND));
-  const warmupRequests = changes(url, `w${padded(round, 3)}`, Math.ceil(options.warmupSeconds * PER_SECOND));
+  const requests = itemChanges(url, `m${padded(round, 3)}`, Math.ceil(options.seconds * PER_SECOND), ITEMS, SPREAD);
+  const warmupRequests = itemChanges(url, `w${padded(round, 3)}`, Math.ceil(options.warmupSeconds * PER_SECOND), ITEMS, SPREAD);
   const written = (): Promise<number> => metricSum(url, 'resapi_http_requests_total', { method: 'PUT', status: '200' });
   const received = async (): Promise<number> => {
     const counts = await Promise.all(receivers.map(async (receiver) => Number((await sendRaw(receiver.url, rawRequest('GET', receiver.url, '/count'))).body)));
@@ -159,12 +159,3 @@ async function measureRound(contestant: Contestant, round: number, scratch: stri
   };
 }
 
-/** `count` PUTs over SPREAD items, each bringing a new `rev`, so each one changes its item. */
-function changes(url: URL, prefix: string, count: number): Buffer[] {
-  const headers = { Accept: 'application/json', 'Content-Type': 'application/json', 'If-Match': '*' };
-  return Array.from({ length: count }, (_, index) => {
-    const n = Math.floor(((index % SPREAD) * ITEMS) / SPREAD);
-    const doc = { ...benchItem(n), rev: `${prefix}-${padded(index)}` };
-    return rawRequest('PUT', url, `/items/${itemId(n)}`, headers, JSON.stringify(doc));
-  });
-}
