@@ -25,8 +25,7 @@
 // The queue is a lifecycle component, and nothing it owns writes outside start() … drain(): bodies
 // kept under a former name move at start, parked jobs are resumed from start on, and a drain waits
 // for the outcomes being written.
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Clock, Random } from '../clock.js';
+import { nextTurn, type Clock, type Random } from '../clock.js';
 import { compareAndSwap, type CasStep } from '../compare-and-swap.js';
 import type { JsonObject } from '../json.js';
 import type { Component } from '../lifecycle.js';

@@ -7,6 +7,7 @@
 // they had to the one they have. The store drops expired records without a commit, so the counts are
 // checked against the space's live count on every read, and counted again when they differ (after
 // an expiry): what a read returns is always exact.
+import { nextTurn } from '../clock.js';
 import type { Commit, Store } from '../store/types.js';
 
 /** Records read per turn while counting the space again, so a recount never holds up requests. */
@@ -70,7 +71,7 @@ export class StatusCounts {
         for (const record of chunk) recount.total += move(recount.counts, undefined, statusOf(record.doc['status']));
         if (chunk.length < COUNT_CHUNK) break;
         recount.through = chunk[chunk.length - 1]?.id;
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
     } finally {
       this.recounting = undefined;
