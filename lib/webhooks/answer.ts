@@ -137,8 +137,8 @@ export class AnswerReader {
    * An interim (1xx) head leaves the reader waiting for the next head.
    */
   private readHead(head: string): boolean {
-    const lines = head.split(CR_LF);
-    const matched = STATUS_LINE.exec(lines[0] ?? '');
+    const first = head.indexOf(CR_LF);
+    const matched = STATUS_LINE.exec(first < 0 ? head : head.slice(0, first));
     if (matched === null) return false;
     const status = Number(matched[2]);
     if (status < 200) {
@@ -150,24 +150,30 @@ export class AnswerReader {
     let encoded = false;
     let close = matched[1] === '0';
     let retryAfter: string | undefined;
-    for (let n = 1; n < lines.length; n++) {
-      const line = lines[n] as string;
-      const colon = line.indexOf(':');
-      if (colon <= 0) return false;
-      const name = line.slice(0, colon).toLowerCase();
-      const value = line.slice(colon + 1).trim();
-      if (name === 'content-length') {
-        if (!DECIMAL.test(value) || (length !== undefined && length !== value)) return false;
-        length = value;
-      } else if (name === 'transfer-encoding') {
-        // The last coding decides the framing: anything but chunked runs to the close (RFC 9112 §6.3).
-        encoded = true;
-        chunked = value.toLowerCase().split(',').at(-1)?.trim() === 'chunked';
-      } else if (name === 'connection') {
-        if (value.toLowerCase().split(',').some((option) => option.trim() === 'close')) close = true;
-      } else if (name === 'retry-after') {
-        retryAfter ??= value;
+    // Field lines one by one, without a list of them: only four names matter, told apart by length first.
+    for (let start = first + CR_LF.length; first >= 0 && start <= head.length; ) {
+      const next = head.indexOf(CR_LF, start);
+      const stop = next < 0 ? head.length : next;
+      const colon = head.indexOf(':', start);
+      if (colon <= start || colon > stop) return false;
+      const size = colon - start;
+      if (size === 14 || size === 17 || size === 10 || size === 11) {
+        const name = head.slice(start, colon).toLowerCase();
+        const value = head.slice(colon + 1, stop).trim();
+        if (name === 'content-length') {
+          if (!DECIMAL.test(value) || (length !== undefined && length !== value)) return false;
+          length = value;
+        } else if (name === 'transfer-encoding') {
+          // The last coding decides the framing: anything but chunked runs to the close (RFC 9112 §6.3).
+          encoded = true;
+          chunked = value.toLowerCase().split(',').at(-1)?.trim() === 'chunked';
+        } else if (name === 'connection') {
+          if (value.toLowerCase().split(',').some((option) => option.trim() === 'close')) close = true;
+        } else if (name === 'retry-after') {
+          retryAfter ??= value;
+        }
       }
+      start = stop + CR_LF.length;
     }
     this.status = status;
     this.retryAfter = retryAfter;
