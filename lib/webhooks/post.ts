@@ -108,11 +108,11 @@ class Connection {
     socket.setKeepAlive(true, KEEP_ALIVE_PROBE_MS);
     socket.on('data', (chunk: Buffer) => {
       // Bytes no request asked for: not a connection to keep.
-      if (this.exchange === undefined) socket.destroy();
+      if (this.exchange === undefined) this.drop();
       else this.exchange.data(chunk);
     });
     socket.on('end', () => {
-      if (this.exchange === undefined) socket.destroy();
+      if (this.exchange === undefined) this.drop();
       else this.exchange.ended();
     });
     socket.on('error', (error: Error) => this.exchange?.failed(error));
@@ -122,6 +122,13 @@ class Connection {
       if (at >= 0) target.idle.splice(at, 1);
       this.exchange?.ended();
     });
+  }
+
+  /** Closes an idle connection, out of the idle ones at once (its `close` event comes a turn later). */
+  drop(): void {
+    const at = this.target.idle.indexOf(this);
+    if (at >= 0) this.target.idle.splice(at, 1);
+    this.socket.destroy();
   }
 
   /** The exchange is over: the connection waits for the next one when it may, else it is closed. */
@@ -235,8 +242,8 @@ export class WebhookPoster {
 
   /** An idle connection to the target, the one used last, or a new one. */
   private connection(target: Target): Connection {
-    const idle = target.idle.pop();
-    if (idle !== undefined) {
+    for (let idle = target.idle.pop(); idle !== undefined; idle = target.idle.pop()) {
+      if (idle.socket.destroyed) continue;
       idle.socket.ref();
       return idle;
     }
@@ -273,7 +280,7 @@ export class WebhookPoster {
   /** Drops the parsed URLs kept, and closes their idle connections (those in use close after their answer). */
   private forgetTargets(): void {
     for (const target of this.targets.values()) {
-      for (const connection of target.idle.splice(0)) connection.socket.destroy();
+      for (const connection of target.idle.splice(0)) connection.drop();
     }
     this.targets.clear();
   }
