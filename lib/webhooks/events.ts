@@ -102,8 +102,7 @@ export function eventMutations(
     const data = { collection: change.collection, id: change.id, etag, resource: described.resource };
     const deliveries = targets.map(() => newId(now, (size) => random.bytes(size)));
     const eventDoc: JsonObject = { event, occurredAt, data, deliveries };
-    const json = eventJson(event, occurredAt, data, described.representation.bytes, deliveries);
-    mutations.push({ kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: eventDoc, json, expiresAt });
+    mutations.push({ kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: eventDoc, expiresAt });
     for (const [at, subscription] of targets.entries()) {
       const deliveryId = deliveries[at] as string;
       const item: JsonObject = {
@@ -119,24 +118,6 @@ export function eventMutations(
     }
   }
   return mutations;
-}
-
-/**
- * JSON.stringify(eventDoc) as UTF-8, its resource the bytes of the item's representation (which are
- * JSON.stringify of that same document, lib/writes/writer.ts), so the journal writes the record without
- * serializing the resource a second time. The members in the order `eventMutations` makes them.
- */
-function eventJson(
-  event: string,
-  occurredAt: string,
-  data: { collection: string; id: string; etag: string },
-  resource: Buffer,
-  deliveries: readonly string[],
-): Buffer {
-  const { collection, id, etag } = data;
-  const head = `{"event":${JSON.stringify(event)},"occurredAt":${JSON.stringify(occurredAt)},"data":{"collection":`
-    + `${JSON.stringify(collection)},"id":${JSON.stringify(id)},"etag":${JSON.stringify(etag)},"resource":`;
-  return Buffer.concat([Buffer.from(head), resource, Buffer.from(`},"deliveries":${JSON.stringify(deliveries)}}`)]);
 }
 
 /**
