@@ -3,7 +3,8 @@
 // instead of paying a TCP (and TLS) handshake each. The request is HTTP/1.1 written as text: the
 // request line and `Host` (and `Authorization` for credentials in the URL) made once per URL, the
 // attempt's fields, `Content-Length` and `Connection: keep-alive`, then the body, in one write; the
-// answer is read by answer.ts, which takes the status and Retry-After and counts the body. node:http's
+// answer is read by answer.ts, which takes the status and Retry-After and counts the body (a TCP
+// connection reads into one buffer the poster shares, without a readable stream). node:http's
 // client did the same with an object per request, a parser and a stream per answer, listeners per
 // socket and an agent's bookkeeping, about three times the CPU of all this (measured: 17-23 µs a
 // request against 5-6, with the same system time), and every delivery pays it. Redirects are never
@@ -67,6 +68,8 @@ const TIMED_OUT = new Set(['ETIMEDOUT']);
 const KNOWN_URLS = 1024;
 /** Idle connections kept per receiver URL, at most (as many as a subscription has in flight, and more). */
 const IDLE_PER_URL = 64;
+/** One read of a connection, at most. */
+const READ_BUFFER_BYTES = 16 * 1024;
 /** TCP keep-alive probes on a kept connection start after this long without traffic (node's agent's default). */
 const KEEP_ALIVE_PROBE_MS = 1000;
 /** A field name (RFC 9110 §5.1 token) and value (§5.5: no CR, LF or NUL) that may be written. */
@@ -106,11 +109,8 @@ class Connection {
     all.add(this);
     socket.setNoDelay(true);
     socket.setKeepAlive(true, KEEP_ALIVE_PROBE_MS);
-    socket.on('data', (chunk: Buffer) => {
-      // Bytes no request asked for: not a connection to keep.
-      if (this.exchange === undefined) this.drop();
-      else this.exchange.data(chunk);
-    });
+    // A TLS connection's bytes come as events; a TCP connection's through `received` (see `connection`).
+    socket.on('data', (chunk: Buffer) => this.received(chunk));
     socket.on('end', () => {
       if (this.exchange === undefined) this.drop();
       else this.exchange.ended();
@@ -122,6 +122,12 @@ class Connection {
       if (at >= 0) target.idle.splice(at, 1);
       this.exchange?.ended();
     });
+  }
+
+  /** Bytes of the answer; bytes no request asked for make it a connection not to keep. */
+  received(chunk: Buffer): void {
+    if (this.exchange === undefined) this.drop();
+    else this.exchange.data(chunk);
   }
 
   /** Closes an idle connection, out of the idle ones at once (its `close` event comes a turn later). */
@@ -148,6 +154,8 @@ class Connection {
 export class WebhookPoster {
   private readonly targets = new Map<string, Target>();
   private readonly connections = new Set<Connection>();
+  /** Where every TCP connection's bytes are read, each read handed over before the next (see `connection`). */
+  private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
 
   constructor(private readonly clock: Clock) {}
 
@@ -249,10 +257,23 @@ export class WebhookPoster {
     }
     const { literal: host, port, secure, refuse } = target;
     const lookup = refuse ? { lookup: publicOnly } : {};
-    const socket = secure
-      ? tlsConnect({ host, port, ...(isIP(host) === 0 ? { servername: host } : {}), ...lookup })
-      : tcpConnect({ host, port, ...lookup });
-    return new Connection(socket, target, this.connections);
+    if (secure) {
+      const socket = tlsConnect({ host, port, ...(isIP(host) === 0 ? { servername: host } : {}), ...lookup });
+      return new Connection(socket, target, this.connections);
+    }
+    // A TCP connection reads into the poster's one buffer and hands the bytes over at once, without
+    // a readable stream's events and chunks: the answer reader turns them into text before returning.
+    let connection: Connection | undefined;
+    const onread = {
+      buffer: this.readBuffer,
+      callback: (bytes: number, buffer: Uint8Array): boolean => {
+        connection?.received(Buffer.from(buffer.buffer, buffer.byteOffset, bytes));
+        return true;
+      },
+    };
+    const socket = tcpConnect({ host, port, ...lookup, onread });
+    connection = new Connection(socket, target, this.connections);
+    return connection;
   }
 
   /** The URL parsed, from the ones kept when it is one of them. */
