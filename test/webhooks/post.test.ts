@@ -1,0 +1,109 @@
+// One delivery's POST (lib/webhooks/post.ts) against raw receivers on 127.0.0.1 port 0: the request's
+// bytes, the connection kept for the next delivery only when the answer allows it, and what a cut,
+// a silence or an answer that is not HTTP comes to.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type Server, type Socket } from 'node:net';
+import { systemClock } from '../../lib/clock.js';
+import { WebhookPoster, type PostRequest } from '../../lib/webhooks/post.js';
+
+/** A receiver that hands every request's bytes to `answer`, which writes what it likes to the socket. */
+class RawReceiver {
+  readonly connections: Socket[] = [];
+  readonly requests: string[] = [];
+  answer: (socket: Socket) => void = (socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n');
+  private readonly server: Server = createServer((socket) => {
+    this.connections.push(socket);
+    let text = '';
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(text)?.[1] ?? 0);
+      if (text.length < end + 4 + length) return;
+      this.requests.push(text.slice(0, end + 4 + length));
+      text = text.slice(end + 4 + length);
+      this.answer(socket);
+    });
+    socket.on('error', () => undefined);
+  });
+
+  async start(): Promise<string> {
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    const address = this.server.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    return `http://127.0.0.1:${address.port}/hook?x=1`;
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.connections) socket.destroy();
+    this.server.close();
+    await once(this.server, 'close');
+  }
+}
+
+describe('WebhookPoster', () => {
+  const receiver = new RawReceiver();
+  const poster = new WebhookPoster(systemClock);
+  let url = '';
+  before(async () => {
+    url = await receiver.start();
+  });
+  after(async () => {
+    poster.close();
+    await receiver.stop();
+  });
+  const request = (body: string, timeoutMs = 5000): PostRequest => ({
+    url,
+    body,
+    headers: { 'Content-Type': 'application/json', 'X-Signature': 'abc' },
+    timeoutMs,
+    refusePrivateAddresses: false,
+    shutdown: new AbortController().signal,
+  });
+
+  it('should send the request line, Host, the fields, Content-Length and keep-alive, then the body', async () => {
+    receiver.requests.length = 0;
+    assert.deepEqual(await poster.post(request('{"a":"ü"}')), { kind: 'answered', status: 200, retryAfter: undefined });
+    const host = new URL(url).host;
+    assert.equal(receiver.requests[0], `POST /hook?x=1 HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n`
+      + 'X-Signature: abc\r\nContent-Length: 10\r\nConnection: keep-alive\r\n\r\n{"a":"ü"}'.replace('ü', 'Ã¼'));
+  });
+
+  it('should carry the next delivery on the same connection once an answer has ended, chunked or not', async () => {
+    const before = receiver.connections.length;
+    receiver.answer = (socket) => socket.write('HTTP/1.1 202 Accepted\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n');
+    for (let n = 0; n < 3; n++) assert.deepEqual(await poster.post(request('{}')), { kind: 'answered', status: 202, retryAfter: undefined });
+    assert.ok(receiver.connections.length <= before + 1, 'one connection at most for three deliveries');
+  });
+
+  it('should open a new connection after an answer that closes it, and report Retry-After', async () => {
+    receiver.answer = (socket) => socket.end('HTTP/1.1 503 Busy\r\nRetry-After: 7\r\nConnection: close\r\n\r\n');
+    const before = receiver.connections.length;
+    assert.deepEqual(await poster.post(request('{}')), { kind: 'answered', status: 503, retryAfter: '7' });
+    receiver.answer = (socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n');
+    assert.deepEqual(await poster.post(request('{}')), { kind: 'answered', status: 200, retryAfter: undefined });
+    assert.equal(receiver.connections.length, before + 1);
+  });
+
+  it('should call a connection cut before the answer ECONNRESET, and bytes that are not HTTP by their parser code', async () => {
+    receiver.answer = (socket) => socket.destroy();
+    assert.deepEqual(await poster.post(request('{}')), { kind: 'failed', error: 'ECONNRESET', failure: 'refused' });
+    receiver.answer = (socket) => socket.write('SSH-2.0-OpenSSH_9\r\n\r\n');
+    assert.deepEqual(await poster.post(request('{}')), { kind: 'failed', error: 'HPE_INVALID_CONSTANT', failure: 'unreachable' });
+  });
+
+  it('should time out a receiver that does not answer', async () => {
+    receiver.answer = () => undefined;
+    assert.deepEqual(await poster.post(request('{}', 50)), { kind: 'timeout' });
+  });
+
+  it('should refuse a field that would break the head, sending nothing', async () => {
+    const sent = receiver.requests.length;
+    const bad = { ...request('{}'), headers: { 'X-A': 'one\r\nX-B: two' } };
+    assert.deepEqual(await poster.post(bad), { kind: 'failed', error: 'ERR_INVALID_CHAR', failure: 'unreachable' });
+    assert.equal(receiver.requests.length, sent);
+  });
+});
