@@ -52,6 +52,12 @@ export interface PutTarget {
   readonly reply: (status: 200 | 201, record: StoredRecord) => Reply;
 }
 
+/** What a target without `admit` is: admitted, with nothing beside. */
+const NOTHING: readonly Mutation[] = Object.freeze([]);
+const ADMITTED: Admission = Object.freeze({ ok: true, extra: NOTHING });
+/** The expectation of a create: nothing is stored under the id yet. */
+const ABSENT = Object.freeze({ absent: true as const });
+
 /** PUT: 201 when it created, 200 when it replaced, 412 or 428 when its precondition says no. */
 export async function conditionalPut(
   app: ConditionalWriting,
@@ -72,7 +78,7 @@ export async function conditionalPut(
   const making = target.document(body.doc);
   const made = making instanceof Promise ? await making : making;
   if (!made.ok) return problemReply(made.problem);
-  const { doc, extra = [] } = made;
+  const { doc, extra = NOTHING } = made;
   // The body took time to arrive: every decision is made again against the state at the write. The
   // preconditions need it only if the record changed meanwhile: against the same record (immutable, so
   // the same object) and with no date to compare with the clock, they answer what they answered.
@@ -83,11 +89,12 @@ export async function conditionalPut(
       const current = app.store.get(collection, id);
       const refused = current === before && undated ? undefined : putRefusal(app, fields, current);
       if (refused !== undefined) return { done: refused };
-      const admitted = target.admit?.(current) ?? { ok: true, extra: [] };
+      const admitted = target.admit?.(current) ?? ADMITTED;
       if (!admitted.ok) return { done: problemReply(admitted.problem) };
-      const expect = current === undefined ? { absent: true as const } : { version: current.version };
+      const expect = current === undefined ? ABSENT : { version: current.version };
       const put: Mutation = { kind: 'put', collection, id, doc, expect };
-      const result = await app.writer.write([put, ...extra, ...admitted.extra]);
+      const alone = extra.length === 0 && admitted.extra.length === 0;
+      const result = await app.writer.write(alone ? [put] : [put, ...extra, ...admitted.extra]);
       if (result.ok) {
         return { done: target.reply(current === undefined ? 201 : 200, result.records[0] as StoredRecord) };
       }
