@@ -18,6 +18,7 @@ import { problem, type Problem } from '../protocol/problem.js';
 import { problemReply, type Reply } from '../http/respond.js';
 import type { JsonObject } from '../json.js';
 import type { Mutation, StoredRecord } from '../store/types.js';
+import type { WriteResult } from '../writes/writer.js';
 import type { App, RequestContext } from './context.js';
 import { readJsonObject, unavailableReply, verdictProblem } from './common.js';
 
@@ -85,25 +86,36 @@ export async function conditionalPut(
   const undated = fields.ifModifiedSince === undefined && fields.ifUnmodifiedSince === undefined;
   return compareAndSwap(
     app,
-    async (): Promise<CasStep<Reply>> => {
+    (): Promise<CasStep<Reply>> => {
       const current = app.store.get(collection, id);
       const refused = current === before && undated ? undefined : putRefusal(app, fields, current);
-      if (refused !== undefined) return { done: refused };
+      if (refused !== undefined) return Promise.resolve({ done: refused });
       const admitted = target.admit?.(current) ?? ADMITTED;
-      if (!admitted.ok) return { done: problemReply(admitted.problem) };
+      if (!admitted.ok) return Promise.resolve({ done: problemReply(admitted.problem) });
       const expect = current === undefined ? ABSENT : { version: current.version };
       const put: Mutation = { kind: 'put', collection, id, doc, expect };
       const alone = extra.length === 0 && admitted.extra.length === 0;
-      const result = await app.writer.write(alone ? [put] : [put, ...extra, ...admitted.extra]);
-      if (result.ok) {
-        return { done: target.reply(current === undefined ? 201 : 200, result.records[0] as StoredRecord) };
-      }
-      if (result.reason === 'invalid') return { done: problemReply(result.problem) };
-      if (result.reason === 'unavailable') return { done: unavailableReply(app, rq, result.detail) };
-      return { conflict: true };
+      // Continued, not awaited in an async function: one promise for the write, no async frame.
+      return app.writer
+        .write(alone ? [put] : [put, ...extra, ...admitted.extra])
+        .then((result) => putStep(app, rq, target, current === undefined ? 201 : 200, result));
     },
     () => unavailableReply(app, rq, 'PUT lost the race against concurrent writes too many times'),
   );
+}
+
+/** What a PUT's write came to: the answer, or a conflict to decide again. */
+function putStep(
+  app: ConditionalWriting,
+  rq: RequestContext,
+  target: PutTarget,
+  status: 200 | 201,
+  result: WriteResult,
+): CasStep<Reply> {
+  if (result.ok) return { done: target.reply(status, result.records[0] as StoredRecord) };
+  if (result.reason === 'invalid') return { done: problemReply(result.problem) };
+  if (result.reason === 'unavailable') return { done: unavailableReply(app, rq, result.detail) };
+  return { conflict: true };
 }
 
 /**
