@@ -59,26 +59,44 @@ const ADMITTED: Admission = Object.freeze({ ok: true, extra: NOTHING });
 /** The expectation of a create: nothing is stored under the id yet. */
 const ABSENT = Object.freeze({ absent: true as const });
 
-/** PUT: 201 when it created, 200 when it replaced, 412 or 428 when its precondition says no. */
-export async function conditionalPut(
+/**
+ * PUT: 201 when it created, 200 when it replaced, 412 or 428 when its precondition says no. Each step
+ * continues the one before (the body's read, the document, the write) rather than awaiting it in an
+ * async function: a PUT spends no async frame of its own.
+ */
+export function conditionalPut(
   app: ConditionalWriting,
   rq: RequestContext,
   target: PutTarget,
 ): Promise<Reply> {
   const fields = readPreconditionFields(rq.req.rawHeaders);
   if (!hasEntityTagPrecondition(fields) && !app.config.allowUnconditionalPut) {
-    return problemReply(preconditionRequired());
+    return Promise.resolve(problemReply(preconditionRequired()));
   }
-  const { collection, id } = target;
-  const before = app.store.get(collection, id);
+  const before = app.store.get(target.collection, target.id);
   const early = putRefusal(app, fields, before);
-  if (early !== undefined) return early;
-  const body = await readJsonObject(rq.req, app.config.maxBodyBytes);
-  if (!body.ok) return body.reply;
-  // Most targets make the document at once: awaited only when it is a promise, so no turn is spent.
-  const making = target.document(body.doc);
-  const made = making instanceof Promise ? await making : making;
+  if (early !== undefined) return Promise.resolve(early);
+  return readJsonObject(rq.req, app.config.maxBodyBytes).then((body) => {
+    if (!body.ok) return body.reply;
+    // Most targets make the document at once: continued only when it is a promise, so no turn is spent.
+    const making = target.document(body.doc);
+    return making instanceof Promise
+      ? making.then((made) => writePut(app, rq, target, fields, before, made))
+      : writePut(app, rq, target, fields, before, making);
+  });
+}
+
+/** The write of a PUT whose preconditions held before its body was read, with the document it stores. */
+function writePut(
+  app: ConditionalWriting,
+  rq: RequestContext,
+  target: PutTarget,
+  fields: PreconditionFields,
+  before: StoredRecord | undefined,
+  made: PutDocument,
+): Reply | Promise<Reply> {
   if (!made.ok) return problemReply(made.problem);
+  const { collection, id } = target;
   const { doc, extra = NOTHING } = made;
   // The body took time to arrive: every decision is made again against the state at the write. The
   // preconditions need it only if the record changed meanwhile: against the same record (immutable, so
