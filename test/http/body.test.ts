@@ -44,6 +44,17 @@ describe('readBody', () => {
     assert.deepEqual(await joined, { ok: true, bytes: Buffer.from('{"a":1}') });
   });
 
+  it('should give no bytes for an empty body, and none for one counted without being kept', async () => {
+    const empty = new PassThrough();
+    const reading = readBody(empty as unknown as IncomingMessage, 100);
+    empty.end();
+    assert.deepEqual(await reading, { ok: true, bytes: Buffer.alloc(0) });
+    const dropped = new PassThrough();
+    const counting = readBody(dropped as unknown as IncomingMessage, 100, { keep: false });
+    dropped.end(Buffer.from('abc'));
+    assert.deepEqual(await counting, { ok: true, bytes: Buffer.alloc(0) });
+  });
+
   it('should stop at the cap with too-large', async () => {
     const stream = new PassThrough();
     const reading = readBody(stream as unknown as IncomingMessage, 4);
