@@ -30,13 +30,32 @@ export interface CasContext {
  * Runs `decide` until it is done or has lost `policy.attempts` times; then `exhausted()` answers.
  * `decide` gets the attempt number (0 first) and must read the store afresh each time.
  */
-export async function compareAndSwap<T>(
+export function compareAndSwap<T>(
   context: CasContext,
   decide: (attempt: number) => Promise<CasStep<T>>,
   exhausted: () => T,
   policy: CasPolicy = DEFAULT_CAS_POLICY,
 ): Promise<T> {
-  for (let attempt = 0; attempt < policy.attempts; attempt++) {
+  // The first decision, which nearly every write ends with, is made at once and continued, without an
+  // async frame around it; the loop below takes over only when it lost.
+  if (policy.attempts < 1) return retry(context, decide, exhausted, policy);
+  let first: Promise<CasStep<T>>;
+  try {
+    first = decide(0);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return first.then((step) => ('done' in step ? step.done : retry(context, decide, exhausted, policy)));
+}
+
+/** The decisions after a lost first one, from the second on. */
+async function retry<T>(
+  context: CasContext,
+  decide: (attempt: number) => Promise<CasStep<T>>,
+  exhausted: () => T,
+  policy: CasPolicy,
+): Promise<T> {
+  for (let attempt = 1; attempt < policy.attempts; attempt++) {
     if (attempt > 1) {
       const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** (attempt - 2));
       await sleep(context.clock, context.random.fraction() * ceiling);

@@ -66,18 +66,23 @@ export function readPreconditionFields(raw: readonly string[]): PreconditionFiel
     if (name.length < 8 || (name.charCodeAt(0) | 0x20) !== LOWER_I || (name.charCodeAt(1) | 0x20) !== LOWER_F) continue;
     const value = raw[index + 1] as string;
     fields ??= {};
+    // A field's first line makes a list of one (a push onto an empty list would reserve 16 places).
     switch (name.toLowerCase()) {
       case 'if-match':
-        (fields.ifMatch ??= []).push(value);
+        if (fields.ifMatch === undefined) fields.ifMatch = [value];
+        else fields.ifMatch.push(value);
         break;
       case 'if-none-match':
-        (fields.ifNoneMatch ??= []).push(value);
+        if (fields.ifNoneMatch === undefined) fields.ifNoneMatch = [value];
+        else fields.ifNoneMatch.push(value);
         break;
       case 'if-modified-since':
-        (fields.ifModifiedSince ??= []).push(value);
+        if (fields.ifModifiedSince === undefined) fields.ifModifiedSince = [value];
+        else fields.ifModifiedSince.push(value);
         break;
       case 'if-unmodified-since':
-        (fields.ifUnmodifiedSince ??= []).push(value);
+        if (fields.ifUnmodifiedSince === undefined) fields.ifUnmodifiedSince = [value];
+        else fields.ifUnmodifiedSince.push(value);
         break;
     }
   }

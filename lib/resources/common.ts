@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { PreconditionVerdict } from '../protocol/conditional.js';
 import { problem, type Problem } from '../protocol/problem.js';
 import { problemReply, type Reply } from '../http/respond.js';
-import { readBody, unreadBodyReply } from '../http/body.js';
+import { readBody, unreadBodyReply, type BodyResult } from '../http/body.js';
 import type { JsonObject } from '../json.js';
 import { parseJson } from '../json-text.js';
 import { documentShapeProblem } from '../writes/document.js';
@@ -20,8 +20,12 @@ export type JsonBody =
   | { readonly ok: false; readonly reply: Reply; readonly deterministic: true; readonly bytes: Buffer };
 
 /** Reads and parses a JSON object body; every failure is a reply ready to send. */
-export async function readJsonObject(req: IncomingMessage, limit: number): Promise<JsonBody> {
-  const body = await readBody(req, limit);
+export function readJsonObject(req: IncomingMessage, limit: number): Promise<JsonBody> {
+  // A continuation of the read, not an async function: one promise per body instead of three.
+  return readBody(req, limit).then((body) => jsonBody(body, limit));
+}
+
+function jsonBody(body: BodyResult, limit: number): JsonBody {
   if (!body.ok) return { ok: false, reply: unreadBodyReply(body.reason, limit), deterministic: false };
   const parsed = parseJsonObject(body.bytes);
   if (!parsed.ok) return { ok: false, reply: problemReply(parsed.problem), deterministic: true, bytes: body.bytes };

@@ -18,6 +18,7 @@ import { problem, type Problem } from '../protocol/problem.js';
 import { problemReply, type Reply } from '../http/respond.js';
 import type { JsonObject } from '../json.js';
 import type { Mutation, StoredRecord } from '../store/types.js';
+import type { WriteResult } from '../writes/writer.js';
 import type { App, RequestContext } from './context.js';
 import { readJsonObject, unavailableReply, verdictProblem } from './common.js';
 
@@ -52,51 +53,87 @@ export interface PutTarget {
   readonly reply: (status: 200 | 201, record: StoredRecord) => Reply;
 }
 
-/** PUT: 201 when it created, 200 when it replaced, 412 or 428 when its precondition says no. */
-export async function conditionalPut(
+/** What a target without `admit` is: admitted, with nothing beside. */
+const NOTHING: readonly Mutation[] = Object.freeze([]);
+const ADMITTED: Admission = Object.freeze({ ok: true, extra: NOTHING });
+/** The expectation of a create: nothing is stored under the id yet. */
+const ABSENT = Object.freeze({ absent: true as const });
+
+/**
+ * PUT: 201 when it created, 200 when it replaced, 412 or 428 when its precondition says no. Each step
+ * continues the one before (the body's read, the document, the write) rather than awaiting it in an
+ * async function: a PUT spends no async frame of its own.
+ */
+export function conditionalPut(
   app: ConditionalWriting,
   rq: RequestContext,
   target: PutTarget,
 ): Promise<Reply> {
   const fields = readPreconditionFields(rq.req.rawHeaders);
   if (!hasEntityTagPrecondition(fields) && !app.config.allowUnconditionalPut) {
-    return problemReply(preconditionRequired());
+    return Promise.resolve(problemReply(preconditionRequired()));
   }
-  const { collection, id } = target;
-  const before = app.store.get(collection, id);
+  const before = app.store.get(target.collection, target.id);
   const early = putRefusal(app, fields, before);
-  if (early !== undefined) return early;
-  const body = await readJsonObject(rq.req, app.config.maxBodyBytes);
-  if (!body.ok) return body.reply;
-  // Most targets make the document at once: awaited only when it is a promise, so no turn is spent.
-  const making = target.document(body.doc);
-  const made = making instanceof Promise ? await making : making;
+  if (early !== undefined) return Promise.resolve(early);
+  return readJsonObject(rq.req, app.config.maxBodyBytes).then((body) => {
+    if (!body.ok) return body.reply;
+    // Most targets make the document at once: continued only when it is a promise, so no turn is spent.
+    const making = target.document(body.doc);
+    return making instanceof Promise
+      ? making.then((made) => writePut(app, rq, target, fields, before, made))
+      : writePut(app, rq, target, fields, before, making);
+  });
+}
+
+/** The write of a PUT whose preconditions held before its body was read, with the document it stores. */
+function writePut(
+  app: ConditionalWriting,
+  rq: RequestContext,
+  target: PutTarget,
+  fields: PreconditionFields,
+  before: StoredRecord | undefined,
+  made: PutDocument,
+): Reply | Promise<Reply> {
   if (!made.ok) return problemReply(made.problem);
-  const { doc, extra = [] } = made;
+  const { collection, id } = target;
+  const { doc, extra = NOTHING } = made;
   // The body took time to arrive: every decision is made again against the state at the write. The
   // preconditions need it only if the record changed meanwhile: against the same record (immutable, so
   // the same object) and with no date to compare with the clock, they answer what they answered.
   const undated = fields.ifModifiedSince === undefined && fields.ifUnmodifiedSince === undefined;
   return compareAndSwap(
     app,
-    async (): Promise<CasStep<Reply>> => {
+    (): Promise<CasStep<Reply>> => {
       const current = app.store.get(collection, id);
       const refused = current === before && undated ? undefined : putRefusal(app, fields, current);
-      if (refused !== undefined) return { done: refused };
-      const admitted = target.admit?.(current) ?? { ok: true, extra: [] };
-      if (!admitted.ok) return { done: problemReply(admitted.problem) };
-      const expect = current === undefined ? { absent: true as const } : { version: current.version };
+      if (refused !== undefined) return Promise.resolve({ done: refused });
+      const admitted = target.admit?.(current) ?? ADMITTED;
+      if (!admitted.ok) return Promise.resolve({ done: problemReply(admitted.problem) });
+      const expect = current === undefined ? ABSENT : { version: current.version };
       const put: Mutation = { kind: 'put', collection, id, doc, expect };
-      const result = await app.writer.write([put, ...extra, ...admitted.extra]);
-      if (result.ok) {
-        return { done: target.reply(current === undefined ? 201 : 200, result.records[0] as StoredRecord) };
-      }
-      if (result.reason === 'invalid') return { done: problemReply(result.problem) };
-      if (result.reason === 'unavailable') return { done: unavailableReply(app, rq, result.detail) };
-      return { conflict: true };
+      const alone = extra.length === 0 && admitted.extra.length === 0;
+      // Continued, not awaited in an async function: one promise for the write, no async frame.
+      return app.writer
+        .write(alone ? [put] : [put, ...extra, ...admitted.extra])
+        .then((result) => putStep(app, rq, target, current === undefined ? 201 : 200, result));
     },
     () => unavailableReply(app, rq, 'PUT lost the race against concurrent writes too many times'),
   );
+}
+
+/** What a PUT's write came to: the answer, or a conflict to decide again. */
+function putStep(
+  app: ConditionalWriting,
+  rq: RequestContext,
+  target: PutTarget,
+  status: 200 | 201,
+  result: WriteResult,
+): CasStep<Reply> {
+  if (result.ok) return { done: target.reply(status, result.records[0] as StoredRecord) };
+  if (result.reason === 'invalid') return { done: problemReply(result.problem) };
+  if (result.reason === 'unavailable') return { done: unavailableReply(app, rq, result.detail) };
+  return { conflict: true };
 }
 
 /**

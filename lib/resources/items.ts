@@ -10,7 +10,9 @@ import type { JsonObject } from '../json.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { itemPath, unavailableReply } from './common.js';
-import { conditionalDelete, conditionalPut, type ConditionalWriting } from './conditional-writes.js';
+import {
+  conditionalDelete, conditionalPut, type ConditionalWriting, type PutDocument, type PutTarget,
+} from './conditional-writes.js';
 import { HTML_TYPE } from '../html/views.js';
 import { itemJsonReply, itemReadReply, itemWriteReply as writeReply, type ItemReading } from './replies.js';
 
@@ -34,14 +36,24 @@ export function getItem(app: ItemReading & Pick<App, 'store'>, rq: RequestContex
 }
 
 export function putItem(app: ItemWriting, rq: RequestContext): Promise<Reply> {
-  const collection = rq.params.get('collection');
-  const id = rq.params.get('id');
-  return conditionalPut(app, rq, {
-    collection,
-    id,
-    document: (body) => itemDocument(id, body),
-    reply: (status, record) => writeReply(app, status, record),
-  });
+  return conditionalPut(app, rq, new ItemTarget(app, rq.params.get('collection'), rq.params.get('id')));
+}
+
+/** What a PUT of an item stores and answers: one object per PUT, its two steps methods, not closures. */
+class ItemTarget implements PutTarget {
+  constructor(
+    private readonly app: ItemWriting,
+    readonly collection: string,
+    readonly id: string,
+  ) {}
+
+  document(body: JsonObject): PutDocument {
+    return itemDocument(this.id, body);
+  }
+
+  reply(status: 200 | 201, record: StoredRecord): Reply {
+    return writeReply(this.app, status, record);
+  }
 }
 
 export function deleteItem(app: ConditionalWriting, rq: RequestContext): Promise<Reply> {

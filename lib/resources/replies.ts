@@ -8,7 +8,7 @@
 import { decideOwnPreconditions, readPreconditionFields, type Validators } from '../protocol/conditional.js';
 import { formatHttpDate } from '../protocol/http-date.js';
 import { noStoreCacheControl, varyOf, type CachePolicy } from '../http/cache-policy.js';
-import { JSON_TYPE, jsonReply, listedReply, problemReply, type Reply } from '../http/respond.js';
+import { JSON_TYPE, listedReply, problemReply, type Reply } from '../http/respond.js';
 import type { StoredRecord } from '../store/types.js';
 import type { App, RequestContext } from './context.js';
 import { itemPath, link, verdictProblem } from './common.js';
@@ -136,14 +136,14 @@ export function representedReply(
   location: string,
   contentLocation: string,
 ): Reply {
-  const headers: Record<string, string> = { ETag: representation.etag };
-  if (lastModified !== undefined) headers['Last-Modified'] = lastModified;
-  headers['Content-Location'] = contentLocation;
-  headers['Cache-Control'] = noStoreCacheControl(app.policy);
-  if (status === 201) headers['Location'] = location;
-  const vary = varyOf(app.policy, ['Accept']);
-  if (vary !== undefined) headers['Vary'] = vary;
-  return jsonReply(status, representation.bytes, headers);
+  // Listed in the order they are sent, as `send` hands them to writeHead: no header object per write.
+  const fields = ['Content-Type', JSON_TYPE, 'ETag', representation.etag];
+  if (lastModified !== undefined) fields.push('Last-Modified', lastModified);
+  fields.push('Content-Location', contentLocation, 'Cache-Control', noStoreCacheControl(app.policy));
+  if (status === 201) fields.push('Location', location);
+  const vary = varyOf(app.policy, BY_ACCEPT);
+  if (vary !== undefined) fields.push('Vary', vary);
+  return listedReply(status, fields, representation.bytes);
 }
 
 /** Response to a successful write of an item: its representation, at its own URL. */

@@ -27,25 +27,28 @@ export function shapeProblem(value: unknown): ProblemItem | undefined {
   return firstProblem(value);
 }
 
-/** The answer of firstProblem, without saying where: no number JSON cannot carry, no nesting too deep. */
-function isSound(doc: JsonObject): boolean {
-  const values: JsonValue[] = [doc];
-  const depths: number[] = [1];
-  while (values.length > 0) {
-    const current = values.pop() as JsonObject | JsonValue[];
-    const depth = depths.pop() as number;
-    if (depth > MAX_JSON_DEPTH) return false;
-    const children = Array.isArray(current) ? current : Object.values(current);
-    for (const child of children) {
-      if (typeof child === 'number') {
-        if (!Number.isFinite(child) || Object.is(child, -0)) return false;
-      } else if (typeof child === 'object' && child !== null) {
-        values.push(child);
-        depths.push(depth + 1);
-      }
+/**
+ * The answer of firstProblem, without saying where: no number JSON cannot carry, no nesting too deep.
+ * It allocates nothing (a `for in` over a parsed object reads its keys from V8's enum cache), and its
+ * recursion stops at MAX_JSON_DEPTH levels, so however deep the value, the stack stays bounded.
+ */
+function isSound(value: JsonObject | JsonValue[], depth = 1): boolean {
+  if (depth > MAX_JSON_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      if (!isSoundChild(value[index] as JsonValue, depth)) return false;
     }
+    return true;
+  }
+  for (const key in value) {
+    if (!isSoundChild(value[key] as JsonValue, depth)) return false;
   }
   return true;
+}
+
+function isSoundChild(child: JsonValue, depth: number): boolean {
+  if (typeof child === 'number') return Number.isFinite(child) && !Object.is(child, -0);
+  return typeof child !== 'object' || child === null || isSound(child, depth + 1);
 }
 
 function firstProblem(value: unknown): ProblemItem | undefined {

@@ -77,31 +77,37 @@ export function pathsOf(doc: JsonObject): Set<string> {
 /**
  * Whether `doc` has at most `limit` property paths, each of them in `known`: what pathsOf and the
  * registry's look-ups would find, without building a set. Not sure (false) for a document holding an
- * array of objects, whose elements may repeat paths: pathsOf decides then.
+ * array of objects, whose elements may repeat paths: pathsOf decides then. Asked of nearly every write,
+ * so it allocates nothing but the paths below the top level: `for in` reads a parsed object's keys from
+ * V8's enum cache (an inherited enumerable key, which no parsed document has, could only make it say
+ * false, and pathsOf decide), and the recursion is bounded by MAX_DEPTH.
  */
 function bringsNothingNew(doc: JsonObject, known: ReadonlySet<string>, limit: number): boolean {
-  const objects: JsonObject[] = [doc];
-  const prefixes: string[] = [''];
-  const depths: number[] = [0];
+  return knownPathCount(doc, '', 0, known, limit) !== -1;
+}
+
+/** How many paths `object` (at `prefix`) has, all known and at most `budget`; -1 when not so. */
+function knownPathCount(
+  object: JsonObject,
+  prefix: string,
+  depth: number,
+  known: ReadonlySet<string>,
+  budget: number,
+): number {
   let count = 0;
-  while (objects.length > 0) {
-    const object = objects.pop() as JsonObject;
-    const prefix = prefixes.pop() as string;
-    const depth = depths.pop() as number;
-    for (const key of Object.keys(object)) {
-      const path = prefix === '' ? escapePointerToken(key) : `${prefix}${SEPARATOR}${escapePointerToken(key)}`;
-      if (++count > limit || !known.has(path)) return false;
-      const child = object[key];
-      if (Array.isArray(child)) {
-        if (child.some(isJsonObject)) return false;
-      } else if (isJsonObject(child) && depth < MAX_DEPTH) {
-        objects.push(child);
-        prefixes.push(path);
-        depths.push(depth + 1);
-      }
+  for (const key in object) {
+    const path = prefix === '' ? escapePointerToken(key) : `${prefix}${SEPARATOR}${escapePointerToken(key)}`;
+    if (++count > budget || !known.has(path)) return -1;
+    const child = object[key];
+    if (Array.isArray(child)) {
+      if (child.some(isJsonObject)) return -1;
+    } else if (isJsonObject(child) && depth < MAX_DEPTH) {
+      const below = knownPathCount(child, path, depth + 1, known, budget - count);
+      if (below === -1) return -1;
+      count += below;
     }
   }
-  return true;
+  return count;
 }
 
 /** A registration of nothing: a write that brings no new path. */
@@ -144,8 +150,10 @@ export class FieldRegistry {
    * cannot change before the reservation is made.
    */
   register(changes: readonly Mutation[], limits: PropertyNameLimits): Registration {
-    const additions = new Map<string, Addition>();
-    for (const [index, change] of changes.entries()) {
+    // Made only for a write that brings a new path: nearly every one brings none.
+    let additions: Map<string, Addition> | undefined;
+    for (let index = 0; index < changes.length; index++) {
+      const change = changes[index] as Mutation;
       if (change.kind !== 'put' || !isCollectionName(change.collection)) continue;
       const { collection } = change;
       // Nearly every write brings names its collection has: that is answered without a path set.
@@ -156,6 +164,7 @@ export class FieldRegistry {
         return { ok: false, index, problem: documentProblem(paths.size, limits.document) };
       }
       const pending = this.pending.get(collection);
+      additions ??= new Map();
       let addition = additions.get(collection);
       // A collection's first item is recorded even if it brought no path at all.
       if (addition === undefined && known === undefined) addition = { paths: new Set(), beyond: 0 };
@@ -173,7 +182,7 @@ export class FieldRegistry {
         return { ok: false, index, problem: collectionProblem(collection, known?.size ?? 0, total, limits.collection) };
       }
     }
-    return this.reserve(additions);
+    return additions === undefined ? NOTHING_TO_REGISTER : this.reserve(additions);
   }
 
   /**

@@ -134,18 +134,19 @@ export class Writer {
   /** Validates, represents and commits `changes` (with the remembered outcome) as one atomic batch. */
   async write(changes: readonly Mutation[], options: WriteOptions = {}): Promise<WriteResult> {
     if (changes.length === 0 && options.remember === undefined) throw new TypeError('Writer.write: nothing to write');
-    const representations: (Representation | undefined)[] = [];
+    // Arrays of the batch's size from the start: a write (nearly always of one change) grows none.
+    const count = changes.length;
+    const representations = new Array<Representation | undefined>(count);
     // What the batch holds: a represented put carries its representation's bytes, which are exactly
     // JSON.stringify(doc), so the journal writes them instead of serializing the document again.
-    const mutations: Mutation[] = [];
-    for (let index = 0; index < changes.length; index++) {
+    const mutations = new Array<Mutation>(count);
+    for (let index = 0; index < count; index++) {
       const change = changes[index] as Mutation;
-      const checked = this.check(change);
-      if (checked.problem !== undefined) return { ok: false, reason: 'invalid', index, problem: checked.problem };
-      const { representation } = checked;
-      representations.push(representation);
-      const represented = change.kind === 'put' && representation !== undefined;
-      mutations.push(represented ? withJson(change, representation.bytes) : change);
+      const problem = changeProblem(change, this.options.collectionConfig);
+      if (problem !== undefined) return { ok: false, reason: 'invalid', index, problem };
+      const representation = representationOf(change);
+      representations[index] = representation;
+      mutations[index] = representation === undefined ? change : withJson(change as PutMutation, representation.bytes);
     }
     // From here to the commit call nothing awaits, so the registry's count includes every write before it.
     const registration = this.fields.register(changes, this.propertyNames);
@@ -156,7 +157,8 @@ export class Writer {
     try {
       const events = this.options.events?.(changes, representations) ?? [];
       // Field registrations and the remembered outcome follow the changes, so a conflict's index is a change's.
-      mutations.push(...registration.mutations, ...events);
+      for (const mutation of registration.mutations) mutations.push(mutation);
+      for (const mutation of events) mutations.push(mutation);
       const { remember } = options;
       const outcome = typeof remember === 'function' ? remember(representations) : remember;
       if (outcome !== undefined) mutations.push(this.rememberMutation(outcome));
@@ -173,14 +175,14 @@ export class Writer {
         ? { ok: false, reason: 'conflict', index: result.index }
         : { ok: false, reason: 'conflict', index: result.index, current: result.current };
     }
-    const records: (StoredRecord | undefined)[] = [];
-    for (let index = 0; index < changes.length; index++) {
+    const records = new Array<StoredRecord | undefined>(count);
+    for (let index = 0; index < count; index++) {
       const record = result.commit.applied[index]?.record;
       const representation = representations[index];
       if (record !== undefined && representation !== undefined) {
         this.options.representations.prime(record, representation);
       }
-      records.push(record);
+      records[index] = record;
     }
     return { ok: true, commit: result.commit, records };
   }
@@ -188,16 +190,6 @@ export class Writer {
   /** Keeps only the outcome of a keyed request whose change was refused (a deterministic 4xx). */
   remember(outcome: RememberedOutcome): Promise<WriteResult> {
     return this.write([], { remember: outcome });
-  }
-
-  private check(change: Mutation): { problem?: Problem; representation?: Representation } {
-    const problem = changeProblem(change, this.options.collectionConfig);
-    if (problem !== undefined) return { problem };
-    // An item's representation is served right after (the write's answer, the next GET); the
-    // server's own records are read rarely, and get theirs when they are.
-    return change.kind === 'put' && isCollectionName(change.collection)
-      ? { representation: represent(JSON.stringify(change.doc)) }
-      : {};
   }
 
   private rememberMutation(outcome: RememberedOutcome): Mutation {
@@ -212,12 +204,24 @@ export class Writer {
   }
 }
 
+type PutMutation = Extract<Mutation, { kind: 'put' }>;
+
+/**
+ * What a valid change will be served as: an item's representation is served right after (the write's
+ * answer, the next GET); the server's own records are read rarely, and get theirs when they are.
+ */
+function representationOf(change: Mutation): Representation | undefined {
+  return change.kind === 'put' && isCollectionName(change.collection)
+    ? represent(JSON.stringify(change.doc))
+    : undefined;
+}
+
 /**
  * The put with its document's bytes, made field by field: a spread of the change costs a write more
  * than the rest of this loop (measured), and every put comes out with one shape. An absent optional
  * field is an undefined one, which the store reads alike.
  */
-function withJson(put: Extract<Mutation, { kind: 'put' }>, json: Buffer): Mutation {
+function withJson(put: PutMutation, json: Buffer): Mutation {
   const { collection, id, doc, expect, expiresAt, dueAt } = put;
   return { kind: 'put', collection, id, doc, json, expect, expiresAt, dueAt };
 }
