@@ -131,10 +131,14 @@ export class Inbox implements WebhookHandlers {
   acceptance(event: AcceptedEvent): Mutation[] {
     const now = this.options.clock.now();
     const id = inboxItemId(event.source, event.eventId);
-    const named: JsonObject = event.source === DEFAULT_SOURCE ? {} : { source: event.source, eventId: event.eventId };
     const receivedAt = this.receivedTimes.at(now);
     const kind = this.kindOf(event.kind);
-    const item: JsonObject = { id, ...named, event: kind, status: 'accepted', attempts: 0, receivedAt };
+    // Two literals rather than a spread of the named source's members: a spread followed by more
+    // members takes V8's slow path, on every accept. The members keep one order either way.
+    const { source, eventId } = event;
+    const item: JsonObject = source === DEFAULT_SOURCE
+      ? { id, event: kind, status: 'accepted', attempts: 0, receivedAt }
+      : { id, source, eventId, event: kind, status: 'accepted', attempts: 0, receivedAt };
     const expiresAt = now + this.options.config.dedupDays * DAY_MS;
     const doc: JsonObject = { body: event.text, headers: this.fieldsOf(event.headers) };
     const body: Mutation = { kind: 'put', collection: INBOX_BODY_SPACE, id, doc, expiresAt };
