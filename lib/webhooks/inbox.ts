@@ -119,8 +119,9 @@ export class Inbox implements WebhookHandlers {
   private readonly views = new WeakMap<StoredRecord, StoredRecord>();
   /** Each event kind as one string (`kindOf`), at most KINDS_KEPT of them. */
   private readonly kinds = new Map<string, string>();
-  /** The provider's fields of the last event stored (`fieldsOf`), and the time of the last one received. */
+  /** The provider's fields of the last event stored (`fieldsOf`). */
   private lastFields: Readonly<Record<string, string>> = {};
+  /** The `receivedAt` of the last millisecond an event was accepted in. */
   private readonly receivedTimes = new TimeTexts();
 
   constructor(private readonly options: InboxOptions) {
@@ -374,9 +375,9 @@ class InboxPolicy implements JobPolicy {
 }
 
 /**
- * A time as its RFC 3339 text (`Date#toISOString`), the same string for the same millisecond: the
- * events of one group commit share their `receivedAt`, and a text kept per item costs memory for the
- * whole dedup window.
+ * A time as its RFC 3339 text (`Date#toISOString`), the same string for the same millisecond: under
+ * load many events are accepted (and run) within one, and a text of its own per item would be kept
+ * for the whole dedup window.
  */
 class TimeTexts {
   private time = Number.NaN;
