@@ -2,10 +2,14 @@
 // CONVENTIONS.md#receiving-order fixes: read the raw body under the cap (413, CONVENTIONS.md#body-cap)
 // → the source's scheme judges those exact bytes before anything else parses them: the signature
 // (401), a signed or unsigned timestamp (400), the body's shape and the event id (400)
-// (lib/webhooks/schemes/*.ts) → deduplicate by (source, event id) (200 "duplicate";
-// CONVENTIONS.md#deduplication) → durably record it, sharing the store's group commit (503 with
-// Retry-After when that fails, so the provider retries; CONVENTIONS.md#durable-acceptance) → 200
-// "accepted" → process later (lib/webhooks/inbox.ts).
+// (lib/webhooks/schemes/*.ts) → durably record it, sharing the store's group commit (503 with
+// Retry-After when that fails, so the provider retries; CONVENTIONS.md#durable-acceptance), unless
+// (source, event id) is known: 200 "duplicate" (CONVENTIONS.md#deduplication) → 200 "accepted" →
+// process later (lib/webhooks/inbox.ts).
+//
+// The dedup check is the write's own: the item is put only while its id is absent
+// (lib/jobs/queue.ts `jobItem`), and the store checks that before anything is journaled, so a repeat
+// is refused without a write and a new event is looked up once, not once here and again in the store.
 //
 // The scheme is the one of the route the request reached (lib/routes.ts binds each source's path to
 // its source), never guessed from the header fields: a sender must not pick the weakest scheme.
@@ -65,13 +69,8 @@ export async function receiveWebhook(app: Receiving, rq: RequestContext, source:
     return problemReply(refusal.problem);
   }
   const event = verdict.event;
-  const stored = app.store.get(INBOX_SPACE, inboxItemId(source.name, event.id));
-  const clash = addressClash(app, source, event.id, stored);
-  if (clash !== undefined) {
-    app.refusals.refused(source.name, clash.status, 'event id clashes with another source', rq.requestId);
-    return problemReply(clash);
-  }
-  if (stored !== undefined) return status(app, 'duplicate');
+  const reserved = reservedPrefix(app, source, event.id);
+  if (reserved !== undefined) return clashReply(app, rq, source, reserved);
   const { id: eventId, kind, text, headers: kept } = event;
   const accepted = { source: source.name, eventId, kind, text, headers: kept };
   // The forward goes in the acceptance's own batch (CONVENTIONS.md#forwarding).
@@ -81,8 +80,11 @@ export async function receiveWebhook(app: Receiving, rq: RequestContext, source:
   });
   const written = await app.writer.write([...app.inbox.acceptance(accepted), ...forward]);
   if (written.ok) return status(app, 'accepted');
-  // Another delivery of the same id was recorded between the check and this write.
-  if (written.reason === 'conflict') return status(app, 'duplicate');
+  if (written.reason === 'conflict') {
+    // Its address holds an item already: this event's, or one another source left there.
+    const clash = addressClash(source, eventId, app.store.get(INBOX_SPACE, inboxItemId(source.name, eventId)));
+    return clash === undefined ? status(app, 'duplicate') : clashReply(app, rq, source, clash);
+  }
   if (written.reason === 'unavailable') return unavailableReply(app, rq, written.detail);
   return problemReply(written.problem);
 }
@@ -115,31 +117,40 @@ function status(app: Pick<App, 'policy'>, value: Status): Reply {
  * (CONVENTIONS.md#inbox), so two could name one item: a default-source id `stripe:evt_1` and the
  * event `evt_1` of the source `stripe`. resapi's decision: the default source refuses an id that starts
  * with a named source's name and ":" (400), whichever arrives first, so the outcome never depends on
- * the order of arrival; and an item stored under the address by the other source (possible only in
- * a store written before that source was configured) is a 409, never a false "duplicate".
+ * the order of arrival (`reservedPrefix`); and an item stored under the address by the other source
+ * (possible only in a store written before that source was configured) is a 409, never a false
+ * "duplicate" (`addressClash`).
  */
-function addressClash(
+function reservedPrefix(
   app: Pick<App, 'webhookSources'>,
   source: ReceivingSource,
   eventId: string,
-  stored: StoredRecord | undefined,
 ): Problem | undefined {
-  if (source.name === DEFAULT_SOURCE) {
-    const colon = eventId.indexOf(':');
-    const prefix = colon === -1 ? undefined : eventId.slice(0, colon);
-    const named = (other: ReceivingSource): boolean => other.name === prefix && other.name !== DEFAULT_SOURCE;
-    if (prefix !== undefined && app.webhookSources.some(named)) {
-      const detail = `The event id starts with "${prefix}:", which addresses the events of the source ${prefix} ` +
-        `in /$inbox: the ${DEFAULT_SOURCE} source cannot take it.`;
-      return problem('bad-request', detail);
-    }
-  }
+  if (source.name !== DEFAULT_SOURCE) return undefined;
+  const colon = eventId.indexOf(':');
+  if (colon === -1) return undefined;
+  const prefix = eventId.slice(0, colon);
+  const named = (other: ReceivingSource): boolean => other.name === prefix && other.name !== DEFAULT_SOURCE;
+  if (!app.webhookSources.some(named)) return undefined;
+  const detail = `The event id starts with "${prefix}:", which addresses the events of the source ${prefix} ` +
+    `in /$inbox: the ${DEFAULT_SOURCE} source cannot take it.`;
+  return problem('bad-request', detail);
+}
+
+/** The 409 when the item at the event's address holds another source's event (see `reservedPrefix`). */
+function addressClash(source: ReceivingSource, eventId: string, stored: StoredRecord | undefined): Problem | undefined {
   if (stored === undefined) return undefined;
   const owner = sourceOf(stored);
   if (owner.source === source.name && owner.eventId === eventId) return undefined;
   const detail = `The inbox item ${JSON.stringify(stored.id)} holds an event of the source ${owner.source}, ` +
     'received before this source was configured; it is kept until its dedup window ends.';
   return problem('conflict', detail);
+}
+
+/** A refused address: the problem, and its log line. */
+function clashReply(app: Pick<App, 'refusals'>, rq: RequestContext, source: ReceivingSource, clash: Problem): Reply {
+  app.refusals.refused(source.name, clash.status, 'event id clashes with another source', rq.requestId);
+  return problemReply(clash);
 }
 
 /** Every header line of the request by lower-case name, in the order received (RFC 9110 §5.3). */

@@ -91,4 +91,15 @@ describe('presentedDigest', () => {
     assert.equal(presentedDigest([`sha256=sha256=${GITHUB_DIGEST}`]), undefined);
     assert.equal(presentedDigest(['zz'.repeat(32)]), undefined);
   });
+
+  it('should refuse each character just outside 0-9 and a-f, and a digest one character short or long', () => {
+    // The neighbours of the two ranges in ASCII: '/' and ':' around the digits, '`' and 'g' around a-f.
+    for (const wrong of ['/', ':', '`', 'g', 'A', 'F', ' ', '\n']) {
+      const lines = [`${GITHUB_DIGEST.slice(0, 63)}${wrong}`];
+      assert.equal(presentedDigest(lines), undefined, JSON.stringify(lines));
+    }
+    assert.equal(presentedDigest([GITHUB_DIGEST.slice(1)]), undefined);
+    assert.equal(presentedDigest([`${GITHUB_DIGEST}0`]), undefined);
+    assert.equal(presentedDigest(['sha256=']), undefined);
+  });
 });
