@@ -47,8 +47,8 @@ import { encodeAsciiFrame, encodeFrame, isCount, parseJsonText, parsePayload, sc
 import type { FileIO } from './fs-io.js';
 import { describeError, hasCode, writeFully } from './fs-io.js';
 import { removeJournalsBefore } from './journal.js';
-import type { LoadedFrame, StoreState } from './state.js';
-import { documentText, loadedFrame, makeLoadedRecord, makeRecord } from './state.js';
+import type { StoreState } from './state.js';
+import { documentText, LoadedFrame, loadedFrame, makeLoadedRecord, makeRecord } from './state.js';
 import type { StoredRecord, Tombstone } from './types.js';
 import type { Logger } from '../log.js';
 import type { Random } from '../clock.js';
@@ -416,7 +416,7 @@ function loadRecords(
   for (const expires of expiresAt ?? []) {
     if (typeof expires === 'number') earliestExpiry = Math.min(earliestExpiry, expires);
   }
-  const loaded: LoadedFrame = { text, checksum, records: versions.length, earliestExpiry };
+  const loaded = new LoadedFrame(text, checksum, versions.length, earliestExpiry);
   let offset = start;
   for (let index = 0; index < versions.length; index++) {
     const version: unknown = versions[index];

@@ -178,7 +178,9 @@ export class StoreState {
           const base = current ?? {
             collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: {},
           };
-          next = { ...base, doc: patched(base.doc, mutation.set, mutation.unset) };
+          // Field by field: a stored record's modifiedAt and doc are accessors, which a spread leaves out.
+          next = { collection: base.collection, id: base.id, version: base.version, modifiedAt: 0,
+            doc: patched(base.doc, mutation.set, mutation.unset) };
         } else {
           next = mutation.kind === 'put'
             ? { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: mutation.doc }
@@ -413,14 +415,24 @@ export class StoreState {
  * A records frame of a snapshot as it was loaded: its payload's text, which every record loaded from it
  * keeps a slice of until it is read, and what the next snapshot needs to write the frame again as it
  * was, without encoding it (snapshot.ts): the payload's checksum when its bytes are exactly the text's
- * (all ASCII, read as latin1), how many records it holds, and the earliest expiresAt among them.
+ * (all ASCII, read as latin1), how many records it holds, and the earliest expiresAt among them. A class,
+ * so that a record tells it from a parsed document by its prototype.
  */
-export interface LoadedFrame {
-  readonly text: string;
-  readonly checksum: number | undefined;
-  readonly records: number;
-  readonly earliestExpiry: number;
+export class LoadedFrame {
+  constructor(
+    readonly text: string,
+    readonly checksum: number | undefined,
+    readonly records: number,
+    readonly earliestExpiry: number,
+  ) {}
 }
+
+/**
+ * Times are kept as two small integers, below and above this: V8 stores an integer under 2^31 in the
+ * object itself, and any other number as a heap object of its own, so a time in ms kept whole was a
+ * second object per record (1M of them at 1M records: a third of the objects a major collection marks).
+ */
+const TIME_SPLIT = 2 ** 30;
 
 /**
  * One version of a record. A record loaded from a snapshot keeps its document as the JSON text it
@@ -432,12 +444,17 @@ class RecordVersion implements StoredRecord {
   readonly collection: string;
   readonly id: string;
   readonly version: number;
-  readonly modifiedAt: number;
   readonly expiresAt: number | undefined;
   readonly dueAt: number | undefined;
-  #parsed: JsonObject | undefined;
-  /** While unparsed: the frame whose text holds the document from `#start` to `#end` (no string per record). */
-  #source: LoadedFrame | undefined;
+  /** modifiedAt, an integer, as TIME_SPLIT times this plus `#modifiedLow`. */
+  readonly #modifiedHigh: number;
+  /** An object holding modifiedAt when it is not an integer (no test clock is ruled out). */
+  readonly #modifiedLow: number | { readonly at: number };
+  /**
+   * The parsed document, or while unparsed the frame whose text holds it from `#start` to `#end` (no
+   * string per record).
+   */
+  #doc: JsonObject | LoadedFrame;
   readonly #start: number;
   readonly #end: number;
 
@@ -448,29 +465,40 @@ class RecordVersion implements StoredRecord {
     modifiedAt: number,
     expiresAt: number | undefined,
     dueAt: number | undefined,
-    parsed: JsonObject | undefined,
-    source: LoadedFrame | undefined,
+    doc: JsonObject | LoadedFrame,
     start: number,
     end: number,
   ) {
     this.collection = collection;
     this.id = id;
     this.version = version;
-    this.modifiedAt = modifiedAt;
     this.expiresAt = expiresAt;
     this.dueAt = dueAt;
-    this.#parsed = parsed;
-    this.#source = source;
+    if (Number.isSafeInteger(modifiedAt)) {
+      // `| 0` is exact for both parts of a safe integer, and turns -0 into 0 (-0 is not a small integer).
+      const high = Math.floor(modifiedAt / TIME_SPLIT) | 0;
+      this.#modifiedHigh = high;
+      this.#modifiedLow = (modifiedAt - high * TIME_SPLIT) | 0;
+    } else {
+      this.#modifiedHigh = 0;
+      this.#modifiedLow = { at: modifiedAt };
+    }
+    this.#doc = doc;
     this.#start = start;
     this.#end = end;
   }
 
+  get modifiedAt(): number {
+    const low = this.#modifiedLow;
+    return typeof low === 'number' ? this.#modifiedHigh * TIME_SPLIT + low : low.at;
+  }
+
   get doc(): JsonObject {
-    if (this.#parsed === undefined) {
-      this.#parsed = this.#parse();
-      this.#source = undefined;
-    }
-    return this.#parsed;
+    const doc = this.#doc;
+    if (!(doc instanceof LoadedFrame)) return doc;
+    const parsed = this.#parse(doc);
+    this.#doc = parsed;
+    return parsed;
   }
 
   /**
@@ -478,11 +506,12 @@ class RecordVersion implements StoredRecord {
    * once (an equality index being made) leaves the records as compact as it found them.
    */
   peekDoc(): JsonObject {
-    return this.#parsed ?? this.#parse();
+    const doc = this.#doc;
+    return doc instanceof LoadedFrame ? this.#parse(doc) : doc;
   }
 
-  #parse(): JsonObject {
-    const value: unknown = JSON.parse(this.docText());
+  #parse(source: LoadedFrame): JsonObject {
+    const value: unknown = JSON.parse(source.text.slice(this.#start, this.#end));
     // The snapshot loader checked the braces and the frame's checksum held, so this is a defect.
     if (!isJsonObject(value)) throw new Error(`stored document of ${this.collection}/${this.id} is not a JSON object`);
     return value;
@@ -490,15 +519,17 @@ class RecordVersion implements StoredRecord {
 
   /** The document as JSON text: the loaded text as is while it has not been parsed. */
   docText(): string {
-    return this.#source === undefined ? JSON.stringify(this.#parsed) : this.#source.text.slice(this.#start, this.#end);
+    const doc = this.#doc;
+    return doc instanceof LoadedFrame ? doc.text.slice(this.#start, this.#end) : JSON.stringify(doc);
   }
 
   /** The snapshot frame the record was loaded from, while it has not been read since. */
   loadedFrame(): LoadedFrame | undefined {
-    return this.#source;
+    const doc = this.#doc;
+    return doc instanceof LoadedFrame ? doc : undefined;
   }
 
-  /** The fields a reader sees, `doc` included (it is an accessor, which JSON.stringify would skip). */
+  /** The fields a reader sees, `doc` and `modifiedAt` included (accessors, which JSON.stringify would skip). */
   toJSON(): JsonObject {
     const { collection, id, version, modifiedAt, doc, expiresAt, dueAt } = this;
     return {
@@ -523,7 +554,7 @@ export function makeRecord(
   expiresAt: number | undefined,
   dueAt: number | undefined,
 ): StoredRecord {
-  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, doc, undefined, 0, 0);
+  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, doc, 0, 0);
 }
 
 /**
@@ -541,7 +572,7 @@ export function makeLoadedRecord(
   expiresAt: number | undefined,
   dueAt: number | undefined,
 ): StoredRecord {
-  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, undefined, source, start, end);
+  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, source, start, end);
 }
 
 /** A record's document for one look, without keeping the parse of one loaded as text and not read since. */
