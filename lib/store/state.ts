@@ -159,7 +159,8 @@ export class StoreState {
     let pending: Map<string, StoredRecord | null> | undefined;
     for (let index = 0; index <= last; index++) {
       const mutation = mutations[index] as Mutation;
-      const key = `${mutation.collection}\u0000${mutation.id}`;
+      // A batch of one mutation leaves nothing pending, so it needs no key.
+      const key = last === 0 ? '' : `${mutation.collection}\u0000${mutation.id}`;
       const current =
         pending?.has(key) === true ? (pending.get(key) ?? undefined) : this.get(mutation.collection, mutation.id);
       let next: StoredRecord | null;
