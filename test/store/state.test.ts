@@ -34,7 +34,8 @@ describe('StoreState record versions', () => {
   it('should keep the commit time of an applied put as the record modifiedAt', () => {
     const state = new StoreState(() => 0);
     for (const [index, at] of TIMES.entries()) {
-      state.apply({ mutations: [{ kind: 'put', collection: 'items', id: `r${index}`, doc: { n: index } }] }, index + 1, at);
+      const put = { kind: 'put' as const, collection: 'items', id: `r${index}`, doc: { n: index } };
+      state.apply({ mutations: [put] }, index + 1, at);
       assert.equal(state.get('items', `r${index}`)?.modifiedAt, at);
     }
   });
