@@ -102,15 +102,14 @@ function framed(crc: Crc32c, parts: readonly (string | Uint8Array)[]): Buffer {
 }
 
 /**
- * Frames an all-ASCII payload whose checksum is known: a snapshot writing again a frame it loaded
- * (snapshot.ts). Read as latin1, such a text turns back into exactly the bytes it was read from, so
- * the checksum of those bytes still holds and nothing is encoded or checksummed again.
+ * Frames a payload whose bytes and checksum are known: a snapshot writing again a frame it loaded
+ * (snapshot.ts), as a copy of the bytes it was read from, so nothing is encoded or checksummed again.
  */
-export function encodeAsciiFrame(text: string, checksum: number): Buffer {
-  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + text.length);
-  frame.write(text, FRAME_HEADER_BYTES, 'latin1');
+export function encodeKnownFrame(payload: Uint8Array, checksum: number): Buffer {
+  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
+  frame.set(payload, FRAME_HEADER_BYTES);
   frame.writeUInt32LE(FRAME_MAGIC, 0);
-  frame.writeUInt32LE(text.length, 4);
+  frame.writeUInt32LE(payload.length, 4);
   frame.writeUInt32LE(checksum, 8);
   return frame;
 }
