@@ -418,9 +418,11 @@ export class StoreState {
  * without encoding it (snapshot.ts): the payload's checksum, how many records it holds, and the earliest
  * expiresAt among them. An all-ASCII payload (the usual one) is kept as its bytes, outside the JS heap,
  * where offsets count bytes; any other as its decoded text, where they count UTF-16 code units. Kept as
- * strings, a 1M-record store's 230 MB of payloads were half its heap, and a young-generation collection
- * costs more the more pages the old generation has: 2.8-2.9 ms each with them, 1.9-2.3 without (PUT load
- * at 1M items, 27-37 collections a second; they were the largest share of the slowest requests' time).
+ * strings, a 1M-record store's 230 MB of payloads were over half its heap, and a young-generation
+ * collection costs more the more pages the old generation has (measured under PUTs at 1M items, 15-25
+ * collections a second: median 2.7-3.1 ms each with them, 1.8-2.5 without; they were the largest share of
+ * the slowest requests' time). The price: V8 starts a major collection after a growth in proportion to
+ * the heap, so they come twice as often (each marks the same records, with shorter pauses).
  * A class, so that a record tells it from a parsed document by its prototype.
  */
 export class LoadedFrame {
