@@ -11,13 +11,13 @@
 // A records frame is one line of JSON, a newline, then each record's id (raw text) and document (JSON
 // text) one after another, as long as the `idLengths` and `docLengths` entries say (in UTF-16 code
 // units of the decoded payload: JavaScript string length). Recovery parses only the line and keeps each
-// document as a slice of the payload's text until something reads it (state.ts, RecordVersion):
+// document as a slice of the payload until something reads it (state.ts, RecordVersion, LoadedFrame):
 // building a million document objects at start was most of what opening a 1M-record store cost. The
 // line's columns are arrays of numbers rather than one array per record, which parses faster and
 // leaves less for the collector; expiresAt and dueAt columns (null where a record has none) appear
 // only when some record has one.
-// The next snapshot writes a records frame whose records are all still as loaded (none read, replaced,
-// removed or expired since) back as the bytes it was read from, with the checksum it had (recordPieces):
+// The next snapshot writes an all-ASCII records frame whose records are all still as loaded (none read,
+// replaced, removed or expired since) back as the bytes it was read from, with the checksum it had (recordPieces):
 // encoding every record again and checksumming it was most of a snapshot's main-thread time (of a
 // store of 1M records loaded at start plus 50k new ones, 0.9-1.25 s; with the frames copied, 0.33-0.4 s,
 // most of it the new records').
@@ -43,12 +43,12 @@ import { join } from 'node:path';
 import type { JsonObject } from '../json.js';
 import { isJsonObject } from '../json.js';
 import type { Crc32c } from './codec.js';
-import { encodeAsciiFrame, encodeFrame, isCount, parseJsonText, parsePayload, scanFrames } from './codec.js';
+import { encodeFrame, encodeKnownFrame, isCount, parseJsonText, parsePayload, scanFrames } from './codec.js';
 import type { FileIO } from './fs-io.js';
 import { describeError, hasCode, writeFully } from './fs-io.js';
 import { removeJournalsBefore } from './journal.js';
-import type { LoadedFrame, StoreState } from './state.js';
-import { documentText, loadedFrame, makeLoadedRecord, makeRecord } from './state.js';
+import type { StoreState } from './state.js';
+import { documentText, LoadedFrame, loadedFrame, makeLoadedRecord, makeRecord } from './state.js';
 import type { StoredRecord, Tombstone } from './types.js';
 import type { Logger } from '../log.js';
 import type { Random } from '../clock.js';
@@ -125,8 +125,8 @@ async function writeSnapshot(
     await emit(JSON.stringify({ type: 'header', format: FORMAT, seq, at, lastModified }));
     for (const piece of recordPieces(capture.records, at)) {
       if ('loaded' in piece) {
-        await emitFrame(encodeAsciiFrame(piece.loaded.text, piece.checksum));
-        counts.records += piece.loaded.records;
+        await emitFrame(encodeKnownFrame(piece.loaded, piece.checksum));
+        counts.records += piece.records;
       } else {
         await emit(recordsFrame(piece.collection, piece.entries));
         counts.records += piece.entries.length;
@@ -214,13 +214,13 @@ export async function checkpointSnapshot(
 
 /** A frame loaded from the last snapshot written as it was, or records to encode into frames. */
 type RecordPiece =
-  | { readonly loaded: LoadedFrame; readonly checksum: number }
+  | { readonly loaded: Buffer; readonly checksum: number; readonly records: number }
   | { readonly collection: string; readonly entries: readonly RecordEntry[] };
 
 /**
- * The capture's records as frames to write. A run of records that are exactly those of one frame
- * loaded from a snapshot, none read or replaced since and none expired, is that frame again: its
- * text written back as the bytes it was read from, with the checksum it had (a copy, no encoding, no
+ * The capture's records as frames to write. A run of records that are exactly those of one all-ASCII
+ * frame loaded from a snapshot, none read or replaced since and none expired, is that frame again: its
+ * bytes written back as they were read, with the checksum it had (a copy, no encoding, no
  * checksum to compute). Records are captured in insertion order, which for records loaded together is
  * their frame's order; a replaced record keeps its place, so its new version breaks the run and the
  * frame's other records are encoded anew, from their text. Everything else is encoded.
@@ -242,10 +242,11 @@ function* recordPieces(records: readonly StoredRecord[], at: number): Generator<
     const limit = Math.min(records.length, index + loaded.records);
     let end = index + 1;
     while (end < limit && loadedFrame(records[end] as StoredRecord) === loaded) end++;
-    const { checksum } = loaded;
-    if (checksum !== undefined && end - index === loaded.records && loaded.earliestExpiry > at) {
+    const { checksum, payload } = loaded;
+    const whole = end - index === loaded.records && loaded.earliestExpiry > at;
+    if (checksum !== undefined && typeof payload !== 'string' && whole) {
       yield* chunks(records, encodeFrom, index, live, prepare, size);
-      yield { loaded, checksum };
+      yield { loaded: payload, checksum, records: loaded.records };
       encodeFrom = end;
     }
     index = end;
@@ -374,7 +375,7 @@ export async function loadSnapshot(
         return frame.type === 'chunk' && !withText ? loadFormat1Chunk(state, frame, counts) : 'unknown frame type';
       }
       if (frame.type === 'records' && withText) {
-        return loadRecords(state, frame, text, split + 1, ascii ? checksum : undefined, counts);
+        return loadRecords(state, frame, text, split + 1, ascii ? keptBytes(payload, checksum) : undefined, counts);
       }
       if (frame.type === 'tombstones' && !withText) return loadTombstones(state, frame.collection, frame.rows, counts);
       return 'unknown frame type';
@@ -397,13 +398,32 @@ function corrupt(path: string, offset: number, reason: string): string {
     'Nothing was changed; restore the data dir from a backup';
 }
 
-/** Format 2: a records frame's columns; each id and document is a slice of the text after the line. */
+/**
+ * An all-ASCII payload's bytes, copied out of the read buffer (which the next chunk overwrites) into
+ * memory of their own, with their checksum: what a loaded frame keeps (state.ts LoadedFrame).
+ */
+function keptBytes(payload: Buffer, checksum: number): { readonly bytes: Buffer; readonly checksum: number } {
+  const bytes = Buffer.allocUnsafeSlow(payload.length);
+  payload.copy(bytes);
+  return { bytes, checksum };
+}
+
+/**
+ * V8 copies a slice shorter than this; a longer one is a view that keeps the whole text alive, which
+ * a frame kept as bytes would then hold twice. (Only memory depends on it: either way the id is right.)
+ */
+const SLICE_COPIES_BELOW = 13;
+
+/**
+ * Format 2: a records frame's columns; each id and document is a slice of the text after the line.
+ * `kept`: the payload's bytes when it is all ASCII, which the records keep instead of the text.
+ */
 function loadRecords(
   state: StoreState,
   frame: JsonObject,
   text: string,
   start: number,
-  checksum: number | undefined,
+  kept: { readonly bytes: Buffer; readonly checksum: number } | undefined,
   counts: Counts,
 ): string | undefined {
   const { collection, versions, modifiedAt, idLengths, docLengths, expiresAt, dueAt } = frame;
@@ -416,7 +436,10 @@ function loadRecords(
   for (const expires of expiresAt ?? []) {
     if (typeof expires === 'number') earliestExpiry = Math.min(earliestExpiry, expires);
   }
-  const loaded: LoadedFrame = { text, checksum, records: versions.length, earliestExpiry };
+  // An ASCII payload's bytes and its text have the same offsets (one byte, one code unit each).
+  const loaded = kept === undefined
+    ? new LoadedFrame(text, undefined, versions.length, earliestExpiry)
+    : new LoadedFrame(kept.bytes, kept.checksum, versions.length, earliestExpiry);
   let offset = start;
   for (let index = 0; index < versions.length; index++) {
     const version: unknown = versions[index];
@@ -435,7 +458,7 @@ function loadRecords(
     // The frame's checksum held, so this only catches a writer defect; the rest is checked when read.
     if (docLength < 2 || end > text.length) return 'bad record document';
     if (text.charCodeAt(docStart) !== 0x7b || text.charCodeAt(end - 1) !== 0x7d) return 'bad record document';
-    const id = text.slice(offset, docStart);
+    const id = idLength < SLICE_COPIES_BELOW ? text.slice(offset, docStart) : loaded.slice(offset, docStart);
     const record = makeLoadedRecord(
       collection, id, version, modified, loaded, docStart, end, expires ?? undefined, due ?? undefined,
     );

@@ -159,7 +159,8 @@ export class StoreState {
     let pending: Map<string, StoredRecord | null> | undefined;
     for (let index = 0; index <= last; index++) {
       const mutation = mutations[index] as Mutation;
-      const key = `${mutation.collection}\u0000${mutation.id}`;
+      // A batch of one mutation leaves nothing pending, so it needs no key.
+      const key = last === 0 ? '' : `${mutation.collection}\u0000${mutation.id}`;
       const current =
         pending?.has(key) === true ? (pending.get(key) ?? undefined) : this.get(mutation.collection, mutation.id);
       let next: StoredRecord | null;
@@ -178,7 +179,9 @@ export class StoreState {
           const base = current ?? {
             collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: {},
           };
-          next = { ...base, doc: patched(base.doc, mutation.set, mutation.unset) };
+          // Field by field: a stored record's modifiedAt and doc are accessors, which a spread leaves out.
+          next = { collection: base.collection, id: base.id, version: base.version, modifiedAt: 0,
+            doc: patched(base.doc, mutation.set, mutation.unset) };
         } else {
           next = mutation.kind === 'put'
             ? { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: mutation.doc }
@@ -410,17 +413,40 @@ export class StoreState {
 }
 
 /**
- * A records frame of a snapshot as it was loaded: its payload's text, which every record loaded from it
- * keeps a slice of until it is read, and what the next snapshot needs to write the frame again as it
- * was, without encoding it (snapshot.ts): the payload's checksum when its bytes are exactly the text's
- * (all ASCII, read as latin1), how many records it holds, and the earliest expiresAt among them.
+ * A records frame of a snapshot as it was loaded, which every record loaded from it keeps a slice of
+ * until it is read: its payload, and what the next snapshot needs to write the frame again as it was,
+ * without encoding it (snapshot.ts): the payload's checksum, how many records it holds, and the earliest
+ * expiresAt among them. An all-ASCII payload (the usual one) is kept as its bytes, outside the JS heap,
+ * where offsets count bytes; any other as its decoded text, where they count UTF-16 code units. Kept as
+ * strings, a 1M-record store's 230 MB of payloads were over half its heap, and a young-generation
+ * collection costs more the more pages the old generation has (measured under PUTs at 1M items, 15-25
+ * collections a second: median 2.7-3.1 ms each with them, 1.8-2.5 without; they were the largest share of
+ * the slowest requests' time). The price: V8 starts a major collection after a growth in proportion to
+ * the heap, so they come twice as often (each marks the same records, with shorter pauses).
+ * A class, so that a record tells it from a parsed document by its prototype.
  */
-export interface LoadedFrame {
-  readonly text: string;
-  readonly checksum: number | undefined;
-  readonly records: number;
-  readonly earliestExpiry: number;
+export class LoadedFrame {
+  constructor(
+    readonly payload: Buffer | string,
+    /** Defined when `payload` is the bytes: the next snapshot copies them as they are. */
+    readonly checksum: number | undefined,
+    readonly records: number,
+    readonly earliestExpiry: number,
+  ) {}
+
+  /** The text from `start` to `end` (a document, or an id). */
+  slice(start: number, end: number): string {
+    const { payload } = this;
+    return typeof payload === 'string' ? payload.slice(start, end) : payload.toString('latin1', start, end);
+  }
 }
+
+/**
+ * Times are kept as two small integers, below and above this: V8 stores an integer under 2^31 in the
+ * object itself, and any other number as a heap object of its own, so a time in ms kept whole was a
+ * second object per record (1M of them at 1M records: a third of the objects a major collection marks).
+ */
+const TIME_SPLIT = 2 ** 30;
 
 /**
  * One version of a record. A record loaded from a snapshot keeps its document as the JSON text it
@@ -432,12 +458,17 @@ class RecordVersion implements StoredRecord {
   readonly collection: string;
   readonly id: string;
   readonly version: number;
-  readonly modifiedAt: number;
   readonly expiresAt: number | undefined;
   readonly dueAt: number | undefined;
-  #parsed: JsonObject | undefined;
-  /** While unparsed: the frame whose text holds the document from `#start` to `#end` (no string per record). */
-  #source: LoadedFrame | undefined;
+  /** modifiedAt, an integer, as TIME_SPLIT times this plus `#modifiedLow`. */
+  readonly #modifiedHigh: number;
+  /** An object holding modifiedAt when it is not an integer (no test clock is ruled out). */
+  readonly #modifiedLow: number | { readonly at: number };
+  /**
+   * The parsed document, or while unparsed the frame whose payload holds it from `#start` to `#end` (no
+   * string per record).
+   */
+  #doc: JsonObject | LoadedFrame;
   readonly #start: number;
   readonly #end: number;
 
@@ -448,29 +479,40 @@ class RecordVersion implements StoredRecord {
     modifiedAt: number,
     expiresAt: number | undefined,
     dueAt: number | undefined,
-    parsed: JsonObject | undefined,
-    source: LoadedFrame | undefined,
+    doc: JsonObject | LoadedFrame,
     start: number,
     end: number,
   ) {
     this.collection = collection;
     this.id = id;
     this.version = version;
-    this.modifiedAt = modifiedAt;
     this.expiresAt = expiresAt;
     this.dueAt = dueAt;
-    this.#parsed = parsed;
-    this.#source = source;
+    if (Number.isSafeInteger(modifiedAt)) {
+      // `| 0` is exact for both parts of a safe integer, and turns -0 into 0 (-0 is not a small integer).
+      const high = Math.floor(modifiedAt / TIME_SPLIT) | 0;
+      this.#modifiedHigh = high;
+      this.#modifiedLow = (modifiedAt - high * TIME_SPLIT) | 0;
+    } else {
+      this.#modifiedHigh = 0;
+      this.#modifiedLow = { at: modifiedAt };
+    }
+    this.#doc = doc;
     this.#start = start;
     this.#end = end;
   }
 
+  get modifiedAt(): number {
+    const low = this.#modifiedLow;
+    return typeof low === 'number' ? this.#modifiedHigh * TIME_SPLIT + low : low.at;
+  }
+
   get doc(): JsonObject {
-    if (this.#parsed === undefined) {
-      this.#parsed = this.#parse();
-      this.#source = undefined;
-    }
-    return this.#parsed;
+    const doc = this.#doc;
+    if (!(doc instanceof LoadedFrame)) return doc;
+    const parsed = this.#parse(doc);
+    this.#doc = parsed;
+    return parsed;
   }
 
   /**
@@ -478,11 +520,12 @@ class RecordVersion implements StoredRecord {
    * once (an equality index being made) leaves the records as compact as it found them.
    */
   peekDoc(): JsonObject {
-    return this.#parsed ?? this.#parse();
+    const doc = this.#doc;
+    return doc instanceof LoadedFrame ? this.#parse(doc) : doc;
   }
 
-  #parse(): JsonObject {
-    const value: unknown = JSON.parse(this.docText());
+  #parse(source: LoadedFrame): JsonObject {
+    const value: unknown = JSON.parse(source.slice(this.#start, this.#end));
     // The snapshot loader checked the braces and the frame's checksum held, so this is a defect.
     if (!isJsonObject(value)) throw new Error(`stored document of ${this.collection}/${this.id} is not a JSON object`);
     return value;
@@ -490,15 +533,17 @@ class RecordVersion implements StoredRecord {
 
   /** The document as JSON text: the loaded text as is while it has not been parsed. */
   docText(): string {
-    return this.#source === undefined ? JSON.stringify(this.#parsed) : this.#source.text.slice(this.#start, this.#end);
+    const doc = this.#doc;
+    return doc instanceof LoadedFrame ? doc.slice(this.#start, this.#end) : JSON.stringify(doc);
   }
 
   /** The snapshot frame the record was loaded from, while it has not been read since. */
   loadedFrame(): LoadedFrame | undefined {
-    return this.#source;
+    const doc = this.#doc;
+    return doc instanceof LoadedFrame ? doc : undefined;
   }
 
-  /** The fields a reader sees, `doc` included (it is an accessor, which JSON.stringify would skip). */
+  /** The fields a reader sees, `doc` and `modifiedAt` included (accessors, which JSON.stringify would skip). */
   toJSON(): JsonObject {
     const { collection, id, version, modifiedAt, doc, expiresAt, dueAt } = this;
     return {
@@ -523,12 +568,12 @@ export function makeRecord(
   expiresAt: number | undefined,
   dueAt: number | undefined,
 ): StoredRecord {
-  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, doc, undefined, 0, 0);
+  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, doc, 0, 0);
 }
 
 /**
  * A record version loaded from a snapshot: its document is the JSON text of `source` from `start` to
- * `end`, parsed on first read (the whole frame's text stays alive until every record of it is read).
+ * `end`, parsed on first read (the whole frame's payload stays alive until every record of it is read).
  */
 export function makeLoadedRecord(
   collection: string,
@@ -541,7 +586,7 @@ export function makeLoadedRecord(
   expiresAt: number | undefined,
   dueAt: number | undefined,
 ): StoredRecord {
-  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, undefined, source, start, end);
+  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, source, start, end);
 }
 
 /** A record's document for one look, without keeping the parse of one loaded as text and not read since. */

@@ -11,8 +11,8 @@ import type { JsonObject } from '../../lib/json.js';
 import { Crc32c, encodeFrame, FRAME_HEADER_BYTES } from '../../lib/store/codec.js';
 import type { FileStore, OpenResult } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
-import { peekDocument } from '../../lib/store/state.js';
-import type { Mutation, Store } from '../../lib/store/types.js';
+import { loadedFrame, peekDocument } from '../../lib/store/state.js';
+import type { Mutation, Store, StoredRecord } from '../../lib/store/types.js';
 import { clockAt } from '../support/clock.js';
 import { readable } from '../support/store.js';
 import { withTempDir } from '../support/temp-dir.js';
@@ -130,6 +130,38 @@ describe('snapshots', () => {
         collection: '$tmp', id: 'both', version: 11, modifiedAt: T0, doc: { n: 6 }, expiresAt: FAR, dueAt: T0 + 7,
       });
       await fourth.store.close();
+    }));
+
+  it('should keep an all-ASCII frame as its bytes, and give back short and long ids and their documents', () =>
+    withTempDir('snapshot-bytes', async (dir) => {
+      // Ids of 1 to 40 characters: V8 copies a short slice of a string and keeps a long one as a view.
+      const ids = Array.from({ length: 40 }, (_, n) => `${'k'.repeat(n)}${n}`);
+      const first = await open(dir, 1);
+      const puts = ids.map((id, n): Mutation => ({ kind: 'put', collection: 'ascii', id, doc: { n } }));
+      await commitOk(first.store, ...puts, { kind: 'put', collection: 'wide', id: 'long-id-with-é', doc: { text: 'café' } });
+      await first.snapshotWritten;
+      await first.store.close();
+
+      const second = await open(dir, 1);
+      const ascii = loadedFrame(second.store.get('ascii', ids[0] as string) as StoredRecord);
+      assert.ok(ascii?.payload instanceof Buffer, 'an all-ASCII frame is kept as bytes');
+      const wide = loadedFrame(second.store.get('wide', 'long-id-with-é') as StoredRecord);
+      assert.equal(typeof wide?.payload, 'string', 'any other frame is kept as its text');
+      for (const [n, id] of ids.entries()) {
+        const record = second.store.get('ascii', id);
+        assert.equal(record?.id, id);
+        assert.deepEqual(record === undefined ? undefined : peekDocument(record), { n });
+      }
+      // The next snapshot writes the ASCII frame back as its bytes; everything comes back once more.
+      const size = (await stat(join(dir, 'snapshot.dat'))).size;
+      await commitOk(second.store, { kind: 'put', collection: 'other', id: 'trigger', doc: { pad: 'x'.repeat(size) } });
+      await second.snapshotWritten;
+      await second.store.close();
+      const third = await open(dir);
+      const back = third.store.scan('ascii').map((record) => [record.id, record.doc]);
+      assert.deepEqual(back, ids.map((id, n) => [id, { n }]).sort());
+      assert.deepEqual(third.store.get('wide', 'long-id-with-é')?.doc, { text: 'café' });
+      await third.store.close();
     }));
 
   it('should let a walk read a document loaded as text without keeping its parse (peekDocument)', () =>
