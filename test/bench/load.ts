@@ -7,7 +7,7 @@
 // does nothing else meanwhile, on the same two cores as the server it loads (wrk -t1 does too, in C):
 // `generatorCpu` says how much of one core it took, and near 1 the figure is the generator's limit.
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -32,7 +32,7 @@ export interface LoadResult {
   readonly failures: number;
   /** Answers received in the window (for writes: the writes acknowledged). */
   readonly answered: number;
-  /** The generator's CPU time over the window's wall time (our own generator; NaN with wrk). */
+  /** The generator's CPU time over the window's wall time (wrk's: the process's, once it has exited). */
   readonly generatorCpu: number;
   readonly generator: 'wrk' | 'own';
 }
@@ -91,11 +91,24 @@ async function wrk(options: LoadOptions): Promise<LoadResult> {
   writeFileSync(file, Buffer.concat(options.requests.flatMap((request) => [Buffer.from(`${request.length}\n`), request])));
   // One wrk thread: the server under test gets the other core.
   const args = ['-t1', `-c${options.connections}`, `-d${options.seconds}s`, '--latency', '-s', script, options.url.origin, '--', file];
+  const before = reapedChildrenCpu();
   const { stdout } = await run('wrk', args, { maxBuffer: 1024 * 1024 });
+  // wrk's own CPU: what the children this process reaped took, over the load's length (wrk runs that long).
+  const generatorCpu = (reapedChildrenCpu() - before) / options.seconds;
   const perSecond = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
   const answered = Number(/(\d+) requests in/.exec(stdout)?.[1]);
   const failures = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)?.[1] ?? 0);
-  return { perSecond, p50Ms: wrkLatency(stdout, '50%'), p99Ms: wrkLatency(stdout, '99%'), failures, answered, generatorCpu: Number.NaN, generator: 'wrk' };
+  return { perSecond, p50Ms: wrkLatency(stdout, '50%'), p99Ms: wrkLatency(stdout, '99%'), failures, answered, generatorCpu, generator: 'wrk' };
+}
+
+/** Linux's USER_HZ: the unit of CPU times in /proc/PID/stat. */
+const CLOCK_TICKS = 100;
+
+/** CPU seconds, user and kernel, of the children this process has waited for (Linux /proc/self/stat: cutime, cstime). */
+function reapedChildrenCpu(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
 }
 
 function wrkLatency(output: string, percentile: string): number {

@@ -17,6 +17,7 @@
 // data/bench/results.json (ignored by git).
 //   BENCH_SIZES=10000,1000000  BENCH_SECONDS=3  BENCH_ROUNDS=3  BENCH_WARMUP=1  BENCH_CONNECTIONS=32
 //   BENCH_ONLY=get-item,put (or all: the extra scenarios too)  BENCH_SLOW_READERS=1000  BENCH_WIDE_ITEMS=1000
+//   BENCH_NODE_ARGS='--trace-gc' (options for node when it runs resapi in the performance section)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { resolve } from 'node:path';
@@ -65,6 +66,7 @@ if (wanted('performance')) {
     rounds: numbers(process.env['BENCH_ROUNDS'], [3])[0] as number,
     warmupSeconds: numbers(process.env['BENCH_WARMUP'], [1])[0] as number,
     only: (process.env['BENCH_ONLY'] ?? '').split(',').filter((key) => key !== ''),
+    nodeArgs: (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== ''),
     bare: flags.bare === true,
     memory: flags.memory === true,
     ...(profileDir === undefined ? {} : { profileDir }),

@@ -62,14 +62,28 @@ async function snapshotNow(dir: string): Promise<void> {
   await opened.store.close();
 }
 
+/**
+ * What node is told when it runs a server the benchmark measures, resapi and its ceilings alike: no
+ * memory reducer. The servers take turns, so resapi idles for seconds while its ceiling is loaded.
+ * Once resapi's heap has grown (kept pages, earlier scenarios), V8's memory reducer runs a full
+ * collection in such an idle spell, and from then on every request cost resapi 3-4 µs more CPU, spent
+ * in V8's runtime paths that add an object's properties one at a time (under `perf`, about 10% of the
+ * process against under 1% before, called from Node's own `process.nextTick` and stream code): a 304
+ * of a kept page fell from 0.93-0.96 of its ceiling to 0.75-0.79. A ceiling's heap never grows, so it
+ * never met that collection: the ratio measured the turn-taking, not the request. A server under
+ * sustained load does not idle; that is the state the suite measures. `BENCH_NODE_ARGS=--memory-reducer`
+ * puts the reducer back for resapi (the later flag wins).
+ */
+const SERVER_NODE_ARGS = ['--no-memory-reducer'];
+
 /** `resapi serve` on a free port; `nodeArgs` go to node itself (`--cpu-prof`, say). */
 export function spawnResapi(args: readonly string[], env: Readonly<Record<string, string>> = {}, nodeArgs: readonly string[] = []): Promise<Child> {
-  return spawnChild(process.execPath, [...nodeArgs, BIN, 'serve', '--port', '0', ...args], { RESAPI_WEBHOOK_SECRETS: '', ...env });
+  return spawnChild(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, BIN, 'serve', '--port', '0', ...args], { RESAPI_WEBHOOK_SECRETS: '', ...env });
 }
 
 /** A compiled module of the benchmark run as a process of its own that prints `listening on URL` first. */
 export function spawnModule(path: string, args: readonly string[]): Promise<Child> {
-  return spawnChild(process.execPath, [path, ...args], {});
+  return spawnChild(process.execPath, [...SERVER_NODE_ARGS, path, ...args], {});
 }
 
 /** A bare node:http server: reads each request whole, answers `status` with `body` and `contentType`. */
@@ -97,7 +111,7 @@ process.on('SIGTERM', () => { server.closeAllConnections(); server.close(() => p
 
 /** A CommonJS script run by node that prints `listening on URL` first. */
 export function spawnScript(script: string, env: Readonly<Record<string, string>> = {}): Promise<Child> {
-  return spawnChild(process.execPath, ['-e', script], env);
+  return spawnChild(process.execPath, [...SERVER_NODE_ARGS, '-e', script], env);
 }
 
 /** A webhook receiver that reads each delivery and answers 200 at once. */

@@ -14,7 +14,10 @@
 // group commits, each one write and one fdatasync, over the warm-up and the measured load and counted
 // once the work a write leaves behind, a webhook's outcome or a delivery's, is written too), and at
 // the end of each round the /$health latency and resapi's resident memory; for a write with a
-// subscription, how long after the load's end the last delivery was made. With `--profile DIR` each scenario gets a resapi process of its own
+// subscription, how long after the load's end the last delivery was made. Every round prints each server's
+// rate and CPU time per request (steadier than a rate on a shared machine), and the cores the rest of the
+// machine took meanwhile (/proc/stat less the server, wrk and the suite): far from 0, read the round's
+// ratio as the machine's. With `--profile DIR` each scenario gets a resapi process of its own
 // started with `node --cpu-prof`, so each profile holds one scenario's load. Figures are printed and
 // saved, never asserted.
 import { readFileSync, writeFileSync, openSync, writeSync, closeSync, mkdirSync } from 'node:fs';
@@ -41,6 +44,8 @@ export interface SuiteOptions {
   readonly bare: boolean;
   /** Also measure each write scenario against `resapi serve --memory`. */
   readonly memory: boolean;
+  /** Options for node itself when it runs resapi (BENCH_NODE_ARGS, `--trace-gc` say). */
+  readonly nodeArgs: readonly string[];
   /** A folder for one CPU profile of resapi per scenario (`node --cpu-prof`). */
   readonly profileDir?: string;
 }
@@ -50,6 +55,11 @@ export interface Measured {
   readonly load: LoadResult;
   readonly serverCpu: number;
   readonly serverSystemCpu: number;
+  /**
+   * Cores the rest of the machine took meanwhile: all its busy time but the server's, the load
+   * generator's and this process's. Near 0 the two servers of a round had the machine to themselves.
+   */
+  readonly otherCpu: number;
 }
 
 /** What a durable write costs the disk. */
@@ -121,7 +131,7 @@ export async function benchSuite(report: Report, options: SuiteOptions): Promise
       const env = { RESAPI_WEBHOOK_SECRETS: WEBHOOK_SECRET };
       const start = async (first: Scenario, profileName?: string): Promise<Child> => {
         const profile = options.profileDir === undefined || profileName === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.profileDir, '--cpu-prof-name', profileName];
-        const child = await spawnResapi(['--data-dir', dir, '--handlers', handlers], env, profile);
+        const child = await spawnResapi(['--data-dir', dir, '--handlers', handlers], env, [...options.nodeArgs, ...profile]);
         await settle(first, child, receiver.url, size, folder, options);
         return child;
       };
@@ -199,11 +209,19 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
   const run = async (child: Child, warmup: readonly Buffer[], requests: readonly Buffer[]): Promise<Measured & { warmup: LoadResult }> => {
     const warm = await timed(child.url, warmup, options.warmupSeconds);
     const cpu = cpuSeconds(child);
+    const machine = machineBusySeconds();
+    const own = process.cpuUsage();
     const started = process.hrtime.bigint();
     const measured = await timed(child.url, requests, options.seconds);
     const used = cpuSeconds(child);
+    const busy = machineBusySeconds() - machine;
+    const ownUsed = process.cpuUsage(own);
+    const ownSeconds = (ownUsed.user + ownUsed.system) / 1e6;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    return { load: measured, serverCpu: (used.user + used.system - cpu.user - cpu.system) / seconds, serverSystemCpu: (used.system - cpu.system) / seconds, warmup: warm };
+    const serverCpu = (used.user + used.system - cpu.user - cpu.system) / seconds;
+    const generatorCpu = Number.isNaN(measured.generatorCpu) ? 0 : measured.generatorCpu;
+    const otherCpu = Math.max(0, busy / seconds - serverCpu - generatorCpu - ownSeconds / seconds);
+    return { load: measured, serverCpu, serverSystemCpu: (used.system - cpu.system) / seconds, otherCpu, warmup: warm };
   };
   const rounds: Round[] = [];
   try {
@@ -239,6 +257,9 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
         await quiet(memory.url);
       }
       const bareRun = bare === undefined ? undefined : (await run(bare, elsewhere(bare, warmup), elsewhere(bare, requests))).load;
+      const told = (name: string, { load: done, serverCpu, otherCpu }: Measured): string =>
+        `${name} ${done.perSecond.toFixed(0)}/s, ${perRequest(serverCpu, done.perSecond)} µs CPU per request (others ${otherCpu.toFixed(2)} cores)`;
+      process.stdout.write(`  round ${round + 1}: ${told('resapi', resapiRun)}; ${told('ceiling', ceilingRun)}\n`);
       rounds.push({
         ceiling: measured(ceilingRun),
         resapi: measured(resapiRun),
@@ -293,7 +314,7 @@ function summarize(scenario: Scenario, size: number, rounds: readonly Round[]): 
 }
 
 function measured(run: Measured & { warmup: LoadResult }): Measured {
-  return { load: run.load, serverCpu: run.serverCpu, serverSystemCpu: run.serverSystemCpu };
+  return { load: run.load, serverCpu: run.serverCpu, serverSystemCpu: run.serverSystemCpu, otherCpu: run.otherCpu };
 }
 
 function diskFigures(loads: readonly LoadResult[], before: StoreTotals, after: StoreTotals, idealBefore: IdealTotals, idealAfter: IdealTotals): { resapi: DiskFigures; ideal: DiskFigures } {
@@ -363,6 +384,14 @@ function cpuSeconds(child: Child): { user: number; system: number } {
   return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
 }
 
+/** Seconds every core of the machine has been busy so far, whoever's work it was (Linux /proc/stat, its first line). */
+function machineBusySeconds(): number {
+  const times = (readFileSync('/proc/stat', 'utf8').split('\n', 1)[0] ?? '').trim().split(/\s+/).slice(1, 9).map(Number);
+  // user nice system idle iowait irq softirq steal: all but idle and iowait.
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = times;
+  return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS;
+}
+
 /** A folder holding items.json with the same `size` items as the data dir, for `--memory --seed`. */
 function seedFolder(scratch: string, size: number): string {
   const folder = join(scratch, 'seed');
@@ -403,6 +432,9 @@ function reportResult(report: Report, result: ScenarioResult): void {
     'vs 10k': result.vs10k === undefined ? '' : result.vs10k.toFixed(2),
     // A core's share each took: resapi and the ceiling (in brackets, the kernel's part), the load generator beside resapi.
     'CPU % resapi / ceiling / load': `${percent(resapi.serverCpu)} (${percent(resapi.serverSystemCpu)}) / ${percent(ceiling.serverCpu)} (${percent(ceiling.serverSystemCpu)}) / ${percent(resapi.load.generatorCpu)}`,
+    'CPU µs / request resapi / ceiling': `${perRequest(resapi.serverCpu, resapi.load.perSecond)} / ${perRequest(ceiling.serverCpu, ceiling.load.perSecond)}`,
+    // The rest of the machine, during resapi's load and the ceiling's: far from 0, the ratio is the machine's, not the servers'.
+    'others, cores': `${resapi.otherCpu.toFixed(2)} / ${ceiling.otherCpu.toFixed(2)}`,
     ...(result.bare === undefined ? {} : { 'bare /s': result.bare.load.perSecond.toFixed(0), 'vs bare': result.bare.ratio.toFixed(2) }),
     failed: resapi.load.failures + ceiling.load.failures,
   });
@@ -425,6 +457,11 @@ function reportResult(report: Report, result: ScenarioResult): void {
       '--memory vs file': result.memory.vsFile.toFixed(2),
     });
   }
+}
+
+/** A server's CPU time per request answered, in µs. */
+function perRequest(cpu: number, perSecond: number): string {
+  return ((1e6 * cpu) / perSecond).toFixed(1);
 }
 
 function percent(fraction: number): string {
