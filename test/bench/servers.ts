@@ -151,10 +151,15 @@ function spawnChild(command: string, args: readonly string[], env: Readonly<Reco
       child.kill('SIGTERM');
       await once(child, 'exit');
     };
+    let listening = false;
+    // Read to the end (a full pipe would stall the child), but kept only until the child listens.
     child.stdout?.on('data', (chunk: Buffer) => {
+      if (listening) return;
       out += chunk.toString();
       const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match !== null) resolve({ url: new URL(match[1] as string), process: child, stop });
+      if (match === null) return;
+      listening = true;
+      resolve({ url: new URL(match[1] as string), process: child, stop });
     });
     child.once('exit', (code) => reject(new Error(`${command} ${args.join(' ')} exited with ${String(code)} before listening: ${out}`)));
   });
