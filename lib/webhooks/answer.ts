@@ -25,7 +25,7 @@ const HEX = /^[0-9a-fA-F]{1,12}$/;
 /** What a look at the bytes came to: the answer goes on, has ended, or is not an HTTP answer. */
 export type AnswerState = 'more' | 'done' | 'error';
 
-type Stage = 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'trailer' | 'close' | 'done' | 'error';
+type Stage = 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'chunk-end' | 'trailer' | 'close' | 'done' | 'error';
 
 export class AnswerReader {
   /** The final status, once its head is read. */
@@ -41,7 +41,7 @@ export class AnswerReader {
   private stage: Stage = 'head';
   /** Bytes read but not yet consumed: a head or a chunk line not complete yet. */
   private pending = '';
-  /** Bytes of the body (or of the current chunk and its CRLF) still to come. */
+  /** Bytes of the body (or of the current chunk) still to come. */
   private remaining = 0;
 
   /** Reads the next bytes of the connection. */
@@ -77,14 +77,8 @@ export class AnswerReader {
           if (!this.readHead(head)) return this.fail('HPE_INVALID_CONSTANT');
           break;
         }
-        case 'length': {
-          const taken = Math.min(this.remaining, this.pending.length);
-          this.remaining -= taken;
-          this.bodyBytes += taken;
-          this.pending = this.pending.slice(taken);
-          if (this.remaining > 0) return 'more';
-          return this.finish();
-        }
+        case 'length':
+          return this.takeBody() ? this.finish() : 'more';
         case 'chunk-size': {
           const at = this.pending.indexOf(CR_LF);
           if (at < 0) return this.pending.length > CHUNK_LINE_LIMIT ? this.fail('HPE_INVALID_CHUNK_SIZE') : 'more';
@@ -96,19 +90,21 @@ export class AnswerReader {
             this.stage = 'trailer';
           } else {
             this.stage = 'chunk-data';
-            this.remaining = bytes + CR_LF.length;
+            this.remaining = bytes;
           }
           break;
         }
-        case 'chunk-data': {
-          const taken = Math.min(this.remaining, this.pending.length);
-          this.remaining -= taken;
-          this.bodyBytes += taken;
-          this.pending = this.pending.slice(taken);
-          if (this.remaining > 0) return 'more';
+        case 'chunk-data':
+          if (!this.takeBody()) return 'more';
+          this.stage = 'chunk-end';
+          break;
+        case 'chunk-end':
+          // A chunk's data ends with CRLF, as node's parser insists too.
+          if (this.pending.length < CR_LF.length) return 'more';
+          if (!this.pending.startsWith(CR_LF)) return this.fail('HPE_STRICT');
+          this.pending = this.pending.slice(CR_LF.length);
           this.stage = 'chunk-size';
           break;
-        }
         case 'trailer': {
           // Trailer fields are skipped, line by line, to the empty line that ends the body.
           const at = this.pending.indexOf(CR_LF);
@@ -191,6 +187,15 @@ export class AnswerReader {
     }
     this.reusable = !close;
     return true;
+  }
+
+  /** Counts and drops the body bytes read, up to those still to come; true once none are left. */
+  private takeBody(): boolean {
+    const taken = Math.min(this.remaining, this.pending.length);
+    this.remaining -= taken;
+    this.bodyBytes += taken;
+    this.pending = this.pending.slice(taken);
+    return this.remaining === 0;
   }
 
   private finish(): AnswerState {

@@ -75,6 +75,15 @@ describe('AnswerReader', () => {
     assert.deepEqual([chunk.state, chunk.reader.error], ['error', 'HPE_INVALID_CHUNK_SIZE']);
   });
 
+  it('should refuse chunk data that does not end with CRLF, as node:http does, and count only the data', () => {
+    for (const step of [1, 1000]) {
+      const bad = read('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXX0\r\n\r\n', step);
+      assert.deepEqual([bad.state, bad.reader.error, bad.reader.reusable], ['error', 'HPE_STRICT', false], `step ${step}`);
+      const good = read('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n', step);
+      assert.deepEqual([good.state, good.reader.bodyBytes], ['done', 3], `step ${step}`);
+    }
+  });
+
   it('should refuse a head longer than HEAD_LIMIT, even before its end has come', () => {
     const { reader, state } = read(`HTTP/1.1 200 OK\r\nX-Long: ${'x'.repeat(HEAD_LIMIT)}`, 4096);
     assert.deepEqual([state, reader.error], ['error', 'HPE_HEADER_OVERFLOW']);
