@@ -7,6 +7,7 @@ import { systemClock, systemRandom, type Clock, type Random } from './clock.js';
 import { collectionConfig, DEFAULT_CONFIG, parseConfig, type CollectionConfig, type Config } from './config.js';
 import { createHandler } from './app.js';
 import { ApiKeys } from './http/auth.js';
+import type { CachePolicy } from './http/cache-policy.js';
 import { corsPolicy } from './http/cors.js';
 import { httpListener } from './http/listener.js';
 import { Lifecycle, type Component } from './lifecycle.js';
@@ -23,6 +24,7 @@ import { MemoryStore } from './store/memory.js';
 import type { Store, StoreObserver } from './store/types.js';
 import { represent } from './protocol/representation.js';
 import { RepresentationCache } from './resources/representation-cache.js';
+import { receiverAnswers } from './resources/receiver.js';
 import { KeysInFlight } from './resources/idempotency.js';
 import { changeProblem, Writer } from './writes/writer.js';
 import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inbox.js';
@@ -191,15 +193,16 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       serverUrl: baseUrl === '' ? http.url : baseUrl,
       apiKeys: apiKeys.enabled,
     });
+    const policy: CachePolicy = {
+      noCacheMode: options.noCacheMode === true,
+      credentialed: apiKeys.enabled,
+      perCollection: (name) => collectionConfig(config, name)?.cacheControl,
+    };
     const app: App = {
       store,
       writer,
       config,
-      policy: {
-        noCacheMode: options.noCacheMode === true,
-        credentialed: apiKeys.enabled,
-        perCollection: (name) => collectionConfig(config, name)?.cacheControl,
-      },
+      policy,
       representations,
       metrics,
       pages: new PageCache(store),
@@ -231,6 +234,7 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
         countDisabled: (cause) => metrics.subscriptionDisabled(cause),
         forward: config.webhooks.forward,
       }),
+      receiverAnswers: receiverAnswers(policy),
       openapi: represent(JSON.stringify(description)),
       self: () => ({
         host: new URL(http.url).hostname.replace(/^\[|\]$/g, ''),

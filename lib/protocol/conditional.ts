@@ -66,28 +66,30 @@ export function readPreconditionFields(raw: readonly string[]): PreconditionFiel
     if (name.length < 8 || (name.charCodeAt(0) | 0x20) !== LOWER_I || (name.charCodeAt(1) | 0x20) !== LOWER_F) continue;
     const value = raw[index + 1] as string;
     fields ??= {};
-    // A field's first line makes a list of one (a push onto an empty list would reserve 16 places).
     switch (name.toLowerCase()) {
       case 'if-match':
-        if (fields.ifMatch === undefined) fields.ifMatch = [value];
-        else fields.ifMatch.push(value);
+        fields.ifMatch = withLine(fields.ifMatch, value);
         break;
       case 'if-none-match':
-        if (fields.ifNoneMatch === undefined) fields.ifNoneMatch = [value];
-        else fields.ifNoneMatch.push(value);
+        fields.ifNoneMatch = withLine(fields.ifNoneMatch, value);
         break;
       case 'if-modified-since':
-        if (fields.ifModifiedSince === undefined) fields.ifModifiedSince = [value];
-        else fields.ifModifiedSince.push(value);
+        fields.ifModifiedSince = withLine(fields.ifModifiedSince, value);
         break;
       case 'if-unmodified-since':
-        if (fields.ifUnmodifiedSince === undefined) fields.ifUnmodifiedSince = [value];
-        else fields.ifUnmodifiedSince.push(value);
+        fields.ifUnmodifiedSince = withLine(fields.ifUnmodifiedSince, value);
         break;
     }
   }
   // A request without any of them (most) shares one empty answer.
   return fields ?? NO_FIELDS;
+}
+
+/** A field's lines with one more: its first makes a list of one (a push onto an empty list reserves 16 places). */
+function withLine(lines: string[] | undefined, value: string): string[] {
+  if (lines === undefined) return [value];
+  lines.push(value);
+  return lines;
 }
 
 /**

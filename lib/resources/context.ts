@@ -22,6 +22,7 @@ import type { SelfAddress } from '../webhooks/subscriptions.js';
 import type { Store } from '../store/types.js';
 import type { Representation } from '../protocol/representation.js';
 import type { RepresentationCache } from './representation-cache.js';
+import type { ReceiverAnswers } from './receiver.js';
 import type { KeysInFlight } from './idempotency.js';
 import type { Writer } from '../writes/writer.js';
 
@@ -76,6 +77,8 @@ export interface App {
   readonly inbox: Inbox;
   /** Deliveries of the webhook sender and the workers that send them. */
   readonly outbox: Outbox;
+  /** The webhook receiver's two answers, made once per server (lib/resources/receiver.ts). */
+  readonly receiverAnswers: ReceiverAnswers;
   /** GET /$openapi's JSON: it depends only on the configuration, so it is made once per server (lib/openapi.ts). */
   readonly openapi: Representation;
   /** Where this server listens, so a subscription cannot point back at it. */

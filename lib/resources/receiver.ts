@@ -18,7 +18,7 @@
 // reason is logged once at start, never per request (an anonymous sender must not flood the log).
 import type { IncomingMessage } from 'node:http';
 import { readBody, unreadBodyReply } from '../http/body.js';
-import { noStoreCacheControl } from '../http/cache-policy.js';
+import { noStoreCacheControl, type CachePolicy } from '../http/cache-policy.js';
 import { JSON_TYPE, keptReply, listedReply, problemReply, type Reply } from '../http/respond.js';
 import { problem, secretMissingProblem, type Problem } from '../protocol/problem.js';
 import type { StoredRecord } from '../store/types.js';
@@ -36,7 +36,7 @@ import { unavailableReply } from './common.js';
 
 /** What receiving an event needs: the secrets, the settings, the inbox and the write path. */
 type Receiving = Pick<App, 'webhookSecrets' | 'webhookSources' | 'refusals' | 'config' | 'clock' | 'random'> &
-  Pick<App, 'store' | 'writer' | 'inbox' | 'policy' | 'log'>;
+  Pick<App, 'store' | 'writer' | 'inbox' | 'log' | 'receiverAnswers'>;
 
 const SCHEMES: Readonly<Record<WebhookScheme, Scheme>> = {
   resapi: resapiScheme,
@@ -79,37 +79,33 @@ export async function receiveWebhook(app: Receiving, rq: RequestContext, source:
     fields: (name) => headers.get(name),
   });
   const written = await app.writer.write([...app.inbox.acceptance(accepted), ...forward]);
-  if (written.ok) return status(app, 'accepted');
+  if (written.ok) return app.receiverAnswers.accepted;
   if (written.reason === 'conflict') {
     // Its address holds an item already: this event's, or one another source left there.
     const clash = addressClash(source, eventId, app.store.get(INBOX_SPACE, inboxItemId(source.name, eventId)));
-    return clash === undefined ? status(app, 'duplicate') : clashReply(app, rq, source, clash);
+    return clash === undefined ? app.receiverAnswers.duplicate : clashReply(app, rq, source, clash);
   }
   if (written.reason === 'unavailable') return unavailableReply(app, rq, written.detail);
   return problemReply(written.problem);
 }
 
-type Status = 'accepted' | 'duplicate';
+/** The receiver's two answers to a delivery it took or had taken (CONVENTIONS.md#deduplication). */
+export interface ReceiverAnswers {
+  readonly accepted: Reply;
+  readonly duplicate: Reply;
+}
 
 /**
- * The two answers, made once for each Cache-Control a server may give them (noStoreCacheControl has
- * two, so this holds four replies at most): every accepted or repeated delivery gets one of them, its
- * header fields listed already.
+ * The two answers, made once per server (its Cache-Control does not change while it runs): every
+ * accepted or repeated delivery gets one of them, its header fields listed already.
  */
-const STATUS_REPLIES = new Map<string, Readonly<Record<Status, Reply>>>();
-
-function status(app: Pick<App, 'policy'>, value: Status): Reply {
-  const cacheControl = noStoreCacheControl(app.policy);
-  let replies = STATUS_REPLIES.get(cacheControl);
-  if (replies === undefined) {
-    const reply = (status: Status): Reply => {
-      const fields = ['Content-Type', JSON_TYPE, 'Cache-Control', cacheControl];
-      return keptReply(listedReply(200, fields, Buffer.from(JSON.stringify({ status }))));
-    };
-    replies = { accepted: reply('accepted'), duplicate: reply('duplicate') };
-    STATUS_REPLIES.set(cacheControl, replies);
-  }
-  return replies[value];
+export function receiverAnswers(policy: CachePolicy): ReceiverAnswers {
+  const cacheControl = noStoreCacheControl(policy);
+  const answer = (status: keyof ReceiverAnswers): Reply => {
+    const fields = ['Content-Type', JSON_TYPE, 'Cache-Control', cacheControl];
+    return keptReply(listedReply(200, fields, Buffer.from(JSON.stringify({ status }))));
+  };
+  return { accepted: answer('accepted'), duplicate: answer('duplicate') };
 }
 
 /**
