@@ -106,10 +106,12 @@ export class AnswerReader {
           this.stage = 'chunk-size';
           break;
         case 'trailer': {
-          // Trailer fields are skipped, line by line, to the empty line that ends the body.
+          // Trailer fields are skipped, line by line, to the empty line that ends the body; they count
+          // as the body's bytes, so an endless trailer meets the same limit an endless body does.
           const at = this.pending.indexOf(CR_LF);
           if (at < 0) return this.pending.length > HEAD_LIMIT ? this.fail('HPE_HEADER_OVERFLOW') : 'more';
           const empty = at === 0;
+          this.bodyBytes += at;
           this.pending = this.pending.slice(at + CR_LF.length);
           if (empty) return this.finish();
           break;

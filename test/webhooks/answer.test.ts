@@ -75,6 +75,11 @@ describe('AnswerReader', () => {
     assert.deepEqual([chunk.state, chunk.reader.error], ['error', 'HPE_INVALID_CHUNK_SIZE']);
   });
 
+  it('should count trailer lines as body bytes, so the answer limit bounds an endless trailer', () => {
+    const { reader, state } = read('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nT: 1\r\nU: 22\r\n', 3);
+    assert.deepEqual([state, reader.bodyBytes], ['more', 9]);
+  });
+
   it('should refuse chunk data that does not end with CRLF, as node:http does, and count only the data', () => {
     for (const step of [1, 1000]) {
       const bad = read('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXX0\r\n\r\n', step);
