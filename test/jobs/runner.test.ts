@@ -9,7 +9,7 @@
 // itself: no real time passes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FAULT_PAUSE_MS, JobRunner, RELEASED_PER_WORKER } from '../../lib/jobs/runner.js';
+import { FAULT_PAUSE_MS, JobRunner, LOOK_SLICE_MS, RELEASED_PER_WORKER } from '../../lib/jobs/runner.js';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Mutation, StoredRecord } from '../../lib/store/types.js';
 import { ManualClock } from '../support/clock.js';
@@ -47,8 +47,8 @@ interface Harness {
   startedCount(count: number): Promise<void>;
 }
 
-function harness(options: { workers: number; perGroup?: number; keepWorkers?: boolean; drainTimeoutMs?: number; spacingMs?: (record: StoredRecord) => number }): Harness {
-  const clock = new ManualClock();
+function harness(options: { workers: number; perGroup?: number; keepWorkers?: boolean; drainTimeoutMs?: number; spacingMs?: (record: StoredRecord) => number; clock?: ManualClock }): Harness {
+  const clock = options.clock ?? new ManualClock();
   const store = new CountingStore({ clock });
   const started: Started[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
@@ -99,6 +99,24 @@ function harness(options: { workers: number; perGroup?: number; keepWorkers?: bo
 /** Lets every commit, look and job ending already under way run to its end. */
 async function settle(): Promise<void> {
   for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** A manual clock whose monotonic reading moves on by `step` each time it is read: work that takes time. */
+class SteppingClock extends ManualClock {
+  private reads = 0;
+
+  constructor(private readonly step: number) {
+    super();
+  }
+
+  override monotonic(): number {
+    return super.monotonic() + this.step * this.reads++;
+  }
+}
+
+/** Resolves after the callbacks already queued for this turn's check phase (a look asked for by `wake`). */
+function afterQueuedTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function ids(started: readonly Started[]): string[] {
@@ -378,6 +396,32 @@ describe('JobRunner', () => {
     assert.equal(h.runner.hold('held'), undefined, 'a running job is not held');
     for (const job of h.started) await job.finish();
     assert.equal(h.runner.isRunning('held'), false);
+    await h.runner.close();
+  });
+  it("should answer a commit before starting the jobs it brings (the look waits for the next turn)", async () => {
+    const h = harness({ workers: 1 });
+    await h.runner.start();
+    let startedWhenAnswered = -1;
+    const job: Mutation = { kind: 'put', collection: SPACE, id: 'j', doc: { group: 'g' }, dueAt: h.clock.now() };
+    await h.store.commit({ mutations: [job] }).then(() => {
+      startedWhenAnswered = h.started.length;
+    });
+    assert.equal(startedWhenAnswered, 0, "the commit's caller runs before the job starts");
+    await h.startedCount(1);
+    await (h.started[0] as Started).finish();
+    await h.runner.close();
+  });
+
+  it('should yield the turn once a look has spent LOOK_SLICE_MS starting jobs, and start the rest on the next', async () => {
+    // Each reading of the clock is half a slice later: a look starts two jobs, then gives the turn back.
+    const h = harness({ workers: 4, clock: new SteppingClock(LOOK_SLICE_MS / 2) });
+    for (const id of ['a', 'b', 'c', 'd']) await h.add(id, h.clock.now());
+    await h.runner.start();
+    await afterQueuedTurn();
+    assert.deepEqual(ids(h.started), ['a', 'b'], 'the first look stops when its slice is spent');
+    await h.startedCount(4);
+    assert.deepEqual(ids(h.started), ['a', 'b', 'c', 'd'], 'the next turn starts the rest, in order');
+    for (const job of h.started) await job.finish();
     await h.runner.close();
   });
 });
