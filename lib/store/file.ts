@@ -300,8 +300,10 @@ export class FileStore implements Store {
     this.forming = new Group(this.parts.crc, group.firstSeq + group.length);
     this.writing = group;
     const started = this.parts.clock.monotonic();
+    // The journal never prepares zeros past the size it is rotated at (journal.ts).
+    const rotateAt = snapshotTrigger(this.parts.snapshotThresholdBytes, this.snapshotBytes);
     this.journal
-      .append(bytes)
+      .append(bytes, rotateAt)
       .then(
         () => this.written(group, bytes.length, started),
         (error: unknown) => this.failed(group, error),
