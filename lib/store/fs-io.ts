@@ -100,7 +100,7 @@ export function nodeFileIO(): FileIO {
           (await handle.read(buffer, offset, length, position)).bytesRead,
         write: async (buffer, offset, length, position) =>
           (await handle.write(buffer, offset, length, position)).bytesWritten,
-        ...(mode === 'read' ? {} : { writeZeros: (position: number, length: number) => writeZeros(path, position, length) }),
+        writeZeros: mode === 'read' ? undefined : (position, length) => writeZeros(path, position, length),
         datasync: () => handle.datasync(),
         sync: () => handle.sync(),
         truncate: (length) => handle.truncate(length),

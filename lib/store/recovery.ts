@@ -221,7 +221,8 @@ async function replayJournal(
     }, (done) => options.progress(done, size));
     if (end.kind === 'end') return { ok: true, goodBytes: end.offset };
     // Zeros prepared ahead of the writer (journal.ts) and never reached end the journal cleanly.
-    if (end.kind === 'damaged' && (await zerosFrom(handle, end.offset, size))) return { ok: true, goodBytes: end.offset };
+    const zeros = end.kind === 'damaged' && (await zerosFrom(handle, end.offset, size));
+    if (zeros) return { ok: true, goodBytes: end.offset };
     // Only the last journal may end in a torn record, and only when no later group follows the damage.
     if (end.kind === 'damaged' && options.last) {
       if (!(await laterGroupFollows(crc, handle, end.offset, size, state.seq + 1))) {
