@@ -61,8 +61,9 @@ export class JournalWriter {
   private damaged = false;
   /** The end of the durable zeros ahead of the last frame; never below `offset`. */
   private prepared: number;
-  /** The step of zeros being written, if any; it never rejects. */
+  /** The step of zeros being written, if any (it never rejects), and where it starts. */
   private preparing: Promise<void> | undefined;
+  private preparingFrom = 0;
   /** After a step failed, the next is tried only once the frames reach this offset. */
   private retryAt = 0;
 
@@ -125,8 +126,8 @@ export class JournalWriter {
   async append(bytes: Buffer, rotateAt: number): Promise<void> {
     if (this.damaged) await this.repair();
     const end = this.offset + bytes.length;
-    // The zeros being written start at `prepared`: a write that reaches them waits until they are down.
-    if (this.preparing !== undefined && end > this.prepared) await this.preparing;
+    // A write that would reach the zeros being written waits until they are down.
+    if (this.preparing !== undefined && end > this.preparingFrom) await this.preparing;
     try {
       await writeFully(this.handle, bytes, this.offset);
       if (this.handle.writesAreDurable !== true) await this.handle.datasync();
@@ -159,9 +160,14 @@ export class JournalWriter {
     const handle = this.handle;
     if (handle.writeZeros === undefined || this.preparing !== undefined || this.offset < this.retryAt) return;
     const step = Math.min(MAX_PREPARE_BYTES, Math.floor(rotateAt * PREPARE_SHARE));
-    const from = this.prepared;
+    if (this.prepared - this.offset >= step / 2) return;
+    // With nothing prepared (a new journal, or after a failed step) the step starts an eighth of a step
+    // past the last frame, and the groups append into that gap (a hole until they fill it) meanwhile:
+    // started at the last frame, it would hold up the very next group for as long as it takes.
+    const from = Math.max(this.prepared, this.offset + Math.floor(step / 8));
     const length = Math.min(step, rotateAt - from);
-    if (from - this.offset >= step / 2 || length <= 0) return;
+    if (length <= 0) return;
+    this.preparingFrom = from;
     this.preparing = handle.writeZeros(from, length).then(
       () => {
         this.prepared = from + length;
