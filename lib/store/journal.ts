@@ -14,14 +14,15 @@
 //
 // Prepared ahead (CONVENTIONS.md#durability): a durable write that extends the file also commits its
 // new size and blocks, and costs about twice the CPU of one that overwrites blocks already written
-// (measured on the bench's ext4 disk, 4 KB O_DSYNC writes: 50-68 µs against 30-35 µs, and 1.5-2 times the
-// wall time). So the file is extended with real zeros (written and made durable by FileHandleIO.writeZeros)
-// in steps, beside the group writes and never in their way: a step starts once less than half a step is
-// left ahead of the last frame, and a group waits for it only if it would reach the zeros still being
-// written. A step is at most 4 MiB and a sixteenth of the size the store rotates the journal at, and never
-// goes past that size, so disk use stays as the snapshot trigger bounds it. A journal may therefore end in
-// zeros: recovery reads an all-zero tail after the last frame as the journal's end. `size` counts frames
-// only, and a closed journal is cut back to its frames.
+// (measured on the bench's ext4 disk, 4 KB O_DSYNC writes: 50-68 µs against 30-35 µs, and 1.5-2 times
+// the wall time; in the bench's alternating rounds, 3-9 µs less CPU per durable PUT or webhook accept,
+// and shorter groups). So the file is extended with real zeros, written and made durable by
+// FileHandleIO.writeZeros in steps beside the group writes and never in their way: a step starts once
+// less than half a step is left ahead of the last frame, and a group waits for it only if it would
+// reach the zeros still being written. A step is at most 4 MiB and a sixteenth of the size the store
+// rotates the journal at, and never goes past that size, so disk use stays as the snapshot trigger
+// bounds it. A journal may therefore end in zeros: recovery reads an all-zero tail after the last
+// frame as the journal's end. `size` counts frames only, and a closed journal is cut back to its frames.
 import { join } from 'node:path';
 import type { Crc32c } from './codec.js';
 import { encodeRecordFrame } from './codec.js';
