@@ -15,7 +15,7 @@
 // Prepared ahead (CONVENTIONS.md#durability): a durable write that extends the file also commits its
 // new size and blocks, and costs about twice the CPU of one that overwrites blocks already written
 // (measured on the bench's ext4 disk, 4 KB O_DSYNC writes: 50-68 µs against 30-35 µs, and 1.5-2 times
-// the wall time; in the bench's alternating rounds, 3-9 µs less CPU per durable PUT or webhook accept,
+// the wall time; in the bench's alternating rounds, 2-13 µs less CPU per durable PUT or webhook accept,
 // and shorter groups). So the file is extended with real zeros, written and made durable by
 // FileHandleIO.writeZeros in steps beside the group writes and never in their way: a step starts once
 // less than half a step is left ahead of the last frame, and a group waits for it only if it would
