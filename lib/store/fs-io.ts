@@ -36,6 +36,13 @@ export interface FileHandleIO {
   read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
   /** Writes up to `length` bytes at `position`; returns how many were written (may be short). */
   write(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  /**
+   * Writes `length` zero bytes at `position` and makes them durable, without `durableWrites` (the
+   * zeros go to the page cache in chunks, then one fdatasync), so that later durable writes there
+   * overwrite allocated blocks. Runs beside the handle's other writes; the caller keeps them out of
+   * its range. Optional: a handle without it (a test double) has its file only appended to.
+   */
+  writeZeros?(position: number, length: number): Promise<void>;
   /** fdatasync: the data and the size are durable. */
   datasync(): Promise<void>;
   /** fsync: data and every metadata field are durable (used for new files before a rename). */
@@ -77,6 +84,9 @@ const FLAGS: Readonly<Record<OpenMode, number>> = Object.freeze({
   createExclusive: constants.O_RDWR | constants.O_CREAT | constants.O_EXCL,
 });
 
+/** The zeros of one write of FileHandleIO.writeZeros: small enough to hold the file's lock only briefly. */
+const ZERO_CHUNK_BYTES = 256 << 10;
+
 /** The real implementation over `node:fs/promises`. */
 export function nodeFileIO(): FileIO {
   return {
@@ -90,6 +100,7 @@ export function nodeFileIO(): FileIO {
           (await handle.read(buffer, offset, length, position)).bytesRead,
         write: async (buffer, offset, length, position) =>
           (await handle.write(buffer, offset, length, position)).bytesWritten,
+        writeZeros: mode === 'read' ? undefined : (position, length) => writeZeros(path, position, length),
         datasync: () => handle.datasync(),
         sync: () => handle.sync(),
         truncate: (length) => handle.truncate(length),
@@ -117,6 +128,22 @@ export function nodeFileIO(): FileIO {
       }
     },
   };
+}
+
+/** FileHandleIO.writeZeros, on a descriptor of its own: without O_DSYNC, so one fdatasync covers every chunk. */
+async function writeZeros(path: string, position: number, length: number): Promise<void> {
+  const handle = await open(path, constants.O_WRONLY);
+  try {
+    const zeros = Buffer.alloc(Math.min(length, ZERO_CHUNK_BYTES));
+    for (let done = 0; done < length; ) {
+      const { bytesWritten } = await handle.write(zeros, 0, Math.min(zeros.length, length - done), position + done);
+      if (bytesWritten <= 0) throw new Error(`short write: ${done} of ${length} zero bytes`);
+      done += bytesWritten;
+    }
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Writes the whole range, looping over short writes. */

@@ -27,6 +27,8 @@ import type { Clock, Random } from '../clock.js';
 
 /** Files smaller than this recover in well under a second: no progress lines for them. */
 const PROGRESS_MIN_BYTES = 8 << 20;
+/** The tail after the last frame is read this much at a time to see whether it is all zeros. */
+const ZERO_CHECK_BYTES = 1 << 20;
 
 /** What recovery hands to the store: everything but the options it was given. */
 export interface RecoveredParts {
@@ -218,6 +220,9 @@ async function replayJournal(
       return undefined;
     }, (done) => options.progress(done, size));
     if (end.kind === 'end') return { ok: true, goodBytes: end.offset };
+    // Zeros prepared ahead of the writer (journal.ts) and never reached end the journal cleanly.
+    const zeros = end.kind === 'damaged' && (await zerosFrom(handle, end.offset, size));
+    if (zeros) return { ok: true, goodBytes: end.offset };
     // Only the last journal may end in a torn record, and only when no later group follows the damage.
     if (end.kind === 'damaged' && options.last) {
       if (!(await laterGroupFollows(crc, handle, end.offset, size, state.seq + 1))) {
@@ -234,6 +239,18 @@ async function replayJournal(
   } finally {
     await handle.close();
   }
+}
+
+/** True when every byte from `from` to the end of the file is zero. */
+async function zerosFrom(handle: FileHandleIO, from: number, size: number): Promise<boolean> {
+  const chunk = Buffer.allocUnsafe(Math.min(size - from, ZERO_CHECK_BYTES));
+  const zeros = Buffer.alloc(chunk.length);
+  for (let at = from; at < size; at += chunk.length) {
+    const length = await readFully(handle, chunk, Math.min(chunk.length, size - at), at);
+    if (!chunk.subarray(0, length).equals(zeros.subarray(0, length))) return false;
+    if (length === 0) break;
+  }
+  return true;
 }
 
 /** True when a valid frame after `from` belongs to a group that started after seq `damagedSeq`. */

@@ -1,11 +1,13 @@
 // Child process for crash.test.ts and lock.test.ts (not a test file). Modes:
 //
-//   write <dir> <writers> <snapshotThresholdBytes> <run>
+//   write <dir> <writers> <snapshotThresholdBytes> <run> [zeros]
 //     Opens a FileStore and runs <writers> concurrent loops, each committing batches that must be
 //     all-or-nothing: odd batches put 2 rows, even ones put 2 rows and replace the writer's counter
 //     `counters/w<w>` under a version expectation (3 mutations). Row ids are `<run>.<w>.<n>.<part>`.
 //     After a batch is acknowledged (its promise resolved ok) it prints `ack <run>.<w>.<n> <parts>`;
 //     stdout to a pipe is synchronous on Linux, so a printed line was acknowledged before any kill.
+//     With `zeros`, it also prints `zeros <position> <length>` as each step of zeros prepared ahead
+//     of the journal starts, so the parent can kill it while one is being written.
 //   hold <dir>
 //     Opens the store and keeps it (and its lock) until killed. Prints `ready <pid>`.
 //
@@ -14,8 +16,29 @@
 import { openFileStore } from '../../lib/store/file.js';
 import type { FileStore } from '../../lib/store/file.js';
 import type { Mutation } from '../../lib/store/types.js';
+import type { FileIO } from '../../lib/store/fs-io.js';
+import { nodeFileIO } from '../../lib/store/fs-io.js';
 
-const [mode, dir, writersText, thresholdText, run] = process.argv.slice(2);
+const [mode, dir, writersText, thresholdText, run, announce] = process.argv.slice(2);
+
+/** The real file I/O, printing a line as each step of zeros starts. */
+function announcingZeros(real: FileIO): FileIO {
+  return {
+    ...real,
+    open: async (path, openMode, options) => {
+      const handle = await real.open(path, openMode, options);
+      const writeZeros = handle.writeZeros;
+      if (writeZeros === undefined) return handle;
+      return {
+        ...handle,
+        writeZeros: (position, length) => {
+          process.stdout.write(`zeros ${position} ${length}\n`);
+          return writeZeros(position, length);
+        },
+      };
+    },
+  };
+}
 
 async function main(): Promise<void> {
   // `node --test build/test` runs every .js under a test/ directory, this one included: without
@@ -27,6 +50,7 @@ async function main(): Promise<void> {
   }
   const opened = await openFileStore({
     dir,
+    ...(announce === 'zeros' ? { io: announcingZeros(nodeFileIO()) } : {}),
     snapshotThresholdBytes: mode === 'write' ? Number(thresholdText) : undefined,
     log: (level, message, fields) => {
       if (level !== 'info') process.stderr.write(`${level}: ${message} ${JSON.stringify(fields ?? {})}\n`);

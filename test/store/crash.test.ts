@@ -2,7 +2,8 @@
 // with SIGKILL at a random moment, 24 times over the same data dir; after each kill the store is
 // reopened here and must hold every acknowledged batch, completely, and no batch partially.
 // The child's small snapshot threshold puts many kills in the middle of a snapshot or a rotation,
-// and early kills land in the middle of recovery.
+// and early kills land in the middle of recovery. A second run kills the child a moment after it
+// starts writing a step of zeros ahead of its journal (lib/store/journal.ts).
 // The kill times come from a seeded generator: CRASH_TEST_SEED=<n> replays a run's kill times (the
 // child's own pace still varies), and every failure message names the seed it ran with.
 import { describe, it } from 'node:test';
@@ -16,6 +17,7 @@ import { withTempDir } from '../support/temp-dir.js';
 
 const CHILD = fileURLToPath(new URL('./crash-child.js', import.meta.url));
 const ROUNDS = 24;
+const ZERO_ROUNDS = 12;
 const WRITERS = 8;
 const SNAPSHOT_THRESHOLD = 256 << 10;
 const SEED = seedFrom(process.env['CRASH_TEST_SEED']);
@@ -37,19 +39,22 @@ interface Round {
 
 /**
  * Runs the child and kills it with SIGKILL `killAfterMs` after it said it is ready (after spawning
- * when `early`, which lands in start-up and recovery); returns what it acknowledged.
+ * when `early`, which lands in start-up and recovery; after it announced its `zeros`th step of zeros
+ * ahead of the journal when `zeros` is given); returns what it acknowledged.
  */
-function runAndKill(dir: string, run: number, killAfterMs: number, early: boolean): Promise<Round> {
+function runAndKill(dir: string, run: number, killAfterMs: number, early: boolean, zeros?: { readonly step: number; readonly threshold: number }): Promise<Round> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, 'write', dir, String(WRITERS), String(SNAPSHOT_THRESHOLD), String(run)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const threshold = zeros?.threshold ?? SNAPSHOT_THRESHOLD;
+    const args = [CHILD, 'write', dir, String(WRITERS), String(threshold), String(run), ...(zeros === undefined ? [] : ['zeros'])];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let timer = early ? setTimeout(() => child.kill('SIGKILL'), killAfterMs) : undefined;
+    const due = (): boolean =>
+      zeros === undefined ? stdout.startsWith('ready') : stdout.split('\nzeros ').length - 1 >= zeros.step;
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
-      if (timer === undefined && stdout.startsWith('ready')) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+      if (timer === undefined && due()) timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
     });
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => void (stderr += chunk));
     child.on('error', reject);
@@ -115,5 +120,33 @@ describe('FileStore crash safety', () => {
       assert.deepEqual(errors, [], `the store logged errors on reopening (${REPLAY})`);
       // The rounds must have written something, or the checks above prove nothing.
       assert.ok(acked.size > ROUNDS * 10, `only ${acked.size} batches acknowledged (${REPLAY})`);
+    }));
+
+  // Zeros are written ahead of the journal beside the group writes (lib/store/journal.ts): a kill a
+  // moment after a step starts lands while its zeros and the groups that overwrite zeros before them
+  // are both in flight. A 1 MiB threshold makes steps of 64 KiB, a few a second under this load.
+  it(`should keep every acknowledged batch over ${ZERO_ROUNDS} kill -9 rounds while zeros are written ahead of the journal`, (t) =>
+    withTempDir('crash-zeros', async (dir) => {
+      t.diagnostic(REPLAY);
+      const random = mulberry32(SEED);
+      const acked = new Map<string, number>();
+      const errors: string[] = [];
+      for (let run = 0; run < ZERO_ROUNDS; run++) {
+        const step = 1 + Math.floor(random() * 3);
+        const killAfterMs = Math.floor(random() * 3);
+        const where = `round ${run}, killed ${killAfterMs} ms after zeros step ${step}, ${REPLAY}`;
+        const round = await runAndKill(dir, run, killAfterMs, false, { step, threshold: 1 << 20 });
+        assert.doesNotMatch(round.stderr, /commit failed|error:/, `${round.stderr} (${where})`);
+        for (const [batch, parts] of round.acks) acked.set(batch, parts);
+        const opened = await openFileStore({ dir, log: (level, message) => void (level === 'error' && errors.push(message)), progress: () => {} });
+        assert.ok(opened.ok, `${opened.ok ? '' : opened.message} (${where})`);
+        try {
+          verify(opened.store, acked, where);
+        } finally {
+          await opened.store.close();
+        }
+      }
+      assert.deepEqual(errors, [], `the store logged errors on reopening (${REPLAY})`);
+      assert.ok(acked.size > ZERO_ROUNDS * 10, `only ${acked.size} batches acknowledged (${REPLAY})`);
     }));
 });
