@@ -5,10 +5,13 @@
 // It keeps nothing else (no state, no index, no second record), so what it costs is the wire, Node's
 // HTTP layer and the disk; whatever resapi is slower by is its own work per write. Its answer is
 // resapi's own answer to the scenario's first request (answers.ts), the same status and bytes.
+// Like resapi's journal (CONVENTIONS.md#durability), it writes into a file prepared ahead with durable
+// zeros, so a group's write overwrites allocated blocks instead of growing the file: a durable write
+// that grows a file also commits its new size, which costs the disk what no durable server must pay.
 //
 // Run as a process of its own: `node ideal-durable.js ANSWER.json FILE` prints `listening on URL`.
 // `GET` (any path) answers its totals as JSON: writes acknowledged, fdatasyncs, bytes appended.
-import { fdatasync, openSync, write } from 'node:fs';
+import { fdatasync, fdatasyncSync, openSync, write, writeSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +23,8 @@ import { readAnswers, writeAnswers, type Answer } from './answers.js';
 const SELF = fileURLToPath(import.meta.url);
 /** A frame: the body's length, its CRC-32 and the write's sequence number, then the body. */
 const FRAME_HEADER = 16;
+/** The file is prepared in steps of zeros this long, the next one once less than half a step is left. */
+const ZERO_STEP = 16 << 20;
 
 export interface IdealTotals {
   readonly writes: number;
@@ -42,6 +47,33 @@ function serve(answerFile: string, journal: string): void {
   const answer = readAnswers(answerFile).get('') as Answer;
   const fd = openSync(journal, 'w');
   const totals = { writes: 0, syncs: 0, bytes: 0 };
+  const zeros = Buffer.alloc(ZERO_STEP);
+  // The first step is made before it listens; the next ones past the frames, beside the group writes.
+  writeSync(fd, zeros, 0, ZERO_STEP, 0);
+  fdatasyncSync(fd);
+  let prepared = ZERO_STEP;
+  let preparing = false;
+  /** Where the next group's frames go. */
+  let end = 0;
+  /** A group that would reach the zeros still being written waits for them (never seen at bench speed). */
+  let behindZeros: (() => void) | undefined;
+  const prepare = (): void => {
+    if (preparing || prepared - end >= ZERO_STEP / 2) return;
+    preparing = true;
+    const from = Math.max(prepared, end);
+    write(fd, zeros, 0, ZERO_STEP, from, (writeError) => {
+      if (writeError !== null) throw writeError;
+      fdatasync(fd, (syncError) => {
+        if (syncError !== null) throw syncError;
+        prepared = from + ZERO_STEP;
+        preparing = false;
+        const waiting = behindZeros;
+        behindZeros = undefined;
+        waiting?.();
+        prepare();
+      });
+    });
+  };
   let gathering: Buffer[] = [];
   let waiting: ServerResponse[] = [];
   let syncing = false;
@@ -51,15 +83,23 @@ function serve(answerFile: string, journal: string): void {
   const commit = (): void => {
     syncing = true;
     const frames = gathering.length === 1 ? (gathering[0] as Buffer) : Buffer.concat(gathering);
+    if (preparing && end + frames.length > prepared) {
+      gathering = [frames];
+      behindZeros = commit;
+      return;
+    }
     const answers = waiting;
     gathering = [];
     waiting = [];
-    write(fd, frames, 0, frames.length, totals.bytes, (writeError) => {
+    const at = end;
+    end += frames.length;
+    write(fd, frames, 0, frames.length, at, (writeError) => {
       if (writeError !== null) throw writeError;
       fdatasync(fd, (syncError) => {
         if (syncError !== null) throw syncError;
         totals.bytes += frames.length;
         totals.syncs++;
+        prepare();
         if (gathering.length > 0) commit();
         else syncing = false;
         for (const response of answers) {
