@@ -29,7 +29,7 @@
 // idempotent for those. The kind's room is given back as soon as the handler returns (lib/jobs/runner.ts),
 // so the kind's next event runs, on another worker, while that outcome is written, and the outcomes of
 // a busy kind share a commit instead of taking one each.
-import type { Clock, Random } from '../clock.js';
+import type { Clock, Random, Timer } from '../clock.js';
 import type { WebhooksConfig } from '../config.js';
 import type { JobPolicy, JobSpaces, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
 import { JobQueue, jobItem } from '../jobs/queue.js';
@@ -234,8 +234,14 @@ class InboxPolicy implements JobPolicy {
   readonly perGroup: number;
   readonly releaseWhileRecording = 'room';
   readonly forgetOnRestart = ['lastError'];
-  /** How to stop each call still running (`call`), and the signal that does (`watch`). */
-  private readonly calls = new Set<() => void>();
+  /**
+   * The calls still running, in the order they started: every call has the same timeout, so that is
+   * also the order of their deadlines, and one timer, set for the earliest, times them all out
+   * (`timeOutDue`) instead of a timer set and cancelled per call.
+   */
+  private readonly calls = new Set<RunningCall>();
+  private timer: Timer | undefined;
+  /** The signal that stops every call still running (`watch`). */
   private watched: AbortSignal | undefined;
   /** Where a failed run is said, one line each, bounded (CONVENTIONS.md#webhook-handlers). */
   private readonly failureLog: Logger;
@@ -290,8 +296,8 @@ class InboxPolicy implements JobPolicy {
 
   /**
    * Calls the handler under its timeout: 'done', the failure, or 'stopped' when the server is shutting
-   * down. One promise per call, settled by whichever comes first: the handler, its timer, or the drain
-   * giving up (`stopCalls`), rather than a race of three promises.
+   * down. One promise per call, settled by whichever comes first: the handler, its deadline
+   * (`timeOutDue`), or the drain giving up (`watch`), rather than a race of three promises.
    */
   private call(
     handler: WebhookHandler,
@@ -309,7 +315,10 @@ class InboxPolicy implements JobPolicy {
     if (!isJsonObject(event)) {
       return Promise.resolve({ error: 'the stored body of this event is missing or unreadable' });
     }
-    const timeoutMs = this.options.config.handlerTimeoutMs;
+    // A drain that gave up before the call: the handler is not started, and the event stays due.
+    if (shutdown.aborted) return Promise.resolve('stopped');
+    const { clock, config } = this.options;
+    const timeoutMs = config.handlerTimeoutMs;
     // The handler's AbortSignal is made only if the handler asks for it: most never do, and one
     // AbortController per event is a measurable share of the receiver's work.
     let controller: AbortController | undefined;
@@ -339,29 +348,64 @@ class InboxPolicy implements JobPolicy {
     };
     this.watch(shutdown);
     return new Promise<CallResult>((resolve) => {
+      const running: RunningCall = {
+        deadline: clock.monotonic() + timeoutMs,
+        stop: () => {
+          controller?.abort();
+          finish('stopped');
+        },
+        timeOut: () => {
+          timedOut = true;
+          controller?.abort();
+          finish({ error: `the handler did not finish within ${timeoutMs} ms` });
+        },
+      };
       const finish = (result: CallResult): void => {
-        if (!this.calls.delete(stop)) return;
-        timer.cancel();
-        resolve(result);
+        if (this.calls.delete(running)) resolve(result);
       };
-      const stop = (): void => {
-        controller?.abort();
-        finish('stopped');
-      };
-      this.calls.add(stop);
-      const timer = this.options.clock.setTimer(timeoutMs, () => {
-        timedOut = true;
-        controller?.abort();
-        finish({ error: `the handler did not finish within ${timeoutMs} ms` });
-      });
-      Promise.resolve()
-        .then(() => handler(event as JsonObject, context))
-        .then(
-          () => finish('done'),
-          (error: unknown) => finish(shutdown.aborted ? 'stopped' : { error: errorText(error) }),
-        );
-      if (shutdown.aborted) stop();
+      this.calls.add(running);
+      this.timer ??= clock.setTimer(timeoutMs, () => this.timeOutDue());
+      // Called at once, not a turn later: the call is set up, and one promise less per event. A
+      // handler that returns no promise is done now; one that does, once it settles (a thenable is
+      // adopted by Promise.resolve, so a `then` that throws is a failure, never a rejection here).
+      let returned: unknown;
+      try {
+        returned = handler(event as JsonObject, context);
+        if (!isThenable(returned)) {
+          finish('done');
+          return;
+        }
+      } catch (error) {
+        finish({ error: errorText(error) });
+        return;
+      }
+      Promise.resolve(returned).then(
+        () => finish('done'),
+        (error: unknown) => finish(shutdown.aborted ? 'stopped' : { error: errorText(error) }),
+      );
     });
+  }
+
+  /**
+   * The timer's turn: the calls whose deadline has come time out, and the timer is set again for the
+   * earliest of the rest (a call that ended left its deadline behind: the timer then finds nothing due).
+   */
+  private timeOutDue(): void {
+    this.timer = undefined;
+    const { clock } = this.options;
+    const now = clock.monotonic();
+    for (const running of this.calls) {
+      if (running.deadline > now) {
+        this.timer = clock.setTimer(running.deadline - now, () => this.timeOutDue());
+        return;
+      }
+      running.timeOut();
+    }
+  }
+
+  close(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
   }
 
   /** Calls still running are stopped when `shutdown` aborts: one listener for the queue, not one per call. */
@@ -369,9 +413,22 @@ class InboxPolicy implements JobPolicy {
     if (this.watched === shutdown) return;
     this.watched = shutdown;
     shutdown.addEventListener('abort', () => {
-      for (const stop of [...this.calls]) stop();
+      for (const running of [...this.calls]) running.stop();
     }, { once: true });
   }
+}
+
+/** A handler call still running: when it times out, and how it is ended either way. */
+interface RunningCall {
+  /** `clock.monotonic()` when it times out. */
+  readonly deadline: number;
+  readonly stop: () => void;
+  readonly timeOut: () => void;
+}
+
+/** Does `value` have a `then` method (a promise, or any thenable an async handler may return)? */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /**
