@@ -34,7 +34,7 @@
 // its last is durable, and the journal's next write is under way before a group's outcomes are
 // answered, so each worker finishes about one event per two journal writes. Measured (32 connections
 // sending signed events, a no-op handler, the bench's disk, a loaded machine): with the default 4
-// workers about 1,000 events a second were processed while 6,000-9,000 were accepted, so the accepted
+// workers 600-1,500 events a second were processed while 6,000-9,000 were accepted, so the accepted
 // events queued up (durably) and were processed after the load, 2-4 outcomes a write; with 32
 // workers at most a few thousand were waiting at the load's end, gone within a second. A receiver
 // that must keep up with such a rate raises `webhooks.workers` (CONVENTIONS.md#webhook-handlers).
