@@ -41,6 +41,14 @@ async function turns(): Promise<void> {
   for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Accepts one more event of `kind` through the inbox's write path. */
+async function accept(store: MemoryStore, inbox: Inbox, clock: ManualClock, eventId: string, kind: string): Promise<void> {
+  const writer = new Writer({ store, clock, representations: new RepresentationCache(), collectionConfig: () => undefined });
+  const text = JSON.stringify({ id: eventId, event: kind });
+  const written = await writer.write(inbox.acceptance({ source: 'webhooks', eventId, kind, text, headers: {} }));
+  assert.ok(written.ok);
+}
+
 describe('Inbox handler calls', () => {
   it('should stop a call still running when a drain gives up, abort its signal, and leave the event accepted and due', async () => {
     const { clock, store, inbox } = await setup();
@@ -56,6 +64,39 @@ describe('Inbox handler calls', () => {
     assert.equal(item?.doc['status'], 'accepted');
     assert.equal(item?.doc['attempts'], 0, 'a stopped call is no attempt');
     assert.notEqual(item?.dueAt, undefined, 'it runs again at the next start');
+    await inbox.queue.close();
+  });
+
+  it('should time out each of two calls that started at different times at its own deadline', async () => {
+    const { clock, store, inbox } = await setup();
+    const started: string[] = [];
+    // Two kinds, so both run at once (one kind holds a quarter of the workers).
+    inbox.on('*', (_event, context) => {
+      started.push(context.id);
+      return new Promise(() => {});
+    });
+    await inbox.queue.start();
+    await turns();
+    assert.deepEqual(started, ['evt_1']);
+    clock.advance(2000);
+    await accept(store, inbox, clock, 'evt_2', 'order.paid');
+    await turns();
+    assert.deepEqual(started, ['evt_1', 'evt_2']);
+    clock.advance(TIMEOUT_MS - 2000);
+    await turns();
+    assert.equal(store.get(INBOX_SPACE, 'evt_1')?.doc['status'], 'failed', 'the first call timed out');
+    assert.equal(store.get(INBOX_SPACE, 'evt_2')?.doc['status'], 'accepted', 'the second runs on until its own deadline');
+    clock.advance(1999);
+    await turns();
+    assert.equal(store.get(INBOX_SPACE, 'evt_2')?.doc['status'], 'accepted', 'a millisecond before its deadline');
+    clock.advance(1);
+    await turns();
+    assert.equal(store.get(INBOX_SPACE, 'evt_2')?.doc['status'], 'failed');
+    assert.match(String(store.get(INBOX_SPACE, 'evt_2')?.doc['lastError']), /did not finish within 5000 ms/);
+    // The first event's retry may be running again by now: the drain gives up on it.
+    const drained = inbox.queue.drain();
+    clock.advance(DRAIN_MS);
+    await drained;
     await inbox.queue.close();
   });
 
