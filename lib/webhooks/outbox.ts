@@ -265,7 +265,8 @@ class OutboxPolicy implements JobPolicy {
     stop: AbortSignal,
   ): Promise<RunOutcome> {
     const { config } = this.options;
-    const request: PostRequest = { url, body, headers, refusePrivateAddresses, timeoutMs: config.timeoutMs, shutdown: stop };
+    const { timeoutMs } = config;
+    const request: PostRequest = { url, body, headers, refusePrivateAddresses, timeoutMs, shutdown: stop };
     const sent = await this.poster.post(request);
     switch (sent.kind) {
       case 'answered':
