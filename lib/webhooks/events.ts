@@ -79,36 +79,35 @@ export function eventMutations(
   changes: readonly Mutation[],
   represented: readonly (Representation | undefined)[],
 ): Mutation[] {
+  const subscriptions = activeSubscriptions(context.store, changes);
+  if (subscriptions === undefined) return [];
   const { store, clock, random, representations } = context;
-  if (!changes.some((change) => isCollectionName(change.collection))) return [];
-  const subscriptions = store
-    .scan(SUBSCRIPTION_SPACE)
-    .map((record) => subscriptionOf(record.doc))
-    .filter((subscription): subscription is Subscription => subscription !== undefined && subscription.active);
-  if (subscriptions.length === 0) return [];
   const now = clock.now();
   const occurredAt = new Date(now).toISOString();
   const expiresAt = now + OUTBOX_RETENTION_MS;
+  const bytes = (size: number): Buffer => random.bytes(size);
   const mutations: Mutation[] = [];
-  for (const [index, change] of changes.entries()) {
-    if (!isCollectionName(change.collection)) continue;
+  for (let index = 0; index < changes.length; index++) {
+    const change = changes[index] as Mutation;
+    const { collection } = change;
+    if (!isCollectionName(collection)) continue;
     const described = describe(store, representations, change, represented[index]);
     if (described === undefined) continue;
-    const targets = subscriptions.filter((subscription) => wants(subscription, change.collection, described.change));
+    const targets = subscriptions.filter((subscription) => wants(subscription, collection, described.change));
     if (targets.length === 0) continue;
-    const eventId = newId(now, (size) => random.bytes(size));
-    const event = `${change.collection}.${described.change}`;
+    const eventId = newId(now, bytes);
+    const event = `${collection}.${described.change}`;
     const { etag } = described.representation;
-    const data = { collection: change.collection, id: change.id, etag, resource: described.resource };
-    const deliveries = targets.map(() => newId(now, (size) => random.bytes(size)));
+    const data = { collection, id: change.id, etag, resource: described.resource };
+    const deliveries = targets.map(() => newId(now, bytes));
     const eventDoc: JsonObject = { event, occurredAt, data, deliveries };
     mutations.push({ kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: eventDoc, expiresAt });
-    for (const [at, subscription] of targets.entries()) {
+    for (let at = 0; at < targets.length; at++) {
       const deliveryId = deliveries[at] as string;
       const item: JsonObject = {
         id: deliveryId,
         eventId,
-        subscription: subscription.id,
+        subscription: (targets[at] as Subscription).id,
         event,
         status: 'pending',
         attempts: 0,
@@ -118,6 +117,24 @@ export function eventMutations(
     }
   }
   return mutations;
+}
+
+/**
+ * The active subscriptions, when a change of an item is among `changes` and any subscription is active;
+ * undefined otherwise. A write that nobody subscribes to (most of them) allocates nothing here.
+ */
+function activeSubscriptions(store: Store, changes: readonly Mutation[]): Subscription[] | undefined {
+  let items = false;
+  for (let index = 0; index < changes.length && !items; index++) {
+    items = isCollectionName((changes[index] as Mutation).collection);
+  }
+  if (!items) return undefined;
+  const active: Subscription[] = [];
+  for (const record of store.scan(SUBSCRIPTION_SPACE)) {
+    const subscription = subscriptionOf(record.doc);
+    if (subscription !== undefined && subscription.active) active.push(subscription);
+  }
+  return active.length === 0 ? undefined : active;
 }
 
 /**

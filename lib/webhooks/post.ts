@@ -24,7 +24,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { connect as tcpConnect, isIP, type LookupFunction, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import type { Clock } from '../clock.js';
+import type { Clock, Timer } from '../clock.js';
 import { isPrivateAddress } from './addresses.js';
 import { AnswerReader } from './answer.js';
 
@@ -152,6 +152,71 @@ class Connection {
   }
 }
 
+/**
+ * One request's exchange on its connection: its answer read as it comes, one deadline for the whole
+ * exchange (the answer's head decides the result, and a body that has not ended by then costs the
+ * connection, so a receiver cannot hold one open for ever), and the shutdown signal. One object per
+ * request, its own listener for the signal (`handleEvent`), instead of a closure per step.
+ */
+class Delivery implements Exchange {
+  private readonly answer = new AnswerReader();
+  private readonly timer: Timer;
+  private settled = false;
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly request: PostRequest,
+    clock: Clock,
+    private readonly resolve: (result: PostResult) => void,
+  ) {
+    this.timer = clock.setTimer(request.timeoutMs, () => {
+      this.settle({ kind: 'timeout' });
+      this.end(false);
+    });
+    request.shutdown.addEventListener('abort', this, { once: true });
+  }
+
+  data(chunk: Buffer): void {
+    const { answer } = this;
+    const state = answer.push(chunk);
+    const { status, retryAfter } = answer;
+    if (status !== undefined) this.settle({ kind: 'answered', status, retryAfter });
+    if (state === 'error') this.settle(failedResult(codedError('not an HTTP answer', answer.error)));
+    if (state !== 'more' || answer.bodyBytes > ANSWER_LIMIT) this.end(state === 'done' && answer.reusable);
+  }
+
+  ended(): void {
+    // The connection ended before the answer did (a body read to the close is the exception).
+    if (this.answer.end() !== 'done') this.settle(failedResult(codedError('socket hang up', 'ECONNRESET')));
+    this.end(false);
+  }
+
+  failed(error: Error & { code?: string }): void {
+    this.settle(failedResult(error));
+    this.end(false);
+  }
+
+  /** The shutdown signal aborted (EventTarget calls an object listener's `handleEvent`). */
+  handleEvent(): void {
+    this.settle({ kind: 'stopped' });
+    this.end(false);
+  }
+
+  private settle(result: PostResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.request.shutdown.removeEventListener('abort', this);
+    this.resolve(result);
+  }
+
+  /** The exchange is over; the connection goes back to the idle ones when `reusable`, else it is closed. */
+  private end(reusable: boolean): void {
+    if (this.connection.exchange !== this) return;
+    this.timer.cancel();
+    this.connection.done(reusable);
+  }
+}
+
 export class WebhookPoster {
   private readonly targets = new Map<string, Target>();
   private readonly connections = new Set<Connection>();
@@ -186,51 +251,7 @@ export class WebhookPoster {
       }
       head += `Content-Length: ${length}\r\nConnection: keep-alive\r\n\r\n`;
       const connection = this.connection(target);
-      const answer = new AnswerReader();
-      let settled = false;
-      const settle = (result: PostResult): void => {
-        if (settled) return;
-        settled = true;
-        request.shutdown.removeEventListener('abort', stop);
-        resolve(result);
-      };
-      // One deadline for the whole exchange: the answer's head decides the result, and a body that
-      // has not ended by then costs the connection, so a receiver cannot hold one open for ever.
-      const timer = this.clock.setTimer(request.timeoutMs, () => {
-        settle({ kind: 'timeout' });
-        end(false);
-      });
-      const end = (reusable: boolean): void => {
-        if (connection.exchange !== exchange) return;
-        timer.cancel();
-        connection.done(reusable);
-      };
-      const stop = (): void => {
-        settle({ kind: 'stopped' });
-        end(false);
-      };
-      const exchange: Exchange = {
-        data: (chunk) => {
-          const state = answer.push(chunk);
-          if (answer.status !== undefined) {
-            settle({ kind: 'answered', status: answer.status, retryAfter: answer.retryAfter });
-          }
-          if (state === 'error') settle(failedResult(codedError('not an HTTP answer', answer.error)));
-          if (state !== 'more' || answer.bodyBytes > ANSWER_LIMIT) end(state === 'done' && answer.reusable);
-        },
-        ended: () => {
-          // The connection ended before the answer did (a body read to the close is the exception).
-          const state = answer.end();
-          if (state !== 'done') settle(failedResult(codedError('socket hang up', 'ECONNRESET')));
-          end(false);
-        },
-        failed: (error) => {
-          settle(failedResult(error));
-          end(false);
-        },
-      };
-      connection.exchange = exchange;
-      request.shutdown.addEventListener('abort', stop, { once: true });
+      connection.exchange = new Delivery(connection, request, this.clock, resolve);
       const { socket } = connection;
       if (typeof body === 'string' && !NOT_ASCII.test(head)) {
         socket.write(head + body);

@@ -25,6 +25,8 @@ export type Change = (typeof CHANGES)[number];
 /** The kind of the notice that a subscription was disabled (CONVENTIONS.md#auto-disable). */
 export const SUBSCRIPTION_DISABLED = 'subscription.disabled';
 
+const DOT = 0x2e;
+const STAR = 0x2a;
 const MEMBERS = new Set(['id', 'url', 'events', 'secret', 'status', 'secretOverlapS', 'rateLimit']);
 /** Members a PUT body may carry but never sets: what the server says about the subscription. */
 const READ_ONLY = new Set(['disabledReason', 'disabledAt']);
@@ -116,10 +118,21 @@ export function wantsDisabledNotice(subscription: Subscription): boolean {
   return subscription.events.includes(SUBSCRIPTION_DISABLED);
 }
 
-/** Does the subscription want events of `kind` (`<collection>.<change>`)? */
+/**
+ * Does the subscription want events of `kind` (`<collection>.<change>`)? Read in place, without making
+ * the kind's texts: it is asked for every subscription on every write of an item.
+ */
 export function wants(subscription: Subscription, collection: string, change: Change): boolean {
-  const kind = `${collection}.${change}`;
-  return subscription.events.some((pattern) => pattern === '*' || pattern === `${collection}.*` || pattern === kind);
+  const dot = collection.length;
+  for (const pattern of subscription.events) {
+    if (pattern === '*') return true;
+    if (pattern.length <= dot + 1 || pattern.charCodeAt(dot) !== DOT || !pattern.startsWith(collection)) continue;
+    const rest = pattern.length - dot - 1;
+    if (rest === 1 ? pattern.charCodeAt(dot + 1) === STAR : pattern.endsWith(change) && rest === change.length) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Where this server listens, and the base of its links: what a subscription must not point at. */

@@ -44,6 +44,12 @@ class RawReceiver {
   }
 }
 
+/** Waits until the receiver has read one more request than it had when called. */
+async function eventuallyReceived(receiver: RawReceiver): Promise<void> {
+  const count = receiver.requests.length;
+  while (receiver.requests.length === count) await new Promise((resolve) => setImmediate(resolve));
+}
+
 describe('WebhookPoster', () => {
   const receiver = new RawReceiver();
   const poster = new WebhookPoster(systemClock);
@@ -98,6 +104,19 @@ describe('WebhookPoster', () => {
   it('should time out a receiver that does not answer', async () => {
     receiver.answer = () => undefined;
     assert.deepEqual(await poster.post(request('{}', 50)), { kind: 'timeout' });
+  });
+
+  it('should stop a request in flight when its shutdown signal aborts, and keep neither it nor its connection', async () => {
+    receiver.answer = () => undefined;
+    const shutdown = new AbortController();
+    const posted = poster.post({ ...request('{}'), shutdown: shutdown.signal });
+    await eventuallyReceived(receiver);
+    const connection = receiver.connections.at(-1) as Socket;
+    shutdown.abort();
+    assert.deepEqual(await posted, { kind: 'stopped' });
+    await once(connection, 'close');
+    receiver.answer = (socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n');
+    assert.deepEqual(await poster.post(request('{}')), { kind: 'answered', status: 200, retryAfter: undefined });
   });
 
   it('should refuse a field that would break the head, sending nothing', async () => {
