@@ -16,11 +16,15 @@
 // line's columns are arrays of numbers rather than one array per record, which parses faster and
 // leaves less for the collector; expiresAt and dueAt columns (null where a record has none) appear
 // only when some record has one.
-// The next snapshot writes an all-ASCII records frame whose records are all still as loaded (none read,
-// replaced, removed or expired since) back as the bytes it was read from, with the checksum it had (recordPieces):
-// encoding every record again and checksumming it was most of a snapshot's main-thread time (of a
-// store of 1M records loaded at start plus 50k new ones, 0.9-1.25 s; with the frames copied, 0.33-0.4 s,
-// most of it the new records').
+// A records frame whose run of records is unchanged since the snapshot in place was written or loaded
+// (none replaced, removed or expired since; a read changes nothing) is copied from that file instead of
+// encoded again (recordPieces, SnapshotFrames), so a record is encoded by the first snapshot after its
+// write and copied by the next ones. Encoding every record each time made a snapshot cost more the more
+// the store had taken since it opened: an event and its delivery are kept 30 days, and with one
+// subscription each write leaves ~1 kB of them, so each snapshot re-encoded every one written before.
+// The copy is read in the thread pool and its checksum checked before it is written again, so a frame
+// that changed on disk is written from memory instead of carried on (a copy is as sound as an encoding:
+// damage cannot pass from one snapshot into the next).
 // Format 1, still read, had {"type":"chunk"} frames: a tuple per record with its document inline, and
 // the tombstone rows.
 // A frame holds one collection's records (or tombstones) up to about 64 KiB, so the collection name is

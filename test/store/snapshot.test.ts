@@ -315,11 +315,22 @@ describe('snapshots', () => {
       await writeFile(join(dir, 'snapshot.dat'), 'not a snapshot');
       await snapshotAgain('trigger-3');
       assert.equal(warnings[1], 'the last snapshot is not the one written; every record is written anew');
+
+      // A removed record shortens its frame's run, a replaced one is newer: both frames are encoded again.
+      await commitOk(store, { kind: 'delete', collection: 'kept', id: 'k100' });
+      await commitOk(store, { kind: 'put', collection: 'kept', id: 'k450', doc: { n: 4500 } });
+      snapshotReads = 0;
+      await snapshotAgain('trigger-4');
+      assert.ok(snapshotReads > 0, 'the frames in between are copied');
+      assert.equal(warnings.length, 2);
       await store.close();
 
       const reopened = await open(dir);
-      assert.equal(reopened.store.count('kept'), 600);
-      for (let n = 0; n < 600; n++) assert.deepEqual(reopened.store.get('kept', `k${n}`)?.doc, { n, pad: 'x'.repeat(300) });
+      assert.equal(reopened.store.count('kept'), 599);
+      for (let n = 0; n < 600; n++) {
+        const expected = n === 100 ? undefined : n === 450 ? { n: 4500 } : { n, pad: 'x'.repeat(300) };
+        assert.deepEqual(reopened.store.get('kept', `k${n}`)?.doc, expected);
+      }
       const changed = reopened.store.scan('changed').map((record) => record.doc.n).sort((a, b) => Number(a) - Number(b));
       assert.deepEqual(changed, [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 70]);
       await reopened.store.close();
