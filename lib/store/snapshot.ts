@@ -47,7 +47,8 @@ import { join } from 'node:path';
 import type { JsonObject } from '../json.js';
 import { isJsonObject } from '../json.js';
 import type { Crc32c } from './codec.js';
-import { encodeFrame, FRAME_HEADER_BYTES, frameAt, frameChecksum, isCount, parseJsonText, parsePayload, scanFrames } from './codec.js';
+import { encodeFrame, FRAME_HEADER_BYTES, frameAt, frameChecksum, isCount } from './codec.js';
+import { parseJsonText, parsePayload, scanFrames } from './codec.js';
 import type { FileHandleIO, FileIO } from './fs-io.js';
 import { describeError, hasCode, readFully, writeFully } from './fs-io.js';
 import { removeJournalsBefore } from './journal.js';
@@ -156,7 +157,8 @@ async function writeSnapshot(
         counts.records += copy.records;
       } else {
         // The memory holds the same records: the new snapshot is right whatever became of the old one.
-        log('warn', 'a frame of the last snapshot read back damaged; its records are written anew', { offset: copy.offset });
+        const fields = { offset: copy.offset };
+        log('warn', 'a frame of the last snapshot read back damaged; its records are written anew', fields);
         for (const piece of encoded(capture.records, from, from + copy.records, capture.at)) {
           await emitRecords(piece.collection, piece.entries);
         }
@@ -259,7 +261,8 @@ function placed(collection: string, entries: readonly RecordEntry[], offset: num
   const firstId = (entries[0] as RecordEntry).record.id;
   const lastId = (entries[entries.length - 1] as RecordEntry).record.id;
   const checksum = frameChecksum(frame, 0);
-  return { collection, firstId, lastId, records: entries.length, offset, bytes: frame.length, checksum, earliestExpiry };
+  const records = entries.length;
+  return { collection, firstId, lastId, records, offset, bytes: frame.length, checksum, earliestExpiry };
 }
 
 export interface SnapshotOptions {
@@ -566,7 +569,8 @@ export async function loadSnapshot(
       if (frame.type === 'records' && withText) {
         const place = { offset, bytes: FRAME_HEADER_BYTES + payload.length, checksum };
         const loaded = new LoadedFrame(ascii ? keptBytes(payload) : text);
-        return loadRecords(state, frame, loaded, text, split + 1, counts, (found) => frames?.add({ ...found, ...place }));
+        const found = (held: Omit<RecordsFrameAt, keyof typeof place>): void => frames?.add({ ...held, ...place });
+        return loadRecords(state, frame, loaded, text, split + 1, counts, found);
       }
       if (frame.type === 'tombstones' && !withText) return loadTombstones(state, frame.collection, frame.rows, counts);
       return 'unknown frame type';
