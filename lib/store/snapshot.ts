@@ -21,7 +21,10 @@
 // encoded again (recordPieces, SnapshotFrames), so a record is encoded by the first snapshot after its
 // write and copied by the next ones. Encoding every record each time made a snapshot cost more the more
 // the store had taken since it opened: an event and its delivery are kept 30 days, and with one
-// subscription each write leaves ~1 kB of them, so each snapshot re-encoded every one written before.
+// subscription each write leaves ~1 kB of them, so each snapshot re-encoded every one written before
+// (under the bench's PUTs with a subscription, 2.5 minutes of load: the snapshot's share of the main
+// thread's busy time 5.3%, and 3.1% with copies, half as much per write; on the main thread, copying
+// costs ~1.5 ms per MB (reading back and checking the checksum), encoding ~6.5).
 // The copy is read in the thread pool and its checksum checked before it is written again, so a frame
 // that changed on disk is written from memory instead of carried on (a copy is as sound as an encoding:
 // damage cannot pass from one snapshot into the next).
