@@ -334,7 +334,7 @@ export async function checkpointSnapshot(
 /**
  * Where the records frames of a snapshot file sit and which records each one holds: what the next
  * snapshot needs to copy a frame whose records are all unchanged instead of encoding them again.
- * Made as a snapshot is written or loaded, a few dozen bytes per frame (~4,000 frames at 1M records).
+ * Made as a snapshot is written or loaded: ~190 bytes of heap per frame, ~0.7 MB for 1M records.
  * `seq` and `at` are its header's: the next snapshot copies from the file only while its header says
  * it is still the one described (a snapshot that failed after its rename left a newer one in place).
  */
