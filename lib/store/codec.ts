@@ -101,17 +101,9 @@ function framed(crc: Crc32c, parts: readonly (string | Uint8Array)[]): Buffer {
   return frame;
 }
 
-/**
- * Frames a payload whose bytes and checksum are known: a snapshot writing again a frame it loaded
- * (snapshot.ts), as a copy of the bytes it was read from, so nothing is encoded or checksummed again.
- */
-export function encodeKnownFrame(payload: Uint8Array, checksum: number): Buffer {
-  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payload.length);
-  frame.set(payload, FRAME_HEADER_BYTES);
-  frame.writeUInt32LE(FRAME_MAGIC, 0);
-  frame.writeUInt32LE(payload.length, 4);
-  frame.writeUInt32LE(checksum, 8);
-  return frame;
+/** The checksum field of the frame that starts at `at` (its payload's CRC-32C). */
+export function frameChecksum(buffer: Buffer, at: number): number {
+  return buffer.readUInt32LE(at + 8);
 }
 
 /** What sits at one position of a buffer: a whole valid frame, too few bytes to tell, or damage. */
@@ -128,7 +120,7 @@ export function frameAt(crc: Crc32c, buffer: Buffer, pos: number, limit: number)
   if (length > MAX_FRAME_PAYLOAD) return { kind: 'bad', reason: `impossible frame length ${length}` };
   const start = pos + FRAME_HEADER_BYTES;
   if (limit - start < length) return { kind: 'short' };
-  if (crc.compute(buffer, start, start + length) !== buffer.readUInt32LE(pos + 8)) {
+  if (crc.compute(buffer, start, start + length) !== frameChecksum(buffer, pos)) {
     return { kind: 'bad', reason: 'checksum mismatch' };
   }
   return { kind: 'frame', start, end: start + length };
@@ -165,7 +157,7 @@ export async function scanFrames(
   for (;;) {
     const found = frameAt(crc, buffer, pos, filled);
     if (found.kind === 'frame') {
-      const checksum = buffer.readUInt32LE(pos + 8);
+      const checksum = frameChecksum(buffer, pos);
       const rejected = onFrame(buffer.subarray(found.start, found.end), base + pos, checksum);
       if (rejected !== undefined) return { kind: 'rejected', offset: base + pos, reason: rejected };
       pos = found.end;

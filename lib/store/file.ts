@@ -59,7 +59,7 @@ import { Group, keysOf } from './journal.js';
 import { FileSideLogs } from './side-log.js';
 import type { DirLock } from './lock.js';
 import { recover } from './recovery.js';
-import { captureState, checkpointSnapshot } from './snapshot.js';
+import { captureState, checkpointSnapshot, type SnapshotFrames } from './snapshot.js';
 import type { StoreState } from './state.js';
 import type {
   Batch,
@@ -89,6 +89,8 @@ export interface FileStoreParts {
   readonly olderJournalBytes: number;
   /** The size of the snapshot recovery loaded, 0 without one. */
   readonly snapshotBytes: number;
+  /** Where that snapshot's frames are, which the next one copies unchanged records from. */
+  readonly snapshotFrames: SnapshotFrames | undefined;
   readonly lock: DirLock;
   readonly clock: Clock;
   readonly random: Random;
@@ -120,6 +122,7 @@ export class FileStore implements Store {
   private olderJournalBytes: number;
   /** The size of the last snapshot written or loaded: the trigger grows with it. */
   private snapshotBytes: number;
+  private snapshotFrames: SnapshotFrames | undefined;
   private snapshotFailed = false;
   private snapshotting: Promise<void> | undefined;
   private failure: string | undefined;
@@ -131,6 +134,7 @@ export class FileStore implements Store {
     this.journal = parts.journal;
     this.olderJournalBytes = parts.olderJournalBytes;
     this.snapshotBytes = parts.snapshotBytes;
+    this.snapshotFrames = parts.snapshotFrames;
     this.durableSeq = parts.state.seq;
     this.forming = new Group(parts.crc, this.durableSeq + 1);
     this.watchers = new Watchers(parts.log);
@@ -406,13 +410,15 @@ export class FileStore implements Store {
     // Taken synchronously, with no commit applied since the rotation: exactly the state at this seq.
     const capture = captureState(state, this.parts.clock.now());
     const aborted = (): boolean => this.closing !== undefined;
-    const options = { aborted, log, random: this.parts.random, journalBytes: () => this.journal.size };
+    const journalBytes = (): number => this.journal.size;
+    const options = { aborted, log, random: this.parts.random, journalBytes, previous: this.snapshotFrames };
     this.snapshotting = checkpointSnapshot(io, crc, dir, capture, this.journal.firstSeq, options).then((outcome) => {
       // After a failure, retry only once the current journal alone passes the trigger.
       if (outcome.kind !== 'abandoned') this.snapshotFailed = outcome.kind === 'failed';
       if (outcome.kind === 'written') {
         this.olderJournalBytes = 0;
         this.snapshotBytes = outcome.bytes;
+        this.snapshotFrames = outcome.frames;
       }
       this.snapshotting = undefined;
     });

@@ -20,7 +20,7 @@ import { DIR_MODE, describeError, readFully } from './fs-io.js';
 import { JournalWriter, journalName, journalStart } from './journal.js';
 import type { DirLock } from './lock.js';
 import { LOCK_FILE, acquireLock } from './lock.js';
-import { SNAPSHOT_FILE, loadSnapshot } from './snapshot.js';
+import { SNAPSHOT_FILE, loadSnapshot, type SnapshotFrames } from './snapshot.js';
 import { StoreState } from './state.js';
 import type { Logger } from '../log.js';
 import type { Clock, Random } from '../clock.js';
@@ -39,6 +39,8 @@ export interface RecoveredParts {
   readonly olderJournalBytes: number;
   /** The size of the snapshot loaded (0 without one): the next snapshot's trigger grows with it. */
   readonly snapshotBytes: number;
+  /** Where its frames are, for the next snapshot to copy those whose records are unchanged. */
+  readonly snapshotFrames: SnapshotFrames | undefined;
   readonly lock: DirLock;
 }
 
@@ -129,11 +131,13 @@ async function rebuild(
   state.beginBulk();
   let snapshotSeq = 0;
   let snapshotBytes = 0;
+  let snapshotFrames: SnapshotFrames | undefined;
   if (names.includes(SNAPSHOT_FILE)) {
     const loaded = await loadSnapshot(io, crc, join(dir, SNAPSHOT_FILE), state, progress(SNAPSHOT_FILE));
     if (!loaded.ok) return { ok: false, kind: 'corrupt', message: loaded.message };
     snapshotSeq = loaded.seq;
     snapshotBytes = loaded.bytes;
+    snapshotFrames = loaded.frames;
   }
   const starts = names.map(journalStart).filter((start): start is number => start !== undefined).sort((a, b) => a - b);
   // A journal is obsolete when the next one starts at or before the snapshot's next seq.
@@ -167,7 +171,7 @@ async function rebuild(
     : await JournalWriter.open(io, dir, lastStart, goodBytes, log);
   const ms = Math.round(performance.now() - started);
   log('info', 'store recovered', { dir, seq: state.seq, snapshotSeq, journals: live.length, ms });
-  return { ok: true, parts: { crc, state, journal, olderJournalBytes, snapshotBytes } };
+  return { ok: true, parts: { crc, state, journal, olderJournalBytes, snapshotBytes, snapshotFrames } };
 }
 
 /** Progress lines for big files only, one per tenth read. */

@@ -413,12 +413,10 @@ export class StoreState {
 }
 
 /**
- * A records frame of a snapshot as it was loaded, which every record loaded from it keeps a slice of
- * until it is read: its payload, and what the next snapshot needs to write the frame again as it was,
- * without encoding it (snapshot.ts): the payload's checksum, how many records it holds, and the earliest
- * expiresAt among them. An all-ASCII payload (the usual one) is kept as its bytes, outside the JS heap,
- * where offsets count bytes; any other as its decoded text, where they count UTF-16 code units. Kept as
- * strings, a 1M-record store's 230 MB of payloads were over half its heap, and a young-generation
+ * The payload of a records frame of a snapshot as it was loaded, which every record loaded from it keeps
+ * a slice of until it is read. An all-ASCII payload (the usual one) is kept as its bytes, outside the JS
+ * heap, where offsets count bytes; any other as its decoded text, where they count UTF-16 code units.
+ * Kept as strings, a 1M-record store's 230 MB of payloads were over half its heap, and a young-generation
  * collection costs more the more pages the old generation has (measured under PUTs at 1M items, 15-25
  * collections a second: median 2.7-3.1 ms each with them, 1.8-2.5 without; they were the largest share of
  * the slowest requests' time). The price: V8 starts a major collection after a growth in proportion to
@@ -426,13 +424,7 @@ export class StoreState {
  * A class, so that a record tells it from a parsed document by its prototype.
  */
 export class LoadedFrame {
-  constructor(
-    readonly payload: Buffer | string,
-    /** Defined when `payload` is the bytes: the next snapshot copies them as they are. */
-    readonly checksum: number | undefined,
-    readonly records: number,
-    readonly earliestExpiry: number,
-  ) {}
+  constructor(readonly payload: Buffer | string) {}
 
   /** The text from `start` to `end` (a document, or an id). */
   slice(start: number, end: number): string {

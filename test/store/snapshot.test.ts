@@ -6,11 +6,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import type { JsonObject } from '../../lib/json.js';
 import { Crc32c, encodeFrame, FRAME_HEADER_BYTES } from '../../lib/store/codec.js';
 import type { FileStore, OpenResult } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
+import type { FileIO } from '../../lib/store/fs-io.js';
+import { nodeFileIO } from '../../lib/store/fs-io.js';
 import { loadedFrame, peekDocument } from '../../lib/store/state.js';
 import type { Mutation, Store, StoredRecord } from '../../lib/store/types.js';
 import { clockAt } from '../support/clock.js';
@@ -231,6 +233,107 @@ describe('snapshots', () => {
       assert.deepEqual(changed, expected.sort((a, b) => String(a[0]).localeCompare(String(b[0]))));
       assert.deepEqual(third.store.scan('$tmp').map((record) => record.id), ['later']);
       await third.store.close();
+    }));
+
+  it('should copy the frames of unchanged records from the last snapshot, and write anew what reads back wrong', () =>
+    withTempDir('snapshot-copy', async (dir) => {
+      // The real file I/O, counting the bytes read from the snapshot in place.
+      const real = nodeFileIO();
+      let snapshotReads = 0;
+      const io: FileIO = {
+        ...real,
+        open: async (path, mode) => {
+          const handle = await real.open(path, mode);
+          if (!path.endsWith(`${sep}snapshot.dat`)) return handle;
+          return {
+            ...handle,
+            read: async (buffer, offset, length, position) => {
+              const read = await handle.read(buffer, offset, length, position);
+              snapshotReads += read;
+              return read;
+            },
+          };
+        },
+      };
+      const warnings: string[] = [];
+      let written = 0;
+      let waiting: (() => void) | undefined;
+      const opened = await openFileStore({
+        dir,
+        io,
+        clock: clockAt(() => T0),
+        snapshotThresholdBytes: 1,
+        progress: () => {},
+        log: (level, message) => {
+          if (level === 'warn') warnings.push(message);
+          if (message !== 'snapshot written') return;
+          written++;
+          waiting?.();
+        },
+      });
+      assert.ok(opened.ok, opened.ok ? '' : opened.message);
+      const { store } = opened;
+      let last = Buffer.alloc(0);
+      /** Commits a record larger than the last snapshot (the trigger is a quarter of it) and waits for the next. */
+      const snapshotAgain = async (name: string): Promise<Buffer> => {
+        const before = written;
+        const done = new Promise<void>((resolve) => (waiting = resolve));
+        await commitOk(store, { kind: 'put', collection: 'other', id: name, doc: { pad: 'x'.repeat(last.length) } });
+        await done;
+        assert.equal(written, before + 1);
+        last = await readFile(join(dir, 'snapshot.dat'));
+        return last;
+      };
+      const first = new Promise<void>((resolve) => (waiting = resolve));
+      const seed: Mutation[] = [];
+      for (let n = 0; n < 600; n++) seed.push({ kind: 'put', collection: 'kept', id: `k${n}`, doc: { n, pad: 'x'.repeat(300) } });
+      for (let n = 0; n < 20; n++) seed.push({ kind: 'put', collection: 'changed', id: `c${n}`, doc: { n } });
+      await commitOk(store, ...seed);
+      await first;
+      last = await readFile(join(dir, 'snapshot.dat'));
+
+      // Written since the store opened, unchanged since the last snapshot: copied, not encoded again.
+      snapshotReads = 0;
+      await commitOk(store, { kind: 'put', collection: 'changed', id: 'c7', doc: { n: 70 } });
+      assert.equal(store.get('kept', 'k5')?.doc.n, 5, 'a read changes nothing');
+      const second = await snapshotAgain('trigger-1');
+      const keptBytes = frames(second).filter((frame) => frame.includes('"collection":"kept"'));
+      assert.ok(keptBytes.length >= 3, `'kept' spans ${keptBytes.length} frames`);
+      const keptTotal = keptBytes.reduce((sum, frame) => sum + frame.length, 0);
+      assert.ok(snapshotReads >= keptTotal, `${snapshotReads} bytes read back, 'kept' has ${keptTotal}`);
+
+      // A copied frame whose bytes changed on disk fails its checksum: its records are written from memory.
+      const damaged = Buffer.from(second);
+      const at = damaged.indexOf('k300{');
+      damaged[at + 20] = 'y'.charCodeAt(0);
+      await writeFile(join(dir, 'snapshot.dat'), damaged);
+      await snapshotAgain('trigger-2');
+      assert.ok(last.includes(second.subarray(at - 200, at + 200)), 'the damaged frame is written as it was before');
+      assert.deepEqual(warnings, ['a frame of the last snapshot read back damaged; its records are written anew']);
+
+      // A file that is not the snapshot last written is not copied from at all.
+      await writeFile(join(dir, 'snapshot.dat'), 'not a snapshot');
+      await snapshotAgain('trigger-3');
+      assert.equal(warnings[1], 'the last snapshot is not the one written; every record is written anew');
+
+      // A removed record shortens its frame's run, a replaced one is newer: both frames are encoded again.
+      await commitOk(store, { kind: 'delete', collection: 'kept', id: 'k100' });
+      await commitOk(store, { kind: 'put', collection: 'kept', id: 'k450', doc: { n: 4500 } });
+      snapshotReads = 0;
+      await snapshotAgain('trigger-4');
+      assert.ok(snapshotReads > 0, 'the frames in between are copied');
+      assert.equal(warnings.length, 2);
+      await store.close();
+
+      const reopened = await open(dir);
+      assert.equal(reopened.store.count('kept'), 599);
+      for (let n = 0; n < 600; n++) {
+        const expected = n === 100 ? undefined : n === 450 ? { n: 4500 } : { n, pad: 'x'.repeat(300) };
+        assert.deepEqual(reopened.store.get('kept', `k${n}`)?.doc, expected);
+      }
+      const changed = reopened.store.scan('changed').map((record) => record.doc.n).sort((a, b) => Number(a) - Number(b));
+      assert.deepEqual(changed, [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 70]);
+      await reopened.store.close();
     }));
 
   it('should open a format-1 snapshot, whose rows carry their documents inline', () =>
