@@ -421,6 +421,9 @@ export class FileStore implements Store {
         this.snapshotFrames = outcome.frames;
       }
       this.snapshotting = undefined;
+      // Commits made while it was written may have passed the trigger again: checked only when a
+      // group is written, it would otherwise wait for the next commit, which may never come.
+      this.checkpointIfDue();
     });
   }
 
