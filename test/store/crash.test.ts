@@ -75,6 +75,22 @@ function runAndKill(dir: string, run: number, killAfterMs: number, early: boolea
   });
 }
 
+/**
+ * After a killed round: its acknowledged batches join `acked`, the store reopens (its error lines
+ * collected in `errors`) and must hold every one of them whole.
+ */
+async function reopenAndVerify(dir: string, round: Round, acked: Map<string, number>, errors: string[], where: string): Promise<void> {
+  assert.doesNotMatch(round.stderr, /commit failed|error:/, `${round.stderr} (${where})`);
+  for (const [batch, parts] of round.acks) acked.set(batch, parts);
+  const opened = await openFileStore({ dir, log: (level, message) => void (level === 'error' && errors.push(message)), progress: () => {} });
+  assert.ok(opened.ok, `${opened.ok ? '' : opened.message} (${where})`);
+  try {
+    verify(opened.store, acked, where);
+  } finally {
+    await opened.store.close();
+  }
+}
+
 /** Checks the reopened store; `where` (round, kill time and seed) ends every message. */
 function verify(store: Store, acked: ReadonlyMap<string, number>, where: string): void {
   for (const batch of acked.keys()) {
@@ -106,16 +122,7 @@ describe('FileStore crash safety', () => {
         const early = run % 6 === 5;
         const killAfterMs = Math.floor(random() * (early ? 120 : 150));
         const where = `round ${run}, killed ${killAfterMs} ms after ${early ? 'spawning' : 'ready'}, ${REPLAY}`;
-        const round = await runAndKill(dir, run, killAfterMs, early);
-        assert.doesNotMatch(round.stderr, /commit failed|error:/, `${round.stderr} (${where})`);
-        for (const [batch, parts] of round.acks) acked.set(batch, parts);
-        const opened = await openFileStore({ dir, log: (level, message) => void (level === 'error' && errors.push(message)), progress: () => {} });
-        assert.ok(opened.ok, `${opened.ok ? '' : opened.message} (${where})`);
-        try {
-          verify(opened.store, acked, where);
-        } finally {
-          await opened.store.close();
-        }
+        await reopenAndVerify(dir, await runAndKill(dir, run, killAfterMs, early), acked, errors, where);
       }
       assert.deepEqual(errors, [], `the store logged errors on reopening (${REPLAY})`);
       // The rounds must have written something, or the checks above prove nothing.
@@ -136,15 +143,7 @@ describe('FileStore crash safety', () => {
         const killAfterMs = Math.floor(random() * 3);
         const where = `round ${run}, killed ${killAfterMs} ms after zeros step ${step}, ${REPLAY}`;
         const round = await runAndKill(dir, run, killAfterMs, false, { step, threshold: 1 << 20 });
-        assert.doesNotMatch(round.stderr, /commit failed|error:/, `${round.stderr} (${where})`);
-        for (const [batch, parts] of round.acks) acked.set(batch, parts);
-        const opened = await openFileStore({ dir, log: (level, message) => void (level === 'error' && errors.push(message)), progress: () => {} });
-        assert.ok(opened.ok, `${opened.ok ? '' : opened.message} (${where})`);
-        try {
-          verify(opened.store, acked, where);
-        } finally {
-          await opened.store.close();
-        }
+        await reopenAndVerify(dir, round, acked, errors, where);
       }
       assert.deepEqual(errors, [], `the store logged errors on reopening (${REPLAY})`);
       assert.ok(acked.size > ZERO_ROUNDS * 10, `only ${acked.size} batches acknowledged (${REPLAY})`);
