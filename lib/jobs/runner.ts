@@ -269,8 +269,9 @@ export class JobRunner implements Component {
     if (free <= 0) return;
     const now = clock.now();
     const sliceEnds = clock.monotonic() + LOOK_SLICE_MS;
-    // One heap of heads for every look, empty between looks (a look that stops early empties it).
+    // One heap of heads for every look: what the last one left (it stopped early) is forgotten.
     const heads = this.heads;
+    while (heads.pop() !== undefined);
     let later = Number.POSITIVE_INFINITY;
     for (const [group, queue] of this.queues) {
       if (this.hasRoom(group)) later = Math.min(later, this.consider(group, queue, now));
@@ -283,7 +284,6 @@ export class JobRunner implements Component {
       if (free === 0) break;
       // The slice is spent: the rest start on the next turn, after the requests read meanwhile.
       if (clock.monotonic() >= sliceEnds) {
-        while (heads.pop() !== undefined);
         this.wake();
         return;
       }
@@ -291,7 +291,6 @@ export class JobRunner implements Component {
         later = Math.min(later, this.consider(head.group, queue, now));
       }
     }
-    while (heads.pop() !== undefined);
     if (free > 0) {
       this.state = 'blocked';
       // Workers left idle: the earliest later job of a group with room wakes the runner. A group
