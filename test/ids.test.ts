@@ -73,3 +73,23 @@ describe('newId', () => {
     }
   });
 });
+
+describe('newId against a reference encoding', () => {
+  /** Crockford base32 of the 128 bits, five at a time from the top: 2 bits of padding, 48 of time, 80 random. */
+  const reference = (now: number, bytes: Buffer): string => {
+    let bits = Math.floor(now).toString(2).padStart(50, '0');
+    for (const byte of bytes) bits += byte.toString(2).padStart(8, '0');
+    let out = '';
+    for (let at = 0; at < bits.length; at += 5) out += '0123456789abcdefghjkmnpqrstvwxyz'[parseInt(bits.slice(at, at + 5), 2)];
+    return out;
+  };
+
+  it('should equal it for times across the range and random bytes of every value', () => {
+    const times = [0, 1, 31, 32, 2 ** 25 - 1, 2 ** 25, 2 ** 30, 1_700_000_000_123.7, 2 ** 47, 2 ** 48 - 1];
+    for (let n = 0; n < 2000; n++) {
+      const now = n < times.length ? (times[n] as number) : Math.random() * 2 ** 48;
+      const bytes = Buffer.from(Array.from({ length: 10 }, (_, index) => (n * 37 + index * 101 + (n >> 3)) & 255));
+      assert.equal(newId(now, () => bytes), reference(now, bytes), `${now} ${bytes.toString('hex')}`);
+    }
+  });
+});

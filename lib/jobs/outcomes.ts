@@ -81,7 +81,7 @@ export class OutcomeWriter {
   private async commit(batch: readonly Waiting[]): Promise<void> {
     let left = batch;
     while (left.length > 0) {
-      const written = await this.writer.write(left.flatMap((entry) => entry.changes));
+      const written = await this.writer.write(changesOf(left));
       if (written.ok) break;
       if (written.reason === 'unavailable') {
         const message = `${this.name}: cannot record the outcome of ${left.length} job(s); they will run again`;
@@ -100,6 +100,13 @@ export class OutcomeWriter {
     }
     for (const entry of left) entry.settle();
   }
+}
+
+/** The changes of the entries, in order, in one array (flatMap makes one more per entry). */
+function changesOf(entries: readonly Waiting[]): Mutation[] {
+  const changes: Mutation[] = [];
+  for (const entry of entries) for (const change of entry.changes) changes.push(change);
+  return changes;
 }
 
 /** The entry whose changes hold the `index`th change of the batch. */

@@ -90,11 +90,14 @@ export interface JobRunnerOptions {
 export type RunnerState = 'stopped' | 'open' | 'blocked' | 'capped';
 
 interface Running {
+  readonly id: string;
+  readonly group: string;
   /** Holds a worker: not yet released (or, with `keepWorkers`, not yet ended). */
   working: boolean;
   /** Holds a room in its group: not yet released. */
   inRoom: boolean;
-  done: Promise<void>;
+  /** Set once its work is called. */
+  done: Promise<void> | undefined;
 }
 
 /** A due job in the runner's index: its time, and its record's version (which orders equal times). */
@@ -135,6 +138,8 @@ export class JobRunner implements Component {
   private readonly notBefore = new Map<string, number>();
   /** Jobs a `$retry` is rewriting: none of them starts until its new state is written. */
   private readonly held = new Set<string>();
+  /** The heads a look found, earliest first (see look). */
+  private readonly heads = new TimeHeap<Head>();
   private state: RunnerState = 'stopped';
   /** A look is asked for and not yet taken. */
   private looking = false;
@@ -264,16 +269,13 @@ export class JobRunner implements Component {
     if (free <= 0) return;
     const now = clock.now();
     const sliceEnds = clock.monotonic() + LOOK_SLICE_MS;
-    const heads = new TimeHeap<Head>();
+    // One heap of heads for every look: what the last one left (it stopped early) is forgotten.
+    const heads = this.heads;
+    while (heads.pop() !== undefined);
     let later = Number.POSITIVE_INFINITY;
-    const consider = (group: string, queue: TimeHeap<DueEntry>): void => {
-      const head = this.headOf(group, queue);
-      if (head === undefined) return;
-      const at = Math.max(head.at, this.pacedUntil(group, now));
-      if (at <= now) heads.push(head);
-      else later = Math.min(later, at);
-    };
-    for (const [group, queue] of this.queues) if (this.hasRoom(group)) consider(group, queue);
+    for (const [group, queue] of this.queues) {
+      if (this.hasRoom(group)) later = Math.min(later, this.consider(group, queue, now));
+    }
     for (let head = heads.pop(); head !== undefined; head = heads.pop()) {
       this.begin(head.record, head.group);
       free--;
@@ -285,7 +287,9 @@ export class JobRunner implements Component {
         this.wake();
         return;
       }
-      if (queue !== undefined && this.hasRoom(head.group)) consider(head.group, queue);
+      if (queue !== undefined && this.hasRoom(head.group)) {
+        later = Math.min(later, this.consider(head.group, queue, now));
+      }
     }
     if (free > 0) {
       this.state = 'blocked';
@@ -293,6 +297,19 @@ export class JobRunner implements Component {
       // without room is woken by its own job's end.
       if (later !== Number.POSITIVE_INFINITY) this.timerFor(later, now);
     }
+  }
+
+  /**
+   * A group's head: among this look's heads when it may start now, else the time it may (infinity
+   * when the group has none).
+   */
+  private consider(group: string, queue: TimeHeap<DueEntry>, now: number): number {
+    const head = this.headOf(group, queue);
+    if (head === undefined) return Number.POSITIVE_INFINITY;
+    const at = Math.max(head.at, this.pacedUntil(group, now));
+    if (at > now) return at;
+    this.heads.push(head);
+    return Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -340,49 +357,52 @@ export class JobRunner implements Component {
   private begin(record: StoredRecord, group: string): void {
     const spacing = this.options.spacingMs?.(record) ?? 0;
     if (spacing > 0) this.notBefore.set(group, this.options.clock.now() + spacing);
-    const job: Running = { working: true, inRoom: true, done: Promise.resolve() };
+    const job: Running = { id: record.id, group, working: true, inRoom: true, done: undefined };
     this.working++;
     this.workingIn.set(group, (this.workingIn.get(group) ?? 0) + 1);
-    const leaveRoom = (): void => {
-      job.inRoom = false;
-      const left = (this.workingIn.get(group) ?? 1) - 1;
-      if (left === 0) this.workingIn.delete(group);
-      else this.workingIn.set(group, left);
-    };
-    const freeWorker = (): void => {
-      job.working = false;
-      this.working--;
-    };
     const release = (): void => {
       if (!job.inRoom) return;
-      leaveRoom();
-      if (this.options.keepWorkers !== true) freeWorker();
+      this.leaveRoom(job);
+      if (this.options.keepWorkers !== true) this.freeWorker(job);
       this.wake();
     };
     this.running.set(record.id, job);
-    const end = (): void => {
-      const heldWorker = job.working;
-      if (job.inRoom) leaveRoom();
-      if (job.working) freeWorker();
-      this.running.delete(record.id);
-      // A look dropped its entry while it ran: still due (stopped, its outcome lost), it goes back in.
-      const current = this.options.store.get(this.options.space, record.id);
-      const due = current?.dueAt !== undefined;
-      if (due) this.index(current);
-      // A worker set free asks for a look; a job that gave its worker back earlier needs one only if
-      // it is due again or if the bound on released jobs was reached.
-      if (heldWorker || due || this.state === 'capped') this.wake();
-    };
     const failed = (error: unknown): void => {
       // `work` writes every outcome itself; reaching here is a bug in it, and the job stays due.
       const message = error instanceof Error ? error.message : String(error);
       this.options.log('error', `${this.name}: a job failed unexpectedly`, { id: record.id, error: message });
       const until = this.options.clock.now() + FAULT_PAUSE_MS;
       this.notBefore.set(group, Math.max(until, this.notBefore.get(group) ?? 0));
-      end();
+      this.end(job);
     };
     // One reaction for either outcome rather than a catch and a finally: one promise less per job.
-    job.done = this.options.work(record, this.stopping.signal, release).then(end, failed);
+    job.done = this.options.work(record, this.stopping.signal, release).then(() => this.end(job), failed);
+  }
+
+  private leaveRoom(job: Running): void {
+    job.inRoom = false;
+    const left = (this.workingIn.get(job.group) ?? 1) - 1;
+    if (left === 0) this.workingIn.delete(job.group);
+    else this.workingIn.set(job.group, left);
+  }
+
+  private freeWorker(job: Running): void {
+    job.working = false;
+    this.working--;
+  }
+
+  private end(job: Running): void {
+    const heldWorker = job.working;
+    if (job.inRoom) this.leaveRoom(job);
+    if (job.working) this.freeWorker(job);
+    this.running.delete(job.id);
+    // A look dropped its entry while it ran: still due (stopped, its outcome lost), it goes back in.
+    const current = this.options.store.get(this.options.space, job.id);
+    const due = current?.dueAt !== undefined;
+    if (due) this.index(current);
+    // A worker set free asks for a look; a job that gave its worker back earlier needs one only if
+    // it is due again or if the bound on released jobs was reached.
+    if (heldWorker || due || this.state === 'capped') this.wake();
   }
 
   /** A timer for `at`, unless one is set for that time or earlier. */
