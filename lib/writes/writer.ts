@@ -131,20 +131,8 @@ export class Writer {
     this.propertyNames = options.propertyNames ?? DEFAULT_CONFIG.limits.maxPropertyNames;
   }
 
-  /**
-   * Validates, represents and commits `changes` (with the remembered outcome) as one atomic batch.
-   * Nothing is awaited here: the commit is continued (one promise, no async frame per write), and a
-   * throw becomes the rejection it would have been in an async function.
-   */
-  write(changes: readonly Mutation[], options: WriteOptions = {}): Promise<WriteResult> {
-    try {
-      return this.commitChanges(changes, options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  private commitChanges(changes: readonly Mutation[], options: WriteOptions): Promise<WriteResult> {
+  /** Validates, represents and commits `changes` (with the remembered outcome) as one atomic batch. */
+  async write(changes: readonly Mutation[], options: WriteOptions = {}): Promise<WriteResult> {
     if (changes.length === 0 && options.remember === undefined) throw new TypeError('Writer.write: nothing to write');
     // Arrays of the batch's size from the start: a write (nearly always of one change) grows none.
     const count = changes.length;
@@ -155,7 +143,7 @@ export class Writer {
     for (let index = 0; index < count; index++) {
       const change = changes[index] as Mutation;
       const problem = changeProblem(change, this.options.collectionConfig);
-      if (problem !== undefined) return Promise.resolve({ ok: false, reason: 'invalid', index, problem });
+      if (problem !== undefined) return { ok: false, reason: 'invalid', index, problem };
       const representation = representationOf(change);
       representations[index] = representation;
       mutations[index] = representation === undefined ? change : withJson(change as PutMutation, representation.bytes);
@@ -163,40 +151,23 @@ export class Writer {
     // From here to the commit call nothing awaits, so the registry's count includes every write before it.
     const registration = this.fields.register(changes, this.propertyNames);
     if (!registration.ok) {
-      const { index, problem } = registration;
-      return Promise.resolve({ ok: false, reason: 'invalid', index, problem });
+      return { ok: false, reason: 'invalid', index: registration.index, problem: registration.problem };
     }
-    let committing: Promise<CommitResult>;
+    let result: CommitResult;
     try {
+      const events = this.options.events?.(changes, representations) ?? [];
       // Field registrations and the remembered outcome follow the changes, so a conflict's index is a change's.
       for (const mutation of registration.mutations) mutations.push(mutation);
-      const events = this.options.events?.(changes, representations);
-      if (events !== undefined) for (const mutation of events) mutations.push(mutation);
+      for (const mutation of events) mutations.push(mutation);
       const { remember } = options;
       const outcome = typeof remember === 'function' ? remember(representations) : remember;
       if (outcome !== undefined) mutations.push(this.rememberMutation(outcome));
       const { unchanged } = options;
-      committing = this.options.store.commit(unchanged === undefined ? { mutations } : { mutations, unchanged });
-    } catch (error) {
-      // Paths of a batch that never reached the store are free again.
+      result = await this.options.store.commit(unchanged === undefined ? { mutations } : { mutations, unchanged });
+    } finally {
+      // Committed paths are in the registry by now; those of a refused batch are free again.
       registration.release();
-      throw error;
     }
-    return committing.then(
-      (result) => {
-        // Committed paths are in the registry by now; those of a refused batch are free again.
-        registration.release();
-        return this.written(result, representations);
-      },
-      (error: unknown) => {
-        registration.release();
-        throw error;
-      },
-    );
-  }
-
-  /** What a commit came to: the records the changes left (their representations primed), or why not. */
-  private written(result: CommitResult, representations: readonly (Representation | undefined)[]): WriteResult {
     if (!result.ok) {
       if (result.reason === 'unavailable') return result;
       // The remembered outcome never carries an expectation, so a conflict is one of the changes (or -1).
@@ -204,7 +175,6 @@ export class Writer {
         ? { ok: false, reason: 'conflict', index: result.index }
         : { ok: false, reason: 'conflict', index: result.index, current: result.current };
     }
-    const count = representations.length;
     const records = new Array<StoredRecord | undefined>(count);
     for (let index = 0; index < count; index++) {
       const record = result.commit.applied[index]?.record;
