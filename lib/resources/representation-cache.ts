@@ -1,6 +1,6 @@
 // The item representations the server serves (CONVENTIONS.md#etags): a record is immutable, so its
-// JSON bytes and ETag are computed once and remembered per record object; a write makes a new record
-// object and so a new entry. The write path computes them before the commit (the serialization is
+// JSON bytes and ETag are computed once and remembered with the record object (lib/store/state.ts
+// derivedOf); a write makes a new record object and so a new entry. The write path computes them before the commit (the serialization is
 // part of validating a document) and primes this cache with them. An item read also keeps its
 // Last-Modified text (RFC 9110 §8.8.2), formatted once per version.
 import { formatHttpDate } from '../protocol/http-date.js';
