@@ -1,8 +1,8 @@
 // The item representations the server serves (CONVENTIONS.md#etags): a record is immutable, so its
 // JSON bytes and ETag are computed once and remembered with the record object (lib/store/state.ts
-// derivedOf); a write makes a new record object and so a new entry. The write path computes them before the commit (the serialization is
-// part of validating a document) and primes this cache with them. An item read also keeps its
-// Last-Modified text (RFC 9110 §8.8.2), formatted once per version.
+// derivedOf); a write makes a new record object and so a new entry. The write path computes them
+// before the commit (the serialization is part of validating a document) and primes this cache with
+// them. An item read also keeps its Last-Modified text (RFC 9110 §8.8.2), formatted once per version.
 import { formatHttpDate } from '../protocol/http-date.js';
 import { represent, type Representation } from '../protocol/representation.js';
 import { derivedOf, keepDerived } from '../store/state.js';
