@@ -126,11 +126,11 @@ export function wants(subscription: Subscription, collection: string, change: Ch
   const dot = collection.length;
   for (const pattern of subscription.events) {
     if (pattern === '*') return true;
-    if (pattern.length <= dot + 1 || pattern.charCodeAt(dot) !== DOT || !pattern.startsWith(collection)) continue;
-    const rest = pattern.length - dot - 1;
-    if (rest === 1 ? pattern.charCodeAt(dot + 1) === STAR : pattern.endsWith(change) && rest === change.length) {
-      return true;
-    }
+    // `<collection>.*` or `<collection>.<change>`.
+    if (!pattern.startsWith(collection) || pattern.charCodeAt(dot) !== DOT) continue;
+    const tail = pattern.length - dot - 1;
+    if (tail === 1 && pattern.charCodeAt(dot + 1) === STAR) return true;
+    if (tail === change.length && pattern.endsWith(change)) return true;
   }
   return false;
 }
