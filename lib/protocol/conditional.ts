@@ -6,6 +6,7 @@
 // after the state-independent checks (401, 405, 406, 413, 415) and before the body is read.
 import { isEntityTag, parseEntityTag, parseEntityTagList, strongCompare, weakCompare } from './etag.js';
 import type { EntityTag, EntityTagList } from './etag.js';
+import { DQUOTE } from './field-syntax.js';
 import { parseHttpDate } from './http-date.js';
 import { systemClock } from '../clock.js';
 
@@ -122,7 +123,7 @@ export function evaluatePreconditions(
 /**
  * evaluatePreconditions for validators the server made itself (a strong ETag of bytes it serves, a
  * stored time) and a clock reading: the same decision, without checking its arguments again on every
- * read. Its tag is parsed only past the two common cases, which need no parsing.
+ * read. Its tag is parsed only past the three common cases, which need no parsing.
  */
 export function decidePreconditions(
   method: string,
@@ -132,13 +133,20 @@ export function decidePreconditions(
 ): PreconditionVerdict {
   // RFC 9110 §9.1: method names are case-sensitive, so "get" is not GET.
   const isRead = method === 'GET' || method === 'HEAD';
-  // The two common cases, decided without parsing anything: no condition at all, and a revalidation
-  // that sends back exactly the one ETag it was given (a weak comparison that matches, §13.1.2).
+  // The common cases, decided without parsing anything: no condition at all, a revalidation that sends
+  // back exactly the one ETag it was given (a weak comparison that matches, §13.1.2), and below, a write
+  // on the same terms.
   if (fields.ifMatch === undefined && fields.ifUnmodifiedSince === undefined) {
     if (fields.ifNoneMatch === undefined && (!isRead || fields.ifModifiedSince === undefined)) return PROCEED;
     if (fields.ifNoneMatch?.length === 1 && current !== undefined && fields.ifNoneMatch[0] === current.etag) {
       return isRead ? NOT_MODIFIED : { kind: 'failed', field: 'If-None-Match' };
     }
+  } else if (fields.ifNoneMatch === undefined && (!isRead || fields.ifModifiedSince === undefined)) {
+    // The common conditional write: If-Match alone (If-Unmodified-Since yields to it, §13.1.4), one line
+    // of "*" or of the very strong ETag it was given, both true when the resource exists (§13.1.1).
+    const line = fields.ifMatch?.length === 1 ? fields.ifMatch[0] : undefined;
+    if (line === '*') return current === undefined ? { kind: 'failed', field: 'If-Match' } : PROCEED;
+    if (line !== undefined && line === current?.etag && line.charCodeAt(0) === DQUOTE) return PROCEED;
   }
   const currentTag = current === undefined ? undefined : (parseEntityTag(current.etag) as EntityTag);
   const lastModified = current === undefined ? undefined : lastModifiedSeconds(current);

@@ -21,8 +21,19 @@ export type JsonBody =
 
 /** Reads and parses a JSON object body; every failure is a reply ready to send. */
 export function readJsonObject(req: IncomingMessage, limit: number): Promise<JsonBody> {
-  // A continuation of the read, not an async function: one promise per body instead of three.
-  return readBody(req, limit).then((body) => jsonBody(body, limit));
+  return withJsonObject(req, limit, (body) => body);
+}
+
+/**
+ * readJsonObject continued by `next` within the read's own continuation (not an async function, not a
+ * second `.then`): one promise and one turn of the microtask queue per body.
+ */
+export function withJsonObject<T>(
+  req: IncomingMessage,
+  limit: number,
+  next: (body: JsonBody) => T | Promise<T>,
+): Promise<T> {
+  return readBody(req, limit).then((body) => next(jsonBody(body, limit)));
 }
 
 function jsonBody(body: BodyResult, limit: number): JsonBody {

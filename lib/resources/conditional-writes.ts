@@ -20,7 +20,7 @@ import type { JsonObject } from '../json.js';
 import type { Mutation, StoredRecord } from '../store/types.js';
 import type { WriteResult } from '../writes/writer.js';
 import type { App, RequestContext } from './context.js';
-import { readJsonObject, unavailableReply, verdictProblem } from './common.js';
+import { unavailableReply, verdictProblem, withJsonObject } from './common.js';
 
 export type PutDocument =
   | { ok: true; doc: JsonObject; extra?: readonly Mutation[] }
@@ -76,7 +76,7 @@ export function conditionalPut(
   const before = app.store.get(target.collection, target.id);
   const early = putRefusal(app, fields, before);
   if (early !== undefined) return Promise.resolve(early);
-  return readJsonObject(rq.req, app.config.maxBodyBytes).then((body) => {
+  return withJsonObject(rq.req, app.config.maxBodyBytes, (body) => {
     if (!body.ok) return body.reply;
     // Most targets make the document at once: continued only when it is a promise, so no turn is spent.
     const making = target.document(body.doc);
