@@ -101,7 +101,8 @@ export function eventMutations(
     const data = { collection, id: change.id, etag, resource: described.resource };
     const deliveries = targets.map(() => newId(now, bytes));
     const eventDoc: JsonObject = { event, occurredAt, data, deliveries };
-    mutations.push({ kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: eventDoc, expiresAt });
+    const json = eventJson(event, occurredAt, data, deliveries, described.representation.bytes);
+    mutations.push({ kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: eventDoc, json, expiresAt });
     for (let at = 0; at < targets.length; at++) {
       const deliveryId = deliveries[at] as string;
       const item: JsonObject = {
@@ -153,6 +154,34 @@ export function eventBody(record: StoredRecord): string | undefined {
   const { collection, id, etag, resource } = data;
   const sequenced = { collection, id, etag, sequence: record.version, resource };
   return JSON.stringify({ id: record.id, event, type: event, occurredAt, data: sequenced });
+}
+
+/**
+ * The event record's document as the journal writes it: exactly JSON.stringify of `{ event, occurredAt,
+ * data, deliveries }` as UTF-8 (lib/store/types.ts, a put's `json`), made around the bytes of the item's
+ * JSON representation, which are exactly JSON.stringify(resource) (the writer's, the representation
+ * cache's or the tombstone's, all made that way): the item is serialized once for its write, not again
+ * for its event.
+ */
+function eventJson(
+  event: string,
+  occurredAt: string,
+  data: { readonly collection: string; readonly id: string; readonly etag: string },
+  deliveries: readonly string[],
+  resource: Uint8Array,
+): Buffer {
+  const { collection, id, etag } = data;
+  const head =
+    `{"event":${JSON.stringify(event)},"occurredAt":${JSON.stringify(occurredAt)},` +
+    `"data":{"collection":${JSON.stringify(collection)},"id":${JSON.stringify(id)},"etag":${JSON.stringify(etag)},` +
+    '"resource":';
+  const tail = `},"deliveries":${JSON.stringify(deliveries)}}`;
+  const headBytes = Buffer.byteLength(head);
+  const json = Buffer.allocUnsafe(headBytes + resource.length + Buffer.byteLength(tail));
+  json.write(head, 0);
+  json.set(resource, headBytes);
+  json.write(tail, headBytes + resource.length);
+  return json;
 }
 
 /** What a change does to its item, and the representation an event carries; undefined when it changes nothing. */

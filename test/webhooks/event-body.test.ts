@@ -74,4 +74,23 @@ describe('eventMutations', () => {
     assert.equal(sent['id'], event.id);
     assert.equal(sent['type'], 'things.created');
   });
+
+  it('should hand the journal the event as exactly JSON.stringify of its document, for a put, a delete and a restore', async () => {
+    const clock = systemClock;
+    const store = new MemoryStore({ clock });
+    const subscription = { id: 's1', url: 'http://127.0.0.1:9/hook', events: ['things.*'], status: 'active' };
+    await store.commit({ mutations: [{ kind: 'put', collection: SUBSCRIPTION_SPACE, id: 's1', doc: subscription }] });
+    const context = { store, clock, random: systemRandom, representations: new RepresentationCache() };
+    const put: Mutation = { kind: 'put', collection: 'things', id: 'p-1', doc: RESOURCE };
+    const remove: Mutation = { kind: 'delete', collection: 'things', id: 'p-1', retainUntil: clock.now() + 60_000 };
+    const restore: Mutation = { kind: 'restore', collection: 'things', id: 'p-1' };
+    for (const change of [put, remove, restore]) {
+      const rows = eventMutations(context, [change], [undefined]);
+      const event = rows.find((row) => row.collection === OUTBOX_EVENT_SPACE);
+      assert.ok(event !== undefined && event.kind === 'put' && event.json !== undefined, `an event row for a ${change.kind}`);
+      assert.equal(Buffer.from(event.json).toString('utf8'), JSON.stringify(event.doc), `the ${change.kind}'s event`);
+      assert.ok((await store.commit({ mutations: [change, ...rows] })).ok);
+    }
+  });
 });
+
