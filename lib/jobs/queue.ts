@@ -257,7 +257,8 @@ export class JobQueue implements Component {
         const shared = this.policy.sharedBodies;
         const done = this.patchOf(record, set, held(record, DONE_UNSET), null);
         const changes: Mutation[] = [done];
-        if (shared === undefined) changes.push({ kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id });
+        const { bodySpace } = this.policy.spaces;
+        if (shared === undefined) changes.push({ kind: 'delete', collection: bodySpace, id: record.id });
         else for (const drop of shared.dropWithDone(record)) changes.push(drop);
         const dropsBody = changes.length > 1;
         if (outcome.also !== undefined) for (const change of outcome.also) changes.push(change);
