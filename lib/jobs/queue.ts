@@ -252,15 +252,18 @@ export class JobQueue implements Component {
         await this.outcomes.write([this.patchOf(record, {}, held(record, PARK_UNSET), null)]);
         return;
       case 'done': {
-        const set: JsonObject = { status: this.policy.words.done, attempts: attempt, ...outcome.set };
+        // The policy's fields after these two, in their order, assigned rather than spread (one object).
+        const set: JsonObject = Object.assign({ status: this.policy.words.done, attempts: attempt }, outcome.set);
         const shared = this.policy.sharedBodies;
-        const dropBody: Mutation[] =
-          shared === undefined
-            ? [{ kind: 'delete', collection: this.policy.spaces.bodySpace, id: record.id }]
-            : shared.dropWithDone(record);
         const done = this.patchOf(record, set, held(record, DONE_UNSET), null);
-        await this.outcomes.write([done, ...dropBody, ...(outcome.also ?? [])]);
-        if (dropBody.length === 0) await shared?.release(record);
+        const changes: Mutation[] = [done];
+        const { bodySpace } = this.policy.spaces;
+        if (shared === undefined) changes.push({ kind: 'delete', collection: bodySpace, id: record.id });
+        else for (const drop of shared.dropWithDone(record)) changes.push(drop);
+        const dropsBody = changes.length > 1;
+        if (outcome.also !== undefined) for (const change of outcome.also) changes.push(change);
+        await this.outcomes.write(changes);
+        if (!dropsBody) await shared?.release(record);
         return;
       }
       case 'retry': {

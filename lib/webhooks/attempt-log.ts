@@ -27,7 +27,9 @@ export function attemptEntry(at: number, durationMs: number, result: AttemptResu
 
 /** `log` (a stored attemptLog, or nothing yet) with `entry` appended, and only the last ATTEMPT_LOG_SIZE kept. */
 export function withAttempt(log: JsonValue | undefined, entry: JsonObject): JsonObject[] {
-  const kept = Array.isArray(log) ? log.filter(isJsonObject) : [];
+  // A first attempt (most deliveries have only that one) makes one array.
+  if (!Array.isArray(log)) return [entry];
+  const kept = log.filter(isJsonObject);
   kept.push(entry);
   return kept.slice(-ATTEMPT_LOG_SIZE);
 }

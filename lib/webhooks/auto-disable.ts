@@ -36,6 +36,8 @@ export const STREAK_SPACE = '$subscription-streaks';
 export const MIN_FAILED_ATTEMPTS = 10;
 /** The `disabledReason` of a subscription whose receiver answered 410. */
 export const GONE_REASON = 'the receiver answered 410 Gone';
+/** What a 2xx without a streak changes: one array for all of them. */
+const NOTHING: readonly Mutation[] = Object.freeze([]);
 /** Why the server disabled a subscription, as /$metrics counts it. */
 export type DisableCause = 'gone' | 'failing';
 
@@ -76,9 +78,9 @@ export class AutoDisable {
     this.unwatch();
   }
 
-  /** A 2xx from the subscription's receiver: its streak, if it has one, is over. */
-  delivered(subscription: StoredRecord): Mutation[] {
-    if (this.streakOf(subscription) === undefined) return [];
+  /** A 2xx from the subscription's receiver: its streak, if it has one, is over (nearly always: none). */
+  delivered(subscription: StoredRecord): readonly Mutation[] {
+    if (this.streakOf(subscription) === undefined) return NOTHING;
     this.decide(subscription, undefined);
     return [{ kind: 'delete', collection: STREAK_SPACE, id: subscription.id }];
   }

@@ -1,6 +1,7 @@
 // The bodies the outbox's deliveries share (CONVENTIONS.md#transactional-outbox, CONVENTIONS.md#outbox):
 // an event's exact bytes are stored once, in `$outbox-events` under the event's id, with the ids of
-// its deliveries (events.ts), and every attempt of every delivery of the event sends them. A body is
+// its deliveries when it has more than one (events.ts), and every attempt of every delivery of the
+// event sends them. A body is
 // kept while a delivery of its event may still be sent (pending, failed, or dead: a dead one can be
 // sent again by `$retry`), and dropped once every delivery is delivered, or with the deliveries
 // when they expire.
@@ -41,7 +42,7 @@ export class EventBodies implements SharedBodies {
     if (typeof own === 'string') return own;
     const eventId = record.doc['eventId'];
     const event = typeof eventId === 'string' ? store.get(OUTBOX_EVENT_SPACE, eventId) : undefined;
-    return event === undefined ? undefined : eventBody(event);
+    return event === undefined ? undefined : eventBody(event, record.doc);
   }
 
   dropWithDone(record: StoredRecord): Mutation[] {
@@ -71,11 +72,11 @@ export class EventBodies implements SharedBodies {
    * Does a delivery of the event still need its body? The look starts at the delivery after `id`
    * and goes round, to `id` itself when `itself` (after its write: its own outcome may have been
    * lost), so deliveries that finish in the order they were written stop at the next one instead of
-   * reading them all each time.
+   * reading them all each time. An event without a list has one delivery: `id`.
    */
   private stillNeeded(event: StoredRecord, id: string, itself: boolean): boolean {
     const listed = event.doc['deliveries'];
-    const deliveries = Array.isArray(listed) ? listed : [];
+    const deliveries = Array.isArray(listed) ? listed : [id];
     const start = deliveries.indexOf(id) + 1;
     const others = itself || start === 0 ? deliveries.length : deliveries.length - 1;
     for (let n = 0; n < others; n++) {

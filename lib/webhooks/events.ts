@@ -2,11 +2,11 @@
 // atomic store batch as the change they announce, so no delivery is lost on a crash
 // (CONVENTIONS.md#transactional-outbox). Every change to an item (created, replaced, deleted,
 // restored, each applied bulk row) that an active subscription wants becomes one event, with one id
-// shared by all its deliveries: the event, stored once in `$outbox-events` under its id with the ids
-// of its deliveries, and one delivery per such subscription, a job of the outbox's queue
-// (lib/jobs/queue.ts `jobItem`): an item in `$outbox` (what GET /$outbox lists; due now). Every
-// attempt of every delivery sends those same bytes (event-bodies.ts), so a change that a hundred
-// subscriptions want writes its body once, not a hundred times. A change nobody subscribes to
+// shared by all its deliveries: the event, stored once in `$outbox-events` under its id (with the
+// ids of its deliveries when it has more than one), and one delivery per such subscription, a job of
+// the outbox's queue (lib/jobs/queue.ts `jobItem`): an item in `$outbox` (what GET /$outbox lists; due
+// now). Every attempt of every delivery sends those same bytes (event-bodies.ts), so a change that a
+// hundred subscriptions want writes its body once, not a hundred times. A change nobody subscribes to
 // writes nothing more.
 //
 // The body is `{ "id", "event", "type", "occurredAt", "data": { "collection", "id", "etag", "sequence",
@@ -14,12 +14,16 @@
 // the resource as stored and the ETag of its JSON representation; for a delete, the representation
 // the item had just before (what was deleted).
 //
-// The event record holds what the body is made of, each once: `{ "event", "occurredAt", "data":
-// { "collection", "id", "etag", "resource" }, "deliveries" }`. The body's `id` is the record's id,
-// its `type` is `event`, and `resource` is the item's document itself (the record shares the object
-// the item's record holds, and the journal writes it as JSON, not as an escaped string of JSON).
-// Every read (eventBody) serializes the same members in the same order, and JSON text read back
-// serializes to the same text, so every attempt, before and after a restart, sends the same bytes.
+// The event record holds what the body is made of that its deliveries do not: `{ "data": { "collection",
+// "id", "etag", "resource" } }`, and `"deliveries"`, their ids, when there are more than one (one
+// delivery needs no list to find the others). The body's `id` is the record's id, its `event` and
+// `type` are the `event` of the delivery being sent, its `occurredAt` that delivery's `createdAt`
+// (every delivery of an event holds both, alike, and no outcome changes them: no field is stored
+// twice), and `resource` is the item's document itself (the record shares the object the item's
+// record holds, and the journal writes it as JSON, not as an escaped string of JSON). Every read
+// (eventBody) serializes the same members in the same order, and JSON text read back serializes to
+// the same text, so every attempt, before and after a restart, sends the same bytes. (A record
+// written before holds `event` and `occurredAt` itself, and its list of one; it is read as it is.)
 //
 // `data.sequence` is the sequence number of the store commit that made the change: the `version` the
 // item has after it (CONVENTIONS.md#transactional-outbox says why). It is strictly increasing
@@ -46,7 +50,7 @@ import { SUBSCRIPTION_SPACE, subscriptionOf, wants, type Change, type Subscripti
 import { SUBSCRIPTION_DISABLED, wantsDisabledNotice } from './subscriptions.js';
 
 export const OUTBOX_SPACE = '$outbox';
-/** One record per event: `{ "body", "deliveries": [delivery ids] }`, under the event's id. */
+/** One record per event, under its id: what its body is made of (eventBody), and its deliveries' ids. */
 export const OUTBOX_EVENT_SPACE = '$outbox-events';
 /**
  * Where each delivery kept a copy of its event's body before events shared theirs: a data dir
@@ -100,8 +104,9 @@ export function eventMutations(
     const { etag } = described.representation;
     const data = { collection, id: change.id, etag, resource: described.resource };
     const deliveries = targets.map(() => newId(now, bytes));
-    const eventDoc: JsonObject = { event, occurredAt, data, deliveries };
-    mutations.push({ kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: eventDoc, expiresAt });
+    const eventDoc: JsonObject = deliveries.length === 1 ? { data } : { data, deliveries };
+    const json = eventJson(data, deliveries, described.representation.bytes);
+    mutations.push({ kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: eventDoc, json, expiresAt });
     for (let at = 0; at < targets.length; at++) {
       const deliveryId = deliveries[at] as string;
       const item: JsonObject = {
@@ -139,20 +144,50 @@ function activeSubscriptions(store: Store, changes: readonly Mutation[]): Subscr
 
 /**
  * The text every attempt of the event's deliveries sends: the event's members with `data.sequence`,
- * the version of the event's record (its commit's), before `resource`. A record holding its body as
- * text is sent as it is, the sequence put in where `sequenceAt` says when it has one (written before
- * events were stored by their members; one without `sequenceAt`, before events had a sequence).
+ * the version of the event's record (its commit's), before `resource`; `event` and `occurredAt` are
+ * the `delivery`'s own `event` and `createdAt` unless the record holds them (written before). A record
+ * holding its body as text is sent as it is, the sequence put in where `sequenceAt` says when it has
+ * one (written before events were stored by their members; one without `sequenceAt`, before events
+ * had a sequence).
  */
-export function eventBody(record: StoredRecord): string | undefined {
-  const { body, sequenceAt, event, occurredAt, data } = record.doc;
+export function eventBody(record: StoredRecord, delivery?: JsonObject): string | undefined {
+  const { doc } = record;
+  const { body, sequenceAt, data } = doc;
   if (typeof body === 'string') {
     if (typeof sequenceAt !== 'number') return body;
     return `${body.slice(0, sequenceAt)}"sequence":${record.version},${body.slice(sequenceAt)}`;
   }
+  const event = doc['event'] ?? delivery?.['event'];
+  const occurredAt = doc['occurredAt'] ?? delivery?.['createdAt'];
   if (typeof event !== 'string' || typeof occurredAt !== 'string' || !isJsonObject(data)) return undefined;
   const { collection, id, etag, resource } = data;
   const sequenced = { collection, id, etag, sequence: record.version, resource };
   return JSON.stringify({ id: record.id, event, type: event, occurredAt, data: sequenced });
+}
+
+/**
+ * The event record's document as the journal writes it: exactly JSON.stringify of `{ data }`, or
+ * `{ data, deliveries }` for more than one, as UTF-8 (lib/store/types.ts, a put's `json`), made around
+ * the bytes of the item's JSON representation, which are exactly JSON.stringify(resource) (the
+ * writer's, the representation cache's or the tombstone's, all made that way): the item is serialized
+ * once for its write, not again for its event.
+ */
+function eventJson(
+  data: { readonly collection: string; readonly id: string; readonly etag: string },
+  deliveries: readonly string[],
+  resource: Uint8Array,
+): Buffer {
+  const { collection, id, etag } = data;
+  const head =
+    `{"data":{"collection":${JSON.stringify(collection)},"id":${JSON.stringify(id)},"etag":${JSON.stringify(etag)},` +
+    '"resource":';
+  const tail = deliveries.length === 1 ? '}}' : `},"deliveries":${JSON.stringify(deliveries)}}`;
+  const headBytes = Buffer.byteLength(head);
+  const json = Buffer.allocUnsafe(headBytes + resource.length + Buffer.byteLength(tail));
+  json.write(head, 0);
+  json.set(resource, headBytes);
+  json.write(tail, headBytes + resource.length);
+  return json;
 }
 
 /** What a change does to its item, and the representation an event carries; undefined when it changes nothing. */

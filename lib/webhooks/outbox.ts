@@ -235,11 +235,10 @@ class OutboxPolicy implements JobPolicy {
     }
     const eventId = record.doc['eventId'];
     // The text as it is: both signatures and the request read its UTF-8 bytes, sent with the head.
-    const headers = {
+    const headers = signatureFields(typeof eventId === 'string' ? eventId : record.id, body, secrets, now, {
       'Content-Type': 'application/json',
       'User-Agent': this.options.userAgent,
-      ...signatureFields(typeof eventId === 'string' ? eventId : record.id, body, secrets, now),
-    };
+    });
     return this.send(subscription.url, body, headers, config.refusePrivateAddresses, stored, stop);
   }
 
@@ -338,15 +337,16 @@ function signatureFields(
   body: Uint8Array | string,
   secrets: readonly string[],
   now: number,
+  fields: Record<string, string> = {},
 ): Record<string, string> {
+  // Added to the fields given (the request's others), not spread into a new object: one object a request.
   const timestamp = String(Math.floor(now / 1000));
-  return {
-    'X-Signature': webhookSignature(body, secrets[0] as string),
-    'X-Timestamp': timestamp,
-    'webhook-id': eventId,
-    'webhook-timestamp': timestamp,
-    'webhook-signature': standardSignature(eventId, timestamp, body, secrets),
-  };
+  fields['X-Signature'] = webhookSignature(body, secrets[0] as string);
+  fields['X-Timestamp'] = timestamp;
+  fields['webhook-id'] = eventId;
+  fields['webhook-timestamp'] = timestamp;
+  fields['webhook-signature'] = standardSignature(eventId, timestamp, body, secrets);
+  return fields;
 }
 
 /** Dead at once: a retry would not change the answer. */

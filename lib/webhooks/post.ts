@@ -156,7 +156,8 @@ class Connection {
  * One request's exchange on its connection: its answer read as it comes, one deadline for the whole
  * exchange (the answer's head decides the result, and a body that has not ended by then costs the
  * connection, so a receiver cannot hold one open for ever), and the shutdown signal. One object per
- * request, its own listener for the signal (`handleEvent`), instead of a closure per step.
+ * request instead of a closure per step; it is among the poster's `live` exchanges until it settles,
+ * which is how the shutdown signal finds it (one listener per signal, not one per request).
  */
 class Delivery implements Exchange {
   private readonly answer = new AnswerReader();
@@ -165,15 +166,16 @@ class Delivery implements Exchange {
 
   constructor(
     private readonly connection: Connection,
-    private readonly request: PostRequest,
+    readonly request: PostRequest,
     clock: Clock,
+    private readonly live: Set<Delivery>,
     private readonly resolve: (result: PostResult) => void,
   ) {
     this.timer = clock.setTimer(request.timeoutMs, () => {
       this.settle({ kind: 'timeout' });
       this.end(false);
     });
-    request.shutdown.addEventListener('abort', this, { once: true });
+    live.add(this);
   }
 
   data(chunk: Buffer): void {
@@ -196,8 +198,8 @@ class Delivery implements Exchange {
     this.end(false);
   }
 
-  /** The shutdown signal aborted (EventTarget calls an object listener's `handleEvent`). */
-  handleEvent(): void {
+  /** The request's shutdown signal aborted. */
+  stopped(): void {
     this.settle({ kind: 'stopped' });
     this.end(false);
   }
@@ -205,7 +207,7 @@ class Delivery implements Exchange {
   private settle(result: PostResult): void {
     if (this.settled) return;
     this.settled = true;
-    this.request.shutdown.removeEventListener('abort', this);
+    this.live.delete(this);
     this.resolve(result);
   }
 
@@ -222,6 +224,9 @@ export class WebhookPoster {
   private readonly connections = new Set<Connection>();
   /** Where every TCP connection's bytes are read, each read handed over before the next (see `connection`). */
   private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  /** The exchanges not yet settled; and the shutdown signals listened to, each once (see Delivery). */
+  private readonly live = new Set<Delivery>();
+  private readonly watched = new WeakSet<AbortSignal>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -250,8 +255,9 @@ export class WebhookPoster {
         head += `${name}: ${value}\r\n`;
       }
       head += `Content-Length: ${length}\r\nConnection: keep-alive\r\n\r\n`;
+      this.watch(request.shutdown);
       const connection = this.connection(target);
-      connection.exchange = new Delivery(connection, request, this.clock, resolve);
+      connection.exchange = new Delivery(connection, request, this.clock, this.live, resolve);
       const { socket } = connection;
       if (typeof body === 'string' && !NOT_ASCII.test(head)) {
         socket.write(head + body);
@@ -263,6 +269,15 @@ export class WebhookPoster {
         socket.uncork();
       }
     });
+  }
+
+  /** Listens to a shutdown signal once: when it aborts, every exchange it stops is settled as stopped. */
+  private watch(signal: AbortSignal): void {
+    if (this.watched.has(signal)) return;
+    this.watched.add(signal);
+    signal.addEventListener('abort', () => {
+      for (const delivery of this.live) if (delivery.request.shutdown === signal) delivery.stopped();
+    }, { once: true });
   }
 
   /** Closes every kept connection, and those carrying a request (it fails as cut). */

@@ -106,7 +106,8 @@ export function checkSubscription(id: string, body: JsonObject): CheckedSubscrip
 export function subscriptionOf(doc: JsonObject): Subscription | undefined {
   const { id, url, events, status, secretOverlapS, rateLimit } = doc;
   if (typeof id !== 'string' || typeof url !== 'string' || !Array.isArray(events)) return undefined;
-  const patterns = events.filter((pattern): pattern is string => typeof pattern === 'string');
+  // Read on every write of an item: the stored array itself when it holds only texts (as every PUT stores it).
+  const patterns = events.every(isText) ? (events as string[]) : events.filter(isText);
   // A subscription stored before these members existed has the defaults.
   const overlap = typeof secretOverlapS === 'number' ? secretOverlapS : DEFAULT_SECRET_OVERLAP_S;
   const rate = typeof rateLimit === 'number' ? rateLimit : undefined;
@@ -212,4 +213,8 @@ function isPattern(pattern: string): boolean {
 /** A stored secret record's secret. */
 export function secretOf(doc: JsonObject | undefined): string | undefined {
   return isJsonObject(doc) && typeof doc['secret'] === 'string' ? doc['secret'] : undefined;
+}
+
+function isText(value: unknown): value is string {
+  return typeof value === 'string';
 }

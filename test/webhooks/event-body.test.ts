@@ -1,12 +1,13 @@
 // The bytes a delivery sends, read from its event's record (lib/webhooks/events.ts eventBody,
 // CONVENTIONS.md#transactional-outbox): the record stores the event's members once, and every read,
 // before and after the record went through JSON (a journal replay, a snapshot), gives the same text.
-// Records of the earlier forms, a body as text with or without `sequenceAt`, are sent as they were.
+// Records of the earlier forms, a body as text with or without `sequenceAt`, or members with the kind and
+// the time that the deliveries hold now, are sent as they were.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Mutation, StoredRecord } from '../../lib/store/types.js';
-import { eventBody, eventMutations, OUTBOX_EVENT_SPACE } from '../../lib/webhooks/events.js';
+import { eventBody, eventMutations, OUTBOX_EVENT_SPACE, OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { SUBSCRIPTION_SPACE } from '../../lib/webhooks/subscriptions.js';
 import { RepresentationCache } from '../../lib/resources/representation-cache.js';
 import { systemClock, systemRandom } from '../../lib/clock.js';
@@ -48,6 +49,14 @@ describe('eventBody', () => {
     assert.equal(eventBody(record({ body, deliveries: ['d-1'] })), body);
   });
 
+  it('should send the same text from a record that leaves the kind and the time to its delivery', () => {
+    const data = { collection: 'things', id: 'p-1', etag: '"abc"', resource: RESOURCE };
+    const before = { event: 'things.replaced', occurredAt: '2026-04-14T09:12:40.120Z', deliveries: ['d-1'], data };
+    const delivery = { id: 'd-1', eventId: 'evt-1', event: 'things.replaced', createdAt: '2026-04-14T09:12:40.120Z' };
+    assert.equal(eventBody(record({ data }), delivery), eventBody(record(before)));
+    assert.equal(eventBody(record({ data })), undefined, 'nothing to send without the delivery');
+  });
+
   it('should have nothing to send for a record of neither form', () => {
     assert.equal(eventBody(record({ deliveries: ['d-1'] })), undefined);
   });
@@ -68,10 +77,32 @@ describe('eventMutations', () => {
     const committed = await store.commit({ mutations: [change, ...rows] });
     assert.ok(committed.ok);
     const stored = store.get(OUTBOX_EVENT_SPACE, event.id) as StoredRecord;
-    const sent = JSON.parse(eventBody(stored) as string) as Record<string, unknown>;
+    const delivery = rows.find((row) => row.collection === OUTBOX_SPACE);
+    assert.ok(delivery !== undefined && delivery.kind === 'put', 'a delivery row');
+    assert.deepEqual(Object.keys(event.doc), ['data'], 'one delivery: no list, no kind or time of its own');
+    const sent = JSON.parse(eventBody(stored, delivery.doc) as string) as Record<string, unknown>;
     assert.deepEqual(sent['data'], { collection: 'things', id: 'p-1', etag: (sent['data'] as { etag: string }).etag,
       sequence: stored.version, resource: RESOURCE });
     assert.equal(sent['id'], event.id);
     assert.equal(sent['type'], 'things.created');
   });
+
+  it('should hand the journal the event as exactly JSON.stringify of its document, for a put, a delete and a restore', async () => {
+    const clock = systemClock;
+    const store = new MemoryStore({ clock });
+    const subscription = { id: 's1', url: 'http://127.0.0.1:9/hook', events: ['things.*'], status: 'active' };
+    await store.commit({ mutations: [{ kind: 'put', collection: SUBSCRIPTION_SPACE, id: 's1', doc: subscription }] });
+    const context = { store, clock, random: systemRandom, representations: new RepresentationCache() };
+    const put: Mutation = { kind: 'put', collection: 'things', id: 'p-1', doc: RESOURCE };
+    const remove: Mutation = { kind: 'delete', collection: 'things', id: 'p-1', retainUntil: clock.now() + 60_000 };
+    const restore: Mutation = { kind: 'restore', collection: 'things', id: 'p-1' };
+    for (const change of [put, remove, restore]) {
+      const rows = eventMutations(context, [change], [undefined]);
+      const event = rows.find((row) => row.collection === OUTBOX_EVENT_SPACE);
+      assert.ok(event !== undefined && event.kind === 'put' && event.json !== undefined, `an event row for a ${change.kind}`);
+      assert.equal(Buffer.from(event.json).toString('utf8'), JSON.stringify(event.doc), `the ${change.kind}'s event`);
+      assert.ok((await store.commit({ mutations: [change, ...rows] })).ok);
+    }
+  });
 });
+
