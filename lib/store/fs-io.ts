@@ -9,7 +9,7 @@
 // 0600. The journal holds subscription secrets and the dead letters hold received bodies. A umask can
 // only take bits away, so these modes hold whatever the umask.
 import { chmod, open, link, mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { constants, write as writeAt } from 'node:fs';
 
 /** rwx for the owner, nothing for the group or others. */
 export const DIR_MODE = 0o700;
@@ -98,8 +98,16 @@ export function nodeFileIO(): FileIO {
         writesAreDurable: dsync !== 0,
         read: async (buffer, offset, length, position) =>
           (await handle.read(buffer, offset, length, position)).bytesRead,
-        write: async (buffer, offset, length, position) =>
-          (await handle.write(buffer, offset, length, position)).bytesWritten,
+        // The callback form on the handle's descriptor: FileHandle#write makes a promise request, which
+        // allocates a typed array for stat results on every call, and returns an object to unwrap. A
+        // journal write is made per group commit; the handle is never closed while one is pending.
+        write: (buffer, offset, length, position) =>
+          new Promise((resolve, reject) => {
+            writeAt(handle.fd, buffer, offset, length, position, (error, written) => {
+              if (error === null) resolve(written);
+              else reject(error);
+            });
+          }),
         writeZeros: mode === 'read' ? undefined : (position, length) => writeZeros(path, position, length),
         datasync: () => handle.datasync(),
         sync: () => handle.sync(),
