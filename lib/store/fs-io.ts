@@ -34,7 +34,10 @@ export interface FileHandleIO {
   readonly writesAreDurable?: boolean;
   /** Reads up to `length` bytes at `position`; returns how many were read (0 at end of file). */
   read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
-  /** Writes up to `length` bytes at `position`; returns how many were written (may be short). */
+  /**
+   * Writes up to `length` bytes at `position`; returns how many were written (may be short). The
+   * buffer is the caller's again once the promise settles: the journal frames its next group into it.
+   */
   write(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
   /**
    * Writes `length` zero bytes at `position` and makes them durable, without `durableWrites` (the
