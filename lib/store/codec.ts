@@ -74,31 +74,18 @@ export class Crc32c {
 
 /** Frames one JSON payload. */
 export function encodeFrame(crc: Crc32c, json: string): Buffer {
-  return framed(crc, [json]);
-}
-
-/**
- * One frame of `parts` written one after another: strings as UTF-8, byte runs as they are (a put's
- * document from its `json` bytes), so a payload is never assembled as a string first.
- */
-function framed(crc: Crc32c, parts: readonly (string | Uint8Array)[]): Buffer {
-  let length = 0;
-  for (const part of parts) length += typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+  const length = Buffer.byteLength(json);
   if (length > MAX_FRAME_PAYLOAD) throw new RangeError(`frame payload of ${length} bytes exceeds ${MAX_FRAME_PAYLOAD}`);
   const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + length);
-  let at = FRAME_HEADER_BYTES;
-  for (const part of parts) {
-    if (typeof part === 'string') {
-      at += frame.write(part, at, 'utf8');
-    } else {
-      frame.set(part, at);
-      at += part.length;
-    }
-  }
-  frame.writeUInt32LE(FRAME_MAGIC, 0);
-  frame.writeUInt32LE(length, 4);
-  frame.writeUInt32LE(crc.compute(frame, FRAME_HEADER_BYTES), 8);
+  frame.write(json, FRAME_HEADER_BYTES);
+  writeHeader(crc, frame, 0, length);
   return frame;
+}
+
+function writeHeader(crc: Crc32c, buffer: Buffer, at: number, length: number): void {
+  buffer.writeUInt32LE(FRAME_MAGIC, at);
+  buffer.writeUInt32LE(length, at + 4);
+  buffer.writeUInt32LE(crc.compute(buffer, at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + length), at + 8);
 }
 
 /** The checksum field of the frame that starts at `at` (its payload's CRC-32C). */
@@ -212,25 +199,94 @@ export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly o
  * Records of the first form, {"seq", "group", "at", "batch": {"mutations": [...]}}, are still read.
  */
 export function encodeRecordFrame(crc: Crc32c, record: JournalRecord): Buffer {
-  const { seq, group, at } = record;
-  const parts: (string | Uint8Array)[] = [];
-  let text = `[${seq},${seq - group},${JSON.stringify(at)}`;
-  for (const mutation of record.batch.mutations) {
-    if (mutation.kind !== 'put') {
-      text += `,${encodeOther(mutation)}`;
-      continue;
-    }
-    text += `,${putHead(mutation)}`;
-    if (mutation.json === undefined) {
-      text += JSON.stringify(mutation.doc);
-    } else {
-      parts.push(text, mutation.json);
-      text = '';
-    }
-    text += putTail(mutation);
+  const frames = new FrameBuffer(FRAME_HEADER_BYTES);
+  frames.appendRecord(crc, record);
+  return frames.contents();
+}
+
+/**
+ * Record frames written one after another into one growing buffer: a journal group's write. Each
+ * payload is written in place, so a group costs no buffer per frame, no pass to measure a text
+ * before it is written, and no copy to join its frames.
+ */
+export class FrameBuffer {
+  private bytes: Buffer;
+  /** The end of the last whole frame. */
+  private size = 0;
+  /** Where the frame being written is at. */
+  private cursor = 0;
+
+  constructor(capacity: number) {
+    this.bytes = Buffer.allocUnsafe(capacity);
   }
-  parts.push(`${text}]`);
-  return framed(crc, parts);
+
+  get length(): number {
+    return this.size;
+  }
+
+  /** The bytes the buffer holds before it has to grow. */
+  get capacity(): number {
+    return this.bytes.length;
+  }
+
+  /** The frames written so far, a view of the buffer: the next append may write past it. */
+  contents(): Buffer {
+    return this.bytes.subarray(0, this.size);
+  }
+
+  clear(): void {
+    this.size = 0;
+  }
+
+  /** Appends the record's frame (encodeRecordFrame); throws when it cannot be encoded, adding nothing. */
+  appendRecord(crc: Crc32c, record: JournalRecord): void {
+    const start = this.size;
+    this.cursor = start + FRAME_HEADER_BYTES;
+    this.reserve(0); // the header's room
+    const { seq, group, at } = record;
+    let text = `[${seq},${seq - group},${JSON.stringify(at)}`;
+    for (const mutation of record.batch.mutations) {
+      if (mutation.kind !== 'put') {
+        text += `,${encodeOther(mutation)}`;
+        continue;
+      }
+      text += `,${putHead(mutation)}`;
+      if (mutation.json === undefined) {
+        text += JSON.stringify(mutation.doc);
+      } else {
+        this.text(text);
+        this.reserve(mutation.json.length);
+        this.bytes.set(mutation.json, this.cursor);
+        this.cursor += mutation.json.length;
+        text = '';
+      }
+      text += putTail(mutation);
+    }
+    this.text(`${text}]`);
+    const length = this.cursor - start - FRAME_HEADER_BYTES;
+    if (length > MAX_FRAME_PAYLOAD) {
+      throw new RangeError(`frame payload of ${length} bytes exceeds ${MAX_FRAME_PAYLOAD}`);
+    }
+    writeHeader(crc, this.bytes, start, length);
+    this.size = this.cursor;
+  }
+
+  /** Writes `text` as UTF-8 at the cursor. */
+  private text(text: string): void {
+    // A UTF-16 code unit is at most 3 bytes of UTF-8: only a text that may not fit is measured first.
+    const room = this.bytes.length - this.cursor;
+    if (text.length * 3 > room) this.reserve(Buffer.byteLength(text));
+    this.cursor += this.bytes.write(text, this.cursor);
+  }
+
+  /** Makes room for `bytes` more at the cursor, keeping what is written. */
+  private reserve(bytes: number): void {
+    const needed = this.cursor + bytes;
+    if (needed <= this.bytes.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(needed, 2 * this.bytes.length));
+    this.bytes.copy(grown, 0, 0, this.cursor);
+    this.bytes = grown;
+  }
 }
 
 type Put = Extract<Mutation, { kind: 'put' }>;

@@ -50,12 +50,12 @@
 // recovers in about 1.5 times what the snapshot alone takes. Up to a snapshot of 256 MiB (about 1.1M
 // such records) the floor decides, as before.
 import { join } from 'node:path';
-import type { Crc32c } from './codec.js';
+import type { Crc32c, FrameBuffer } from './codec.js';
 import { assertBatch, conflictResult, unavailable, Watchers } from './commit-step.js';
 import type { FileIO } from './fs-io.js';
 import { describeError, hasCode, nodeFileIO } from './fs-io.js';
 import type { JournalWriter, Member, Waiting } from './journal.js';
-import { Group, keysOf } from './journal.js';
+import { Group } from './journal.js';
 import { FileSideLogs } from './side-log.js';
 import type { DirLock } from './lock.js';
 import { recover } from './recovery.js';
@@ -107,6 +107,8 @@ export class FileStore implements Store {
   private forming: Group;
   /** The group being written and fdatasynced. */
   private writing: Group | undefined;
+  /** The buffer of the last group whose write returned: the next group to form frames into it. */
+  private spare: FrameBuffer | undefined;
   /** The last seq the journal holds durably. */
   private durableSeq: number;
   /** True while a synced group is applied: a batch committed meanwhile waits until it is. */
@@ -255,9 +257,8 @@ export class FileStore implements Store {
     while (this.waiting.length > 0) {
       const head = this.waiting[0] as Waiting;
       const forming = this.forming;
-      const keys = keysOf(head.batch);
-      if (this.writing?.overlaps(head.batch, keys) === true) return;
-      if (forming.length > 0 && (forming.full || forming.overlaps(head.batch, keys))) return;
+      if (this.writing?.overlaps(head.batch) === true) return;
+      if (forming.length > 0 && (forming.full || forming.overlaps(head.batch))) return;
       this.waiting.shift();
       const verdict = state.check(head.batch);
       if (!verdict.ok) {
@@ -265,7 +266,7 @@ export class FileStore implements Store {
         continue;
       }
       try {
-        forming.add(head, keys, clock.now());
+        forming.add(head, clock.now());
       } catch (error) {
         log('error', 'cannot encode a batch for the journal', { error: describeError(error) });
         head.resolve(unavailable(`cannot encode batch: ${describeError(error)}`));
@@ -308,7 +309,8 @@ export class FileStore implements Store {
   private write(): void {
     const group = this.forming;
     const bytes = group.seal(this.durableSeq + 1);
-    this.forming = new Group(this.parts.crc, group.firstSeq + group.length);
+    this.forming = new Group(this.parts.crc, group.firstSeq + group.length, this.spare);
+    this.spare = undefined;
     this.writing = group;
     const started = this.parts.clock.monotonic();
     // The journal never prepares zeros past the size it is rotated at (journal.ts).
@@ -327,6 +329,7 @@ export class FileStore implements Store {
   /** The group is durable: start the next write, then apply, notify and answer this group. */
   private written(group: Group, bytes: number, started: number): void {
     this.writing = undefined;
+    this.spare = group.reusableFrames();
     this.durableSeq = group.firstSeq + group.length - 1;
     this.markWritable();
     this.parts.observer?.groupCommitted(group.length, bytes, this.parts.clock.monotonic() - started);
@@ -354,6 +357,7 @@ export class FileStore implements Store {
 
   private failed(group: Group, error: unknown): void {
     this.writing = undefined;
+    this.spare = group.reusableFrames();
     const detail = `journal write failed: ${describeError(error)}`;
     const fields = { path: this.journal.path, batches: group.length, error: describeError(error) };
     this.parts.log('error', 'store write failed; answering the group as unavailable', fields);

@@ -9,7 +9,7 @@
 // 0600. The journal holds subscription secrets and the dead letters hold received bodies. A umask can
 // only take bits away, so these modes hold whatever the umask.
 import { chmod, open, link, mkdir, readdir, rename, stat, unlink } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { constants, write as writeAt } from 'node:fs';
 
 /** rwx for the owner, nothing for the group or others. */
 export const DIR_MODE = 0o700;
@@ -34,7 +34,10 @@ export interface FileHandleIO {
   readonly writesAreDurable?: boolean;
   /** Reads up to `length` bytes at `position`; returns how many were read (0 at end of file). */
   read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
-  /** Writes up to `length` bytes at `position`; returns how many were written (may be short). */
+  /**
+   * Writes up to `length` bytes at `position`; returns how many were written (may be short). The
+   * buffer is the caller's again once the promise settles: the journal frames its next group into it.
+   */
   write(buffer: Uint8Array, offset: number, length: number, position: number): Promise<number>;
   /**
    * Writes `length` zero bytes at `position` and makes them durable, without `durableWrites` (the
@@ -98,8 +101,16 @@ export function nodeFileIO(): FileIO {
         writesAreDurable: dsync !== 0,
         read: async (buffer, offset, length, position) =>
           (await handle.read(buffer, offset, length, position)).bytesRead,
-        write: async (buffer, offset, length, position) =>
-          (await handle.write(buffer, offset, length, position)).bytesWritten,
+        // The callback form on the handle's descriptor: FileHandle#write makes a promise request, which
+        // allocates a typed array for stat results on every call, and returns an object to unwrap. A
+        // journal write is made per group commit; the handle is never closed while one is pending.
+        write: (buffer, offset, length, position) =>
+          new Promise((resolve, reject) => {
+            writeAt(handle.fd, buffer, offset, length, position, (error, written) => {
+              if (error === null) resolve(written);
+              else reject(error);
+            });
+          }),
         writeZeros: mode === 'read' ? undefined : (position, length) => writeZeros(path, position, length),
         datasync: () => handle.datasync(),
         sync: () => handle.sync(),

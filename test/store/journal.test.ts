@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { constants } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Crc32c, decodeRecord, encodeRecordFrame, FRAME_HEADER_BYTES } from '../../lib/store/codec.js';
+import { Crc32c, decodeRecord, encodeRecordFrame, FRAME_HEADER_BYTES, FrameBuffer } from '../../lib/store/codec.js';
 import { openFileStore } from '../../lib/store/file.js';
 import type { Mutation } from '../../lib/store/types.js';
 import type { FileHandleIO, FileIO } from '../../lib/store/fs-io.js';
@@ -272,5 +272,36 @@ describe('journal frames', () => {
     const decoded = decodeRecord(frame(carried).subarray(FRAME_HEADER_BYTES));
     assert.ok(decoded.ok);
     assert.deepEqual(decoded.value.batch.mutations[0], { kind: 'put', collection: 'c', id: 'a', doc, expiresAt: 5, dueAt: 7 });
+  });
+
+  it('should append frames into one buffer exactly as each is framed alone, growing past its capacity', () => {
+    const crc = new Crc32c();
+    const big = { id: 'big', text: 'ü€😀'.repeat(3000) };
+    const records = [
+      { seq: 5, group: 5, at: 10, batch: { mutations: [{ kind: 'put', collection: 'c', id: 'a', doc: { id: 'a' } }] } },
+      { seq: 6, group: 5, at: 11, batch: { mutations: [{ kind: 'put', collection: 'c', id: 'big', doc: big }] } },
+      { seq: 7, group: 5, at: 12, batch: { mutations: [{ kind: 'delete', collection: 'c', id: 'a' }] } },
+    ] as const;
+    const frames = new FrameBuffer(64);
+    for (const record of records) frames.appendRecord(crc, record);
+    assert.deepEqual(frames.contents(), Buffer.concat(records.map((record) => encodeRecordFrame(crc, record))));
+    const second = encodeRecordFrame(crc, records[1]).subarray(FRAME_HEADER_BYTES);
+    assert.deepEqual(decodeRecord(second), { ok: true, value: records[1] });
+  });
+
+  it('should add nothing when a record cannot be encoded', () => {
+    const crc = new Crc32c();
+    const frames = new FrameBuffer(64);
+    const gone: Mutation = { kind: 'delete', collection: 'c', id: 'a' };
+    const good = { seq: 1, group: 1, at: 10, batch: { mutations: [gone] } };
+    frames.appendRecord(crc, good);
+    const before = Buffer.from(frames.contents());
+    const doc = { id: 'b', n: 1n } as unknown as Record<string, never>;
+    const put: Mutation = { kind: 'put', collection: 'c', id: 'b', doc };
+    const bad = { seq: 2, group: 1, at: 11, batch: { mutations: [put] } };
+    assert.throws(() => frames.appendRecord(crc, bad), /BigInt/);
+    assert.deepEqual(frames.contents(), before);
+    frames.appendRecord(crc, { ...good, seq: 2 });
+    assert.deepEqual(frames.contents(), Buffer.concat([before, encodeRecordFrame(crc, { ...good, seq: 2 })]));
   });
 });
