@@ -16,7 +16,7 @@ import type {
   Tombstone,
 } from './types.js';
 import { SortedKeys } from './sorted-keys.js';
-import { TimeHeap } from './time-heap.js';
+import { TimeHeap, TimeQueue } from './time-heap.js';
 
 interface CollectionState {
   readonly records: Map<string, StoredRecord>;
@@ -25,17 +25,13 @@ interface CollectionState {
   readonly keys: SortedKeys;
   /** Records with a `dueAt`, by that time. An entry is current while the record keeps its version. */
   readonly dues: TimeHeap<DueEntry>;
+  /** Ids of records with an `expiresAt`, by that time; an entry is current while the record keeps it. */
+  readonly expiring: TimeQueue;
+  /** Ids of tombstones, by `retainUntil`, current likewise. */
+  readonly retained: TimeQueue;
   lastModified: number | undefined;
   /** The seq of the last commit that touched the collection (Store.collectionVersion). */
   version: number;
-}
-
-/** A record or tombstone that expires at `at`. */
-interface Expiry {
-  readonly at: number;
-  readonly collection: string;
-  readonly id: string;
-  readonly tombstone: boolean;
 }
 
 interface DueEntry {
@@ -52,13 +48,17 @@ export type Verdict =
   | { readonly ok: true }
   | { readonly ok: false; readonly index: number; readonly current?: StoredRecord };
 
+/** Expiry entries that describe no record or tombstone kept before they are let go, beyond one per record. */
+const STALE_SLACK = 64;
+
 /** The verdict of every batch that may be applied: one object, not one per check. */
 const ACCEPTED: Verdict = Object.freeze({ ok: true });
 
 export class StoreState {
   private readonly spaces = new Map<string, CollectionState>();
   private lastSeq = 0;
-  private readonly expiries = new TimeHeap<Expiry>();
+  /** No entry of any collection's `expiring` or `retained` falls due before this time. */
+  private nextExpiry = Number.POSITIVE_INFINITY;
   /** While true, `keys` are not kept ordered per insert; `endBulk` sorts them once (recovery speed). */
   private bulk = false;
 
@@ -215,26 +215,29 @@ export class StoreState {
   /** Frees the memory of records and tombstones whose time is up (they already read as absent). */
   purgeExpired(): number {
     const now = this.now();
+    if (now < this.nextExpiry) return 0;
     let removed = 0;
-    for (let due = this.expiries.popDue(now); due !== undefined; due = this.expiries.popDue(now)) {
-      const space = this.spaces.get(due.collection);
-      if (space === undefined) continue;
-      // The entry may have been rewritten since it was queued: drop it only if it is still the one due.
-      if (due.tombstone) {
-        const tombstone = space.tombstones.get(due.id);
+    let next = Number.POSITIVE_INFINITY;
+    for (const space of this.spaces.values()) {
+      // An entry may have been rewritten since it was queued: drop its owner only if it is still due.
+      for (let id = space.retained.popDue(now); id !== undefined; id = space.retained.popDue(now)) {
+        const tombstone = space.tombstones.get(id);
         if (tombstone !== undefined && tombstone.retainUntil <= now) {
-          space.tombstones.delete(due.id);
-          removed++;
-        }
-      } else {
-        const record = space.records.get(due.id);
-        if (record?.expiresAt !== undefined && record.expiresAt <= now) {
-          space.records.delete(due.id);
-          space.keys.remove(due.id);
+          space.tombstones.delete(id);
           removed++;
         }
       }
+      for (let id = space.expiring.popDue(now); id !== undefined; id = space.expiring.popDue(now)) {
+        const record = space.records.get(id);
+        if (record?.expiresAt !== undefined && record.expiresAt <= now) {
+          space.records.delete(id);
+          space.keys.remove(id);
+          removed++;
+        }
+      }
+      next = Math.min(next, space.retained.next() ?? next, space.expiring.next() ?? next);
     }
+    this.nextExpiry = next;
     return removed;
   }
 
@@ -266,15 +269,15 @@ export class StoreState {
       space.lastModified = Math.max(space.lastModified ?? 0, entry.record.modifiedAt);
       space.version = Math.max(space.version, entry.record.version);
       this.lastSeq = Math.max(this.lastSeq, entry.record.version);
-      const { expiresAt, collection, id } = entry.record;
-      if (expiresAt !== undefined) this.expiries.push({ at: expiresAt, collection, id, tombstone: false });
+      this.expireRecord(space, entry.record.id, entry.record.expiresAt, undefined);
       this.indexDue(space, entry.record);
     }
     if (entry.tombstone !== undefined) {
       const space = this.space(entry.tombstone.collection);
-      space.tombstones.set(entry.tombstone.id, entry.tombstone);
-      const { retainUntil, collection, id } = entry.tombstone;
-      this.expiries.push({ at: retainUntil, collection, id, tombstone: true });
+      const { retainUntil, id } = entry.tombstone;
+      const before = space.tombstones.get(id)?.retainUntil;
+      space.tombstones.set(id, entry.tombstone);
+      this.retainTombstone(space, id, retainUntil, before);
       space.lastModified = Math.max(space.lastModified ?? 0, entry.tombstone.deletedAt);
       space.version = Math.max(space.version, entry.tombstone.version, entry.tombstone.restoredVersion ?? 0);
       this.lastSeq = Math.max(this.lastSeq, entry.tombstone.version, entry.tombstone.restoredVersion ?? 0);
@@ -327,13 +330,12 @@ export class StoreState {
     space.version = seq;
     switch (mutation.kind) {
       case 'put': {
-        const { collection, id } = mutation;
-        const record = makeRecord(collection, id, seq, at, mutation.doc, mutation.expiresAt, mutation.dueAt);
+        const { collection, id, expiresAt } = mutation;
+        const record = makeRecord(collection, id, seq, at, mutation.doc, expiresAt, mutation.dueAt);
         // A live record's id is in `keys` already (the two change together): a replace searches nothing.
-        if (previous === undefined && !this.bulk) space.keys.insert(mutation.id);
-        space.records.set(mutation.id, record);
-        const { expiresAt } = mutation;
-        if (expiresAt !== undefined) this.expiries.push({ at: expiresAt, collection, id, tombstone: false });
+        if (previous === undefined && !this.bulk) space.keys.insert(id);
+        space.records.set(id, record);
+        this.expireRecord(space, id, expiresAt, previous);
         this.indexDue(space, record);
         return previous === undefined ? { mutation, record } : { mutation, record, previous };
       }
@@ -352,6 +354,7 @@ export class StoreState {
       case 'delete': {
         if (space.records.delete(mutation.id) && !this.bulk) space.keys.remove(mutation.id);
         if (previous !== undefined && mutation.retainUntil !== undefined) {
+          const before = space.tombstones.get(mutation.id)?.retainUntil;
           space.tombstones.set(mutation.id, {
             collection: mutation.collection,
             id: mutation.id,
@@ -360,8 +363,7 @@ export class StoreState {
             retainUntil: mutation.retainUntil,
             doc: previous.doc,
           });
-          const { retainUntil, collection, id } = mutation;
-          this.expiries.push({ at: retainUntil, collection, id, tombstone: true });
+          this.retainTombstone(space, mutation.id, mutation.retainUntil, before);
         }
         return previous === undefined ? { mutation } : { mutation, previous };
       }
@@ -385,12 +387,45 @@ export class StoreState {
         tombstones: new Map(),
         keys: new SortedKeys(),
         dues: new TimeHeap(),
+        expiring: new TimeQueue(),
+        retained: new TimeQueue(),
         lastModified: undefined,
         version: 0,
       };
       this.spaces.set(collection, space);
     }
     return space;
+  }
+
+  /**
+   * Queues a record's expiry, unless the version it replaces had the same one (whose entry stays
+   * current). Every live record with an `expiresAt` has one current entry; the entries that no longer
+   * describe a record (deleted, or given another time) are let go once they are as many as the
+   * records, so a collection whose records are deleted soon after they are written (an event's body)
+   * keeps no entry per record for the whole window.
+   */
+  private expireRecord(
+    space: CollectionState,
+    id: string,
+    expiresAt: number | undefined,
+    previous: StoredRecord | undefined,
+  ): void {
+    if (expiresAt === undefined || previous?.expiresAt === expiresAt) return;
+    space.expiring.push(expiresAt, id);
+    if (expiresAt < this.nextExpiry) this.nextExpiry = expiresAt;
+    if (space.expiring.size > 2 * space.records.size + STALE_SLACK) {
+      space.expiring.filter((at, key) => space.records.get(key)?.expiresAt === at);
+    }
+  }
+
+  /** As expireRecord, for a tombstone just set, kept until `retainUntil` (the one it replaced: `before`). */
+  private retainTombstone(space: CollectionState, id: string, retainUntil: number, before: number | undefined): void {
+    if (before === retainUntil) return;
+    space.retained.push(retainUntil, id);
+    if (retainUntil < this.nextExpiry) this.nextExpiry = retainUntil;
+    if (space.retained.size > 2 * space.tombstones.size + STALE_SLACK) {
+      space.retained.filter((at, key) => space.tombstones.get(key)?.retainUntil === at);
+    }
   }
 
   private isExpired(record: StoredRecord): boolean {
