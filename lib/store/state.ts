@@ -164,9 +164,18 @@ export class StoreState {
       const mutation = mutations[index] as Mutation;
       // A batch of one mutation leaves nothing pending, so it needs no key.
       const key = last === 0 ? '' : `${mutation.collection}\u0000${mutation.id}`;
+      let next: StoredRecord | null;
+      if ((mutation.kind === 'put' || mutation.kind === 'delete') && mutation.expect === undefined) {
+        // Applies whatever the record is now: no look up (a miss in a large Map, for a new record).
+        if (index === last) break;
+        next = mutation.kind === 'put'
+          ? { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: mutation.doc }
+          : null;
+        (pending ??= new Map()).set(key, next);
+        continue;
+      }
       const current =
         pending?.has(key) === true ? (pending.get(key) ?? undefined) : this.get(mutation.collection, mutation.id);
-      let next: StoredRecord | null;
       if (mutation.kind === 'restore') {
         const tombstone = this.getTombstone(mutation.collection, mutation.id);
         if (current !== undefined || tombstone === undefined) return conflict(index, current);
