@@ -491,29 +491,39 @@ export class LoadedFrame {
  */
 const TIME_SPLIT = 2 ** 30;
 
+/** The part of a time above TIME_SPLIT (0 for a time that is not a safe integer: see lowPart). */
+function highPart(at: number): number {
+  // `| 0` is exact for both parts of a safe integer, and turns -0 into 0 (-0 is not a small integer).
+  return Number.isSafeInteger(at) ? Math.floor(at / TIME_SPLIT) | 0 : 0;
+}
+
+/** The part of a time below TIME_SPLIT, or an object holding a time that is not an integer (a test clock may). */
+function lowPart(at: number, high: number): number | { readonly at: number } {
+  return Number.isSafeInteger(at) ? (at - high * TIME_SPLIT) | 0 : { at };
+}
+
+function timeOf(high: number, low: number | { readonly at: number }): number {
+  return typeof low === 'number' ? high * TIME_SPLIT + low : low.at;
+}
+
 /**
- * One version of a record. A record loaded from a snapshot keeps its document as the JSON text it
- * was written as until something reads `doc`: building a million document objects (JSON.parse and the
- * collector's copying of them) was most of what opening a 1M-record store cost, and most of those
- * documents are never read before they are replaced. The first read parses and drops the text.
+ * One version of a record. A record kept for a window (an inbox event, a delivery: 30 days) costs its
+ * fields for as long, so it keeps no field it does not need: times split into small integers, and the
+ * place of a document loaded as text only in LoadedVersion.
  */
 class RecordVersion implements StoredRecord {
   readonly collection: string;
   readonly id: string;
   readonly version: number;
-  readonly expiresAt: number | undefined;
   readonly dueAt: number | undefined;
-  /** modifiedAt, an integer, as TIME_SPLIT times this plus `#modifiedLow`. */
+  /** modifiedAt as TIME_SPLIT times this plus `#modifiedLow`. */
   readonly #modifiedHigh: number;
-  /** An object holding modifiedAt when it is not an integer (no test clock is ruled out). */
   readonly #modifiedLow: number | { readonly at: number };
-  /**
-   * The parsed document, or while unparsed the frame whose payload holds it from `#start` to `#end` (no
-   * string per record).
-   */
+  /** expiresAt likewise; `#expiresLow` is undefined when the record never expires. */
+  readonly #expiresHigh: number;
+  readonly #expiresLow: number | { readonly at: number } | undefined;
+  /** The parsed document, or while unparsed the frame whose payload holds it (LoadedVersion). */
   #doc: JsonObject | LoadedFrame;
-  readonly #start: number;
-  readonly #end: number;
   /** What a reader derived from this version and keeps with it (derivedOf), or undefined. */
   #derived: object | undefined = undefined;
 
@@ -525,37 +535,37 @@ class RecordVersion implements StoredRecord {
     expiresAt: number | undefined,
     dueAt: number | undefined,
     doc: JsonObject | LoadedFrame,
-    start: number,
-    end: number,
   ) {
     this.collection = collection;
     this.id = id;
     this.version = version;
-    this.expiresAt = expiresAt;
     this.dueAt = dueAt;
-    if (Number.isSafeInteger(modifiedAt)) {
-      // `| 0` is exact for both parts of a safe integer, and turns -0 into 0 (-0 is not a small integer).
-      const high = Math.floor(modifiedAt / TIME_SPLIT) | 0;
-      this.#modifiedHigh = high;
-      this.#modifiedLow = (modifiedAt - high * TIME_SPLIT) | 0;
+    this.#modifiedHigh = highPart(modifiedAt);
+    this.#modifiedLow = lowPart(modifiedAt, this.#modifiedHigh);
+    if (expiresAt === undefined) {
+      this.#expiresHigh = 0;
+      this.#expiresLow = undefined;
     } else {
-      this.#modifiedHigh = 0;
-      this.#modifiedLow = { at: modifiedAt };
+      this.#expiresHigh = highPart(expiresAt);
+      this.#expiresLow = lowPart(expiresAt, this.#expiresHigh);
     }
     this.#doc = doc;
-    this.#start = start;
-    this.#end = end;
   }
 
   get modifiedAt(): number {
-    const low = this.#modifiedLow;
-    return typeof low === 'number' ? this.#modifiedHigh * TIME_SPLIT + low : low.at;
+    return timeOf(this.#modifiedHigh, this.#modifiedLow);
+  }
+
+  /** Records in system spaces may expire; an expired record reads as absent. */
+  get expiresAt(): number | undefined {
+    const low = this.#expiresLow;
+    return low === undefined ? undefined : timeOf(this.#expiresHigh, low);
   }
 
   get doc(): JsonObject {
     const doc = this.#doc;
     if (!(doc instanceof LoadedFrame)) return doc;
-    const parsed = this.#parse(doc);
+    const parsed = this.parse(doc);
     this.#doc = parsed;
     return parsed;
   }
@@ -566,20 +576,25 @@ class RecordVersion implements StoredRecord {
    */
   peekDoc(): JsonObject {
     const doc = this.#doc;
-    return doc instanceof LoadedFrame ? this.#parse(doc) : doc;
+    return doc instanceof LoadedFrame ? this.parse(doc) : doc;
   }
 
-  #parse(source: LoadedFrame): JsonObject {
-    const value: unknown = JSON.parse(source.slice(this.#start, this.#end));
+  private parse(source: LoadedFrame): JsonObject {
+    const value: unknown = JSON.parse(this.loadedText(source));
     // The snapshot loader checked the braces and the frame's checksum held, so this is a defect.
     if (!isJsonObject(value)) throw new Error(`stored document of ${this.collection}/${this.id} is not a JSON object`);
     return value;
   }
 
+  /** The document's text in the frame it was loaded from: only a LoadedVersion holds one. */
+  protected loadedText(_source: LoadedFrame): string {
+    throw new Error(`record ${this.collection}/${this.id} was made with its document, not loaded from a frame`);
+  }
+
   /** The document as JSON text: the loaded text as is while it has not been parsed. */
   docText(): string {
     const doc = this.#doc;
-    return doc instanceof LoadedFrame ? doc.slice(this.#start, this.#end) : JSON.stringify(doc);
+    return doc instanceof LoadedFrame ? this.loadedText(doc) : JSON.stringify(doc);
   }
 
   get derived(): object | undefined {
@@ -596,7 +611,7 @@ class RecordVersion implements StoredRecord {
     return doc instanceof LoadedFrame ? doc : undefined;
   }
 
-  /** The fields a reader sees, `doc` and `modifiedAt` included (accessors, which JSON.stringify would skip). */
+  /** The fields a reader sees, the accessors included (JSON.stringify would skip them). */
   toJSON(): JsonObject {
     const { collection, id, version, modifiedAt, doc, expiresAt, dueAt } = this;
     return {
@@ -611,6 +626,38 @@ class RecordVersion implements StoredRecord {
   }
 }
 
+/**
+ * A record version loaded from a snapshot, which keeps its document as the JSON text it was written as
+ * until something reads `doc`: building a million document objects (JSON.parse and the collector's
+ * copying of them) was most of what opening a 1M-record store cost, and most of those documents are
+ * never read before they are replaced. The first read parses and drops the text. The text is the
+ * frame's payload from `#start` to `#end` (no string per record).
+ */
+class LoadedVersion extends RecordVersion {
+  readonly #start: number;
+  readonly #end: number;
+
+  constructor(
+    collection: string,
+    id: string,
+    version: number,
+    modifiedAt: number,
+    expiresAt: number | undefined,
+    dueAt: number | undefined,
+    source: LoadedFrame,
+    start: number,
+    end: number,
+  ) {
+    super(collection, id, version, modifiedAt, expiresAt, dueAt, source);
+    this.#start = start;
+    this.#end = end;
+  }
+
+  protected override loadedText(source: LoadedFrame): string {
+    return source.slice(this.#start, this.#end);
+  }
+}
+
 /** A record version with its document. */
 export function makeRecord(
   collection: string,
@@ -621,7 +668,7 @@ export function makeRecord(
   expiresAt: number | undefined,
   dueAt: number | undefined,
 ): StoredRecord {
-  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, doc, 0, 0);
+  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, doc);
 }
 
 /**
@@ -639,7 +686,7 @@ export function makeLoadedRecord(
   expiresAt: number | undefined,
   dueAt: number | undefined,
 ): StoredRecord {
-  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, source, start, end);
+  return new LoadedVersion(collection, id, version, modifiedAt, expiresAt, dueAt, source, start, end);
 }
 
 /** A record's document for one look, without keeping the parse of one loaded as text and not read since. */

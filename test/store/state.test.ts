@@ -1,6 +1,6 @@
-// The record versions of the shared state (lib/store/state.ts): a record keeps its modification time
-// as two small integers (no boxed number per record), which must give back exactly the time it was
-// written at, whatever that time is: past 2^31 and 2^53 ms, before the epoch, and not an integer.
+// The record versions of the shared state (lib/store/state.ts): a record keeps its modification and
+// expiry times as two small integers each (no boxed number per record), which must give back exactly
+// the time written, whatever it is: past 2^31 and 2^53 ms, before the epoch, and not an integer.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeRecord, StoreState } from '../../lib/store/state.js';
@@ -38,6 +38,17 @@ describe('StoreState record versions', () => {
       state.apply({ mutations: [put] }, index + 1, at);
       assert.equal(state.get('items', `r${index}`)?.modifiedAt, at);
     }
+  });
+
+  it('should give back expiresAt exactly as it was written, and undefined when there is none', () => {
+    for (const at of TIMES) {
+      const record = makeRecord('$idem', 'a', 1, 5, {}, at, undefined);
+      assert.equal(record.expiresAt, at, `expiresAt ${at}`);
+      assert.equal((JSON.parse(JSON.stringify(record)) as { expiresAt: unknown }).expiresAt, at);
+    }
+    const forever = makeRecord('$idem', 'a', 1, 5, {}, undefined, undefined);
+    assert.equal(forever.expiresAt, undefined);
+    assert.equal(Object.hasOwn(JSON.parse(JSON.stringify(forever)) as object, 'expiresAt'), false);
   });
 
   it('should read -0 as a time of 0', () => {
