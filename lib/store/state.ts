@@ -25,6 +25,11 @@ interface CollectionState {
   readonly keys: SortedKeys;
   /** Records with a `dueAt`, by that time. An entry is current while the record keeps its version. */
   readonly dues: TimeHeap<DueEntry>;
+  /**
+   * The top entry of `dues` as last found current by indexDue, forgotten when its record is written or
+   * freed: until then it still is, and the look that tells (a Map lookup) is not made again.
+   */
+  dueChecked: DueEntry | undefined;
   /** Ids of records with an `expiresAt`, by that time; an entry is current while the record keeps it. */
   readonly expiring: TimeQueue;
   /** Ids of tombstones, by `retainUntil`, current likewise. */
@@ -239,6 +244,7 @@ export class StoreState {
       for (let id = space.expiring.popDue(now); id !== undefined; id = space.expiring.popDue(now)) {
         const record = space.records.get(id);
         if (record?.expiresAt !== undefined && record.expiresAt <= now) {
+          if (space.dueChecked?.id === id) space.dueChecked = undefined;
           space.records.delete(id);
           space.keys.remove(id);
           removed++;
@@ -335,6 +341,7 @@ export class StoreState {
     // The raw record, not `get`: expiry depends on the clock, and replaying a journal later must
     // reproduce exactly what the original apply did.
     const previous = space.records.get(mutation.id);
+    if (space.dueChecked?.id === mutation.id) space.dueChecked = undefined;
     space.lastModified = at;
     space.version = seq;
     switch (mutation.kind) {
@@ -396,6 +403,7 @@ export class StoreState {
         tombstones: new Map(),
         keys: new SortedKeys(),
         dues: new TimeHeap(),
+        dueChecked: undefined,
         expiring: new TimeQueue(),
         retained: new TimeQueue(),
         lastModified: undefined,
@@ -448,9 +456,12 @@ export class StoreState {
    */
   private indexDue(space: CollectionState, record: StoredRecord): void {
     if (record.dueAt !== undefined) space.dues.push({ at: record.dueAt, id: record.id, order: record.version });
-    for (let entry = space.dues.peek(); entry !== undefined && this.currentDue(space, entry) === undefined;) {
+    for (let entry = space.dues.peek(); entry !== undefined && entry !== space.dueChecked; entry = space.dues.peek()) {
+      if (this.currentDue(space, entry) !== undefined) {
+        space.dueChecked = entry;
+        return;
+      }
       space.dues.pop();
-      entry = space.dues.peek();
     }
   }
 

@@ -151,3 +151,29 @@ describe('StoreState expiry index', () => {
     assert.equal(store.count('$idem'), 0);
   });
 });
+
+describe('StoreState due index', () => {
+  it('should drop the entries of finished jobs as they finish, and of deleted ones at the next write', async () => {
+    const now = 1_000;
+    const store = new MemoryStore({ clock: clockAt(() => now) });
+    const dues = (): number =>
+      (store as unknown as { state: { spaces: Map<string, { dues: TimeHeap<never> }> } }).state.spaces.get('$jobs')
+        ?.dues.size ?? 0;
+    for (let n = 0; n < 200; n++) {
+      const id = `j${String(n).padStart(3, '0')}`;
+      await store.commit({ mutations: [{ kind: 'put', collection: '$jobs', id, doc: {}, dueAt: now }] });
+    }
+    assert.equal(dues(), 200);
+    // Finished in order, each patched to no due time: the runner never asks the store.
+    for (let n = 0; n < 100; n++) {
+      const id = `j${String(n).padStart(3, '0')}`;
+      await store.commit({ mutations: [{ kind: 'patch', collection: '$jobs', id, set: { done: true }, dueAt: null }] });
+    }
+    assert.equal(dues(), 100);
+    // The job on top deleted, then another job written: its entry goes too.
+    await store.commit({ mutations: [{ kind: 'delete', collection: '$jobs', id: 'j100' }] });
+    await store.commit({ mutations: [{ kind: 'put', collection: '$jobs', id: 'k', doc: {}, dueAt: now + 5 }] });
+    assert.equal(dues(), 100);
+    assert.deepEqual(store.due('$jobs', now, 2).map((record) => record.id), ['j101', 'j102']);
+  });
+});
