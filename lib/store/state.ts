@@ -56,6 +56,9 @@ export type Verdict =
 /** Expiry entries that describe no record or tombstone kept before they are let go, beyond one per record. */
 const STALE_SLACK = 64;
 
+/** Batches up to this long are searched for a record touched twice pair by pair (at most 28 comparisons). */
+const SHORT_BATCH = 8;
+
 /** The verdict of every batch that may be applied: one object, not one per check. */
 const ACCEPTED: Verdict = Object.freeze({ ok: true });
 
@@ -160,19 +163,20 @@ export class StoreState {
     if (unchanged !== undefined && this.collectionVersion(unchanged.collection) !== unchanged.version) {
       return { ok: false, index: -1 };
     }
-    // Mutations later in a batch see the effect of earlier ones, so simulate presence per key (not
-    // after the last one: nothing reads it, and most batches are one mutation).
+    // Mutations later in a batch see the effect of earlier ones on the same record, so a batch that
+    // touches a record twice simulates presence per key (not after the last one: nothing reads it).
+    // Most batches touch each record once (an event's item and body, a change and its delivery).
     const { mutations } = batch;
-    const last = mutations.length - 1;
+    // The mutations before this one record their effect (none when no record is touched twice).
+    const simulated = touchesTwice(mutations) ? mutations.length - 1 : 0;
     let pending: Map<string, StoredRecord | null> | undefined;
-    for (let index = 0; index <= last; index++) {
+    for (let index = 0; index < mutations.length; index++) {
       const mutation = mutations[index] as Mutation;
-      // A batch of one mutation leaves nothing pending, so it needs no key.
-      const key = last === 0 ? '' : `${mutation.collection}\u0000${mutation.id}`;
+      const key = simulated === 0 ? '' : `${mutation.collection}\u0000${mutation.id}`;
       let next: StoredRecord | null;
       if ((mutation.kind === 'put' || mutation.kind === 'delete') && mutation.expect === undefined) {
         // Applies whatever the record is now: no look up (a miss in a large Map, for a new record).
-        if (index === last) break;
+        if (index >= simulated) continue;
         next = mutation.kind === 'put'
           ? { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: mutation.doc }
           : null;
@@ -184,14 +188,14 @@ export class StoreState {
       if (mutation.kind === 'restore') {
         const tombstone = this.getTombstone(mutation.collection, mutation.id);
         if (current !== undefined || tombstone === undefined) return conflict(index, current);
-        if (index === last) break;
+        if (index >= simulated) continue;
         next = { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: tombstone.doc };
       } else {
         if (mutation.expect !== undefined && !meets(mutation.expect, current)) return conflict(index, current);
         if (mutation.kind === 'patch' && current === undefined && mutation.upsert !== true) {
           return conflict(index, current);
         }
-        if (index === last) break;
+        if (index >= simulated) continue;
         if (mutation.kind === 'patch') {
           const base = current ?? {
             collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: {},
@@ -747,6 +751,24 @@ function patched(doc: JsonObject, set: JsonObject, unset: readonly string[] | un
   const next: JsonObject = plain ? Object.assign({}, doc, set) : { ...doc, ...set };
   for (const key of unset ?? []) delete next[key];
   return next;
+}
+
+/** Does the batch touch one record twice? Pairs compared for a short batch, keys counted for a long one. */
+function touchesTwice(mutations: readonly Mutation[]): boolean {
+  const count = mutations.length;
+  if (count > SHORT_BATCH) {
+    const keys = new Set<string>();
+    for (const { collection, id } of mutations) keys.add(`${collection}\u0000${id}`);
+    return keys.size < count;
+  }
+  for (let second = 1; second < count; second++) {
+    const { collection, id } = mutations[second] as Mutation;
+    for (let first = 0; first < second; first++) {
+      const earlier = mutations[first] as Mutation;
+      if (earlier.collection === collection && earlier.id === id) return true;
+    }
+  }
+  return false;
 }
 
 function meets(expect: Expectation, current: StoredRecord | undefined): boolean {

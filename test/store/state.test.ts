@@ -55,3 +55,29 @@ describe('StoreState record versions', () => {
     assert.equal(makeRecord('items', 'a', 1, -0, {}, undefined, undefined).modifiedAt, 0);
   });
 });
+
+describe('StoreState.check within a batch', () => {
+  const put = (collection: string, id: string, expect?: { absent: true } | { present: true }) =>
+    ({ kind: 'put' as const, collection, id, doc: { id }, ...(expect === undefined ? {} : { expect }) });
+  const others = (count: number) => Array.from({ length: count }, (_, n) => put('other', `o${n}`));
+
+  it('should let a mutation see an earlier one of the same record, in a short batch and a long one', () => {
+    const state = new StoreState(() => 0);
+    for (const filler of [0, 3, 20]) {
+      const id = `a${filler}`;
+      const batch = { mutations: [put('items', id), ...others(filler), put('items', id, { present: true })] };
+      assert.deepEqual(state.check(batch), { ok: true });
+      const clash = { mutations: [put('items', id), ...others(filler), put('items', id, { absent: true })] };
+      const verdict = state.check(clash);
+      assert.deepEqual(verdict.ok ? verdict : { ok: verdict.ok, index: verdict.index }, { ok: false, index: filler + 1 });
+    }
+  });
+
+  it('should not take the same id in another collection for the same record', () => {
+    const state = new StoreState(() => 0);
+    for (const filler of [0, 20]) {
+      const batch = { mutations: [put('$inbox-bodies', 'e'), ...others(filler), put('$inbox', 'e', { absent: true })] };
+      assert.deepEqual(state.check(batch), { ok: true });
+    }
+  });
+});
