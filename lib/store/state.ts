@@ -34,6 +34,8 @@ interface CollectionState {
   readonly expiring: TimeQueue;
   /** Ids of tombstones, by `retainUntil`, current likewise. */
   readonly retained: TimeQueue;
+  /** The time of this collection's entry in StoreState.expiries (+Infinity while it has none). */
+  expiresNext: number;
   lastModified: number | undefined;
   /** The seq of the last commit that touched the collection (Store.collectionVersion). */
   version: number;
@@ -65,8 +67,11 @@ const ACCEPTED: Verdict = Object.freeze({ ok: true });
 export class StoreState {
   private readonly spaces = new Map<string, CollectionState>();
   private lastSeq = 0;
-  /** No entry of any collection's `expiring` or `retained` falls due before this time. */
-  private nextExpiry = Number.POSITIVE_INFINITY;
+  /**
+   * The collections by the earliest time an entry of their `expiring` or `retained` falls due: a purge
+   * visits the ones due, not every collection (users may have thousands, each with tombstones).
+   */
+  private readonly expiries = new TimeHeap<{ readonly at: number; readonly space: CollectionState }>();
   /** While true, `keys` are not kept ordered per insert; `endBulk` sorts them once (recovery speed). */
   private bulk = false;
 
@@ -233,10 +238,11 @@ export class StoreState {
   /** Frees the memory of records and tombstones whose time is up (they already read as absent). */
   purgeExpired(): number {
     const now = this.now();
-    if (now < this.nextExpiry) return 0;
     let removed = 0;
-    let next = Number.POSITIVE_INFINITY;
-    for (const space of this.spaces.values()) {
+    for (let due = this.expiries.popDue(now); due !== undefined; due = this.expiries.popDue(now)) {
+      const { space } = due;
+      // An entry of a collection that was scheduled earlier since (and purged then) is stale.
+      if (due.at !== space.expiresNext) continue;
       // An entry may have been rewritten since it was queued: drop its owner only if it is still due.
       for (let id = space.retained.popDue(now); id !== undefined; id = space.retained.popDue(now)) {
         const tombstone = space.tombstones.get(id);
@@ -254,9 +260,9 @@ export class StoreState {
           removed++;
         }
       }
-      next = Math.min(next, space.retained.next() ?? next, space.expiring.next() ?? next);
+      space.expiresNext = Number.POSITIVE_INFINITY;
+      this.scheduleExpiry(space, Math.min(space.retained.next() ?? Infinity, space.expiring.next() ?? Infinity));
     }
-    this.nextExpiry = next;
     return removed;
   }
 
@@ -410,6 +416,7 @@ export class StoreState {
         dueChecked: undefined,
         expiring: new TimeQueue(),
         retained: new TimeQueue(),
+        expiresNext: Number.POSITIVE_INFINITY,
         lastModified: undefined,
         version: 0,
       };
@@ -433,7 +440,7 @@ export class StoreState {
   ): void {
     if (expiresAt === undefined || previous?.expiresAt === expiresAt) return;
     space.expiring.push(expiresAt, id);
-    if (expiresAt < this.nextExpiry) this.nextExpiry = expiresAt;
+    this.scheduleExpiry(space, expiresAt);
     if (space.expiring.size > 2 * space.records.size + STALE_SLACK) {
       space.expiring.filter((at, key) => space.records.get(key)?.expiresAt === at);
     }
@@ -443,10 +450,17 @@ export class StoreState {
   private retainTombstone(space: CollectionState, id: string, retainUntil: number, before: number | undefined): void {
     if (before === retainUntil) return;
     space.retained.push(retainUntil, id);
-    if (retainUntil < this.nextExpiry) this.nextExpiry = retainUntil;
+    this.scheduleExpiry(space, retainUntil);
     if (space.retained.size > 2 * space.tombstones.size + STALE_SLACK) {
       space.retained.filter((at, key) => space.tombstones.get(key)?.retainUntil === at);
     }
+  }
+
+  /** Makes sure the collection is looked at by a purge at `at` or before. */
+  private scheduleExpiry(space: CollectionState, at: number): void {
+    if (!(at < space.expiresNext)) return;
+    space.expiresNext = at;
+    this.expiries.push({ at, space });
   }
 
   private isExpired(record: StoredRecord): boolean {

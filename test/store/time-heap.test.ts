@@ -152,6 +152,30 @@ describe('StoreState expiry index', () => {
   });
 });
 
+describe('StoreState expiry across collections', () => {
+  it('should free what is due in every collection, whatever the order times were written in', async () => {
+    let now = 0;
+    const store = new MemoryStore({ clock: clockAt(() => now) });
+    let seed = 3;
+    const random = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const expiries = new Map<string, number>();
+    for (let n = 0; n < 600; n++) {
+      const collection = `$c${n % 7}`;
+      const id = `r${n % 150}`;
+      const expiresAt = 100 + Math.floor(random() * 900);
+      await store.commit({ mutations: [{ kind: 'put', collection, id, doc: {}, expiresAt }] });
+      expiries.set(`${collection} ${id}`, expiresAt);
+    }
+    for (now = 100; now <= 1000; now += 50) {
+      await store.commit({ mutations: [{ kind: 'put', collection: 'tick', id: String(now), doc: {} }] });
+      for (let c = 0; c < 7; c++) {
+        const live = [...expiries].filter(([key, at]) => key.startsWith(`$c${c} `) && at > now).length;
+        assert.equal(store.count(`$c${c}`), live, `$c${c} at ${now}`);
+      }
+    }
+  });
+});
+
 describe('StoreState due index', () => {
   it('should drop the entries of finished jobs as they finish, and of deleted ones at the next write', async () => {
     const now = 1_000;
