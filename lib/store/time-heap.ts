@@ -24,7 +24,10 @@ export class TimeHeap<T extends Timed> {
    */
   private run: T[] = [];
   private head = 0;
-  /** The entries pushed out of order (a retry's later time, a test clock set back). */
+  /**
+   * The entries pushed out of order, before the run's last one (jobs due now behind a retry's later
+   * time, a test clock set back): as costly as before the run existed, never more.
+   */
   private readonly heap = new BinaryHeap<T>(before);
 
   get size(): number {
