@@ -165,8 +165,9 @@ export class TimeQueue {
   }
 
   /**
-   * Keeps the entries `keep` answers true for, in their order, each (time, id) once: the way to let go
-   * of entries whose owner was deleted or took another time.
+   * Keeps the entries `keep` answers true for, in their order, each id once: the way to let go of the
+   * entries whose owner was deleted or took another time. `keep` tells an owner's current time, so the
+   * entries of an id it keeps are all the same entry (written again after a detour to another time).
    */
   filter(keep: (at: number, id: string) => boolean): void {
     const times: number[] = [];
@@ -177,14 +178,14 @@ export class TimeQueue {
     for (let index = this.head; index < this.ids.length; index++) {
       const at = this.times[index] as number;
       const id = this.ids[index] as string;
-      if (!keep(at, id) || seen.has(`${at}/${id}`)) continue;
-      seen.add(`${at}/${id}`);
+      if (seen.has(id) || !keep(at, id)) continue;
+      seen.add(id);
       times.push(at);
       ids.push(id);
     }
     for (let entry = late.pop(); entry !== undefined; entry = late.pop()) {
-      if (!keep(entry.at, entry.id) || seen.has(`${entry.at}/${entry.id}`)) continue;
-      seen.add(`${entry.at}/${entry.id}`);
+      if (seen.has(entry.id) || !keep(entry.at, entry.id)) continue;
+      seen.add(entry.id);
       this.late.push(entry);
     }
     this.reset(times, ids);
