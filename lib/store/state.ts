@@ -16,7 +16,7 @@ import type {
   Tombstone,
 } from './types.js';
 import { SortedKeys } from './sorted-keys.js';
-import { TimeHeap } from './time-heap.js';
+import { TimeHeap, TimeQueue } from './time-heap.js';
 
 interface CollectionState {
   readonly records: Map<string, StoredRecord>;
@@ -25,17 +25,20 @@ interface CollectionState {
   readonly keys: SortedKeys;
   /** Records with a `dueAt`, by that time. An entry is current while the record keeps its version. */
   readonly dues: TimeHeap<DueEntry>;
+  /**
+   * The top entry of `dues` as last found current by indexDue, forgotten when its record is written or
+   * freed: until then it still is, and the look that tells (a Map lookup) is not made again.
+   */
+  dueChecked: DueEntry | undefined;
+  /** Ids of records with an `expiresAt`, by that time; an entry is current while the record keeps it. */
+  readonly expiring: TimeQueue;
+  /** Ids of tombstones, by `retainUntil`, current likewise. */
+  readonly retained: TimeQueue;
+  /** The time of this collection's entry in StoreState.expiries (+Infinity while it has none). */
+  expiresNext: number;
   lastModified: number | undefined;
   /** The seq of the last commit that touched the collection (Store.collectionVersion). */
   version: number;
-}
-
-/** A record or tombstone that expires at `at`. */
-interface Expiry {
-  readonly at: number;
-  readonly collection: string;
-  readonly id: string;
-  readonly tombstone: boolean;
 }
 
 interface DueEntry {
@@ -52,13 +55,30 @@ export type Verdict =
   | { readonly ok: true }
   | { readonly ok: false; readonly index: number; readonly current?: StoredRecord };
 
+/** Expiry entries that describe no record or tombstone kept before they are let go, beyond one per record. */
+const STALE_SLACK = 64;
+
+/**
+ * The largest expiry queue let go of its stale entries at once: the look per entry (a Map lookup,
+ * cold: ~0.4 µs) made a queue of 2M entries hold the event loop ~0.9 s. A larger one keeps its stale
+ * entries until they fall due, as every entry was kept before (16 bytes each now, not 80).
+ */
+const COMPACT_LIMIT = 16_384;
+
+/** Batches up to this long are searched for a record touched twice pair by pair (at most 28 comparisons). */
+const SHORT_BATCH = 8;
+
 /** The verdict of every batch that may be applied: one object, not one per check. */
 const ACCEPTED: Verdict = Object.freeze({ ok: true });
 
 export class StoreState {
   private readonly spaces = new Map<string, CollectionState>();
   private lastSeq = 0;
-  private readonly expiries = new TimeHeap<Expiry>();
+  /**
+   * The collections by the earliest time an entry of their `expiring` or `retained` falls due: a purge
+   * visits the ones due, not every collection (users may have thousands, each with tombstones).
+   */
+  private readonly expiries = new TimeHeap<{ readonly at: number; readonly space: CollectionState }>();
   /** While true, `keys` are not kept ordered per insert; `endBulk` sorts them once (recovery speed). */
   private bulk = false;
 
@@ -155,29 +175,39 @@ export class StoreState {
     if (unchanged !== undefined && this.collectionVersion(unchanged.collection) !== unchanged.version) {
       return { ok: false, index: -1 };
     }
-    // Mutations later in a batch see the effect of earlier ones, so simulate presence per key (not
-    // after the last one: nothing reads it, and most batches are one mutation).
+    // Mutations later in a batch see the effect of earlier ones on the same record, so a batch that
+    // touches a record twice simulates presence per key (not after the last one: nothing reads it).
+    // Most batches touch each record once (an event's item and body, a change and its delivery).
     const { mutations } = batch;
-    const last = mutations.length - 1;
+    // The mutations before this one record their effect (none when no record is touched twice).
+    const simulated = touchesTwice(mutations) ? mutations.length - 1 : 0;
     let pending: Map<string, StoredRecord | null> | undefined;
-    for (let index = 0; index <= last; index++) {
+    for (let index = 0; index < mutations.length; index++) {
       const mutation = mutations[index] as Mutation;
-      // A batch of one mutation leaves nothing pending, so it needs no key.
-      const key = last === 0 ? '' : `${mutation.collection}\u0000${mutation.id}`;
+      const key = simulated === 0 ? '' : `${mutation.collection}\u0000${mutation.id}`;
+      let next: StoredRecord | null;
+      if ((mutation.kind === 'put' || mutation.kind === 'delete') && mutation.expect === undefined) {
+        // Applies whatever the record is now: no look up (a miss in a large Map, for a new record).
+        if (index >= simulated) continue;
+        next = mutation.kind === 'put'
+          ? { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: mutation.doc }
+          : null;
+        (pending ??= new Map()).set(key, next);
+        continue;
+      }
       const current =
         pending?.has(key) === true ? (pending.get(key) ?? undefined) : this.get(mutation.collection, mutation.id);
-      let next: StoredRecord | null;
       if (mutation.kind === 'restore') {
         const tombstone = this.getTombstone(mutation.collection, mutation.id);
         if (current !== undefined || tombstone === undefined) return conflict(index, current);
-        if (index === last) break;
+        if (index >= simulated) continue;
         next = { collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: tombstone.doc };
       } else {
         if (mutation.expect !== undefined && !meets(mutation.expect, current)) return conflict(index, current);
         if (mutation.kind === 'patch' && current === undefined && mutation.upsert !== true) {
           return conflict(index, current);
         }
-        if (index === last) break;
+        if (index >= simulated) continue;
         if (mutation.kind === 'patch') {
           const base = current ?? {
             collection: mutation.collection, id: mutation.id, version: 0, modifiedAt: 0, doc: {},
@@ -217,23 +247,28 @@ export class StoreState {
     const now = this.now();
     let removed = 0;
     for (let due = this.expiries.popDue(now); due !== undefined; due = this.expiries.popDue(now)) {
-      const space = this.spaces.get(due.collection);
-      if (space === undefined) continue;
-      // The entry may have been rewritten since it was queued: drop it only if it is still the one due.
-      if (due.tombstone) {
-        const tombstone = space.tombstones.get(due.id);
+      const { space } = due;
+      // An entry of a collection that was scheduled earlier since (and purged then) is stale.
+      if (due.at !== space.expiresNext) continue;
+      // An entry may have been rewritten since it was queued: drop its owner only if it is still due.
+      for (let id = space.retained.popDue(now); id !== undefined; id = space.retained.popDue(now)) {
+        const tombstone = space.tombstones.get(id);
         if (tombstone !== undefined && tombstone.retainUntil <= now) {
-          space.tombstones.delete(due.id);
-          removed++;
-        }
-      } else {
-        const record = space.records.get(due.id);
-        if (record?.expiresAt !== undefined && record.expiresAt <= now) {
-          space.records.delete(due.id);
-          space.keys.remove(due.id);
+          space.tombstones.delete(id);
           removed++;
         }
       }
+      for (let id = space.expiring.popDue(now); id !== undefined; id = space.expiring.popDue(now)) {
+        const record = space.records.get(id);
+        if (record?.expiresAt !== undefined && record.expiresAt <= now) {
+          if (space.dueChecked?.id === id) space.dueChecked = undefined;
+          space.records.delete(id);
+          space.keys.remove(id);
+          removed++;
+        }
+      }
+      space.expiresNext = Number.POSITIVE_INFINITY;
+      this.scheduleExpiry(space, Math.min(space.retained.next() ?? Infinity, space.expiring.next() ?? Infinity));
     }
     return removed;
   }
@@ -266,15 +301,15 @@ export class StoreState {
       space.lastModified = Math.max(space.lastModified ?? 0, entry.record.modifiedAt);
       space.version = Math.max(space.version, entry.record.version);
       this.lastSeq = Math.max(this.lastSeq, entry.record.version);
-      const { expiresAt, collection, id } = entry.record;
-      if (expiresAt !== undefined) this.expiries.push({ at: expiresAt, collection, id, tombstone: false });
+      this.expireRecord(space, entry.record.id, entry.record.expiresAt, undefined);
       this.indexDue(space, entry.record);
     }
     if (entry.tombstone !== undefined) {
       const space = this.space(entry.tombstone.collection);
-      space.tombstones.set(entry.tombstone.id, entry.tombstone);
-      const { retainUntil, collection, id } = entry.tombstone;
-      this.expiries.push({ at: retainUntil, collection, id, tombstone: true });
+      const { retainUntil, id } = entry.tombstone;
+      const before = space.tombstones.get(id)?.retainUntil;
+      space.tombstones.set(id, entry.tombstone);
+      this.retainTombstone(space, id, retainUntil, before);
       space.lastModified = Math.max(space.lastModified ?? 0, entry.tombstone.deletedAt);
       space.version = Math.max(space.version, entry.tombstone.version, entry.tombstone.restoredVersion ?? 0);
       this.lastSeq = Math.max(this.lastSeq, entry.tombstone.version, entry.tombstone.restoredVersion ?? 0);
@@ -323,17 +358,17 @@ export class StoreState {
     // The raw record, not `get`: expiry depends on the clock, and replaying a journal later must
     // reproduce exactly what the original apply did.
     const previous = space.records.get(mutation.id);
+    if (space.dueChecked?.id === mutation.id) space.dueChecked = undefined;
     space.lastModified = at;
     space.version = seq;
     switch (mutation.kind) {
       case 'put': {
-        const { collection, id } = mutation;
-        const record = makeRecord(collection, id, seq, at, mutation.doc, mutation.expiresAt, mutation.dueAt);
+        const { collection, id, expiresAt } = mutation;
+        const record = makeRecord(collection, id, seq, at, mutation.doc, expiresAt, mutation.dueAt);
         // A live record's id is in `keys` already (the two change together): a replace searches nothing.
-        if (previous === undefined && !this.bulk) space.keys.insert(mutation.id);
-        space.records.set(mutation.id, record);
-        const { expiresAt } = mutation;
-        if (expiresAt !== undefined) this.expiries.push({ at: expiresAt, collection, id, tombstone: false });
+        if (previous === undefined && !this.bulk) space.keys.insert(id);
+        space.records.set(id, record);
+        this.expireRecord(space, id, expiresAt, previous);
         this.indexDue(space, record);
         return previous === undefined ? { mutation, record } : { mutation, record, previous };
       }
@@ -352,6 +387,7 @@ export class StoreState {
       case 'delete': {
         if (space.records.delete(mutation.id) && !this.bulk) space.keys.remove(mutation.id);
         if (previous !== undefined && mutation.retainUntil !== undefined) {
+          const before = space.tombstones.get(mutation.id)?.retainUntil;
           space.tombstones.set(mutation.id, {
             collection: mutation.collection,
             id: mutation.id,
@@ -360,8 +396,7 @@ export class StoreState {
             retainUntil: mutation.retainUntil,
             doc: previous.doc,
           });
-          const { retainUntil, collection, id } = mutation;
-          this.expiries.push({ at: retainUntil, collection, id, tombstone: true });
+          this.retainTombstone(space, mutation.id, mutation.retainUntil, before);
         }
         return previous === undefined ? { mutation } : { mutation, previous };
       }
@@ -385,12 +420,56 @@ export class StoreState {
         tombstones: new Map(),
         keys: new SortedKeys(),
         dues: new TimeHeap(),
+        dueChecked: undefined,
+        expiring: new TimeQueue(),
+        retained: new TimeQueue(),
+        expiresNext: Number.POSITIVE_INFINITY,
         lastModified: undefined,
         version: 0,
       };
       this.spaces.set(collection, space);
     }
     return space;
+  }
+
+  /**
+   * Queues a record's expiry, unless the version it replaces had the same one (whose entry stays
+   * current). Every live record with an `expiresAt` has one current entry; the entries that no longer
+   * describe a record (deleted, or given another time) are let go once they are as many as the
+   * records (up to COMPACT_LIMIT entries), so a collection whose records are deleted soon after they
+   * are written (an event's body) keeps no entry per record for the whole window.
+   */
+  private expireRecord(
+    space: CollectionState,
+    id: string,
+    expiresAt: number | undefined,
+    previous: StoredRecord | undefined,
+  ): void {
+    if (expiresAt === undefined || previous?.expiresAt === expiresAt) return;
+    space.expiring.push(expiresAt, id);
+    this.scheduleExpiry(space, expiresAt);
+    const { size } = space.expiring;
+    if (size > 2 * space.records.size + STALE_SLACK && size <= COMPACT_LIMIT) {
+      space.expiring.filter((at, key) => space.records.get(key)?.expiresAt === at);
+    }
+  }
+
+  /** As expireRecord, for a tombstone just set, kept until `retainUntil` (the one it replaced: `before`). */
+  private retainTombstone(space: CollectionState, id: string, retainUntil: number, before: number | undefined): void {
+    if (before === retainUntil) return;
+    space.retained.push(retainUntil, id);
+    this.scheduleExpiry(space, retainUntil);
+    const { size } = space.retained;
+    if (size > 2 * space.tombstones.size + STALE_SLACK && size <= COMPACT_LIMIT) {
+      space.retained.filter((at, key) => space.tombstones.get(key)?.retainUntil === at);
+    }
+  }
+
+  /** Makes sure the collection is looked at by a purge at `at` or before. */
+  private scheduleExpiry(space: CollectionState, at: number): void {
+    if (!(at < space.expiresNext)) return;
+    space.expiresNext = at;
+    this.expiries.push({ at, space });
   }
 
   private isExpired(record: StoredRecord): boolean {
@@ -404,9 +483,12 @@ export class StoreState {
    */
   private indexDue(space: CollectionState, record: StoredRecord): void {
     if (record.dueAt !== undefined) space.dues.push({ at: record.dueAt, id: record.id, order: record.version });
-    for (let entry = space.dues.peek(); entry !== undefined && this.currentDue(space, entry) === undefined;) {
+    for (let entry = space.dues.peek(); entry !== undefined && entry !== space.dueChecked; entry = space.dues.peek()) {
+      if (this.currentDue(space, entry) !== undefined) {
+        space.dueChecked = entry;
+        return;
+      }
       space.dues.pop();
-      entry = space.dues.peek();
     }
   }
 
@@ -447,29 +529,39 @@ export class LoadedFrame {
  */
 const TIME_SPLIT = 2 ** 30;
 
+/** The part of a time above TIME_SPLIT (0 for a time that is not a safe integer: see lowPart). */
+function highPart(at: number): number {
+  // `| 0` is exact for both parts of a safe integer, and turns -0 into 0 (-0 is not a small integer).
+  return Number.isSafeInteger(at) ? Math.floor(at / TIME_SPLIT) | 0 : 0;
+}
+
+/** The part of a time below TIME_SPLIT, or an object holding a time that is not an integer (a test clock may). */
+function lowPart(at: number, high: number): number | { readonly at: number } {
+  return Number.isSafeInteger(at) ? (at - high * TIME_SPLIT) | 0 : { at };
+}
+
+function timeOf(high: number, low: number | { readonly at: number }): number {
+  return typeof low === 'number' ? high * TIME_SPLIT + low : low.at;
+}
+
 /**
- * One version of a record. A record loaded from a snapshot keeps its document as the JSON text it
- * was written as until something reads `doc`: building a million document objects (JSON.parse and the
- * collector's copying of them) was most of what opening a 1M-record store cost, and most of those
- * documents are never read before they are replaced. The first read parses and drops the text.
+ * One version of a record. A record kept for a window (an inbox event, a delivery: 30 days) costs its
+ * fields for as long, so it keeps no field it does not need: times split into small integers, and the
+ * place of a document loaded as text only in LoadedVersion.
  */
 class RecordVersion implements StoredRecord {
   readonly collection: string;
   readonly id: string;
   readonly version: number;
-  readonly expiresAt: number | undefined;
   readonly dueAt: number | undefined;
-  /** modifiedAt, an integer, as TIME_SPLIT times this plus `#modifiedLow`. */
+  /** modifiedAt as TIME_SPLIT times this plus `#modifiedLow`. */
   readonly #modifiedHigh: number;
-  /** An object holding modifiedAt when it is not an integer (no test clock is ruled out). */
   readonly #modifiedLow: number | { readonly at: number };
-  /**
-   * The parsed document, or while unparsed the frame whose payload holds it from `#start` to `#end` (no
-   * string per record).
-   */
+  /** expiresAt likewise; `#expiresLow` is undefined when the record never expires. */
+  readonly #expiresHigh: number;
+  readonly #expiresLow: number | { readonly at: number } | undefined;
+  /** The parsed document, or while unparsed the frame whose payload holds it (LoadedVersion). */
   #doc: JsonObject | LoadedFrame;
-  readonly #start: number;
-  readonly #end: number;
   /** What a reader derived from this version and keeps with it (derivedOf), or undefined. */
   #derived: object | undefined = undefined;
 
@@ -481,37 +573,37 @@ class RecordVersion implements StoredRecord {
     expiresAt: number | undefined,
     dueAt: number | undefined,
     doc: JsonObject | LoadedFrame,
-    start: number,
-    end: number,
   ) {
     this.collection = collection;
     this.id = id;
     this.version = version;
-    this.expiresAt = expiresAt;
     this.dueAt = dueAt;
-    if (Number.isSafeInteger(modifiedAt)) {
-      // `| 0` is exact for both parts of a safe integer, and turns -0 into 0 (-0 is not a small integer).
-      const high = Math.floor(modifiedAt / TIME_SPLIT) | 0;
-      this.#modifiedHigh = high;
-      this.#modifiedLow = (modifiedAt - high * TIME_SPLIT) | 0;
+    this.#modifiedHigh = highPart(modifiedAt);
+    this.#modifiedLow = lowPart(modifiedAt, this.#modifiedHigh);
+    if (expiresAt === undefined) {
+      this.#expiresHigh = 0;
+      this.#expiresLow = undefined;
     } else {
-      this.#modifiedHigh = 0;
-      this.#modifiedLow = { at: modifiedAt };
+      this.#expiresHigh = highPart(expiresAt);
+      this.#expiresLow = lowPart(expiresAt, this.#expiresHigh);
     }
     this.#doc = doc;
-    this.#start = start;
-    this.#end = end;
   }
 
   get modifiedAt(): number {
-    const low = this.#modifiedLow;
-    return typeof low === 'number' ? this.#modifiedHigh * TIME_SPLIT + low : low.at;
+    return timeOf(this.#modifiedHigh, this.#modifiedLow);
+  }
+
+  /** Records in system spaces may expire; an expired record reads as absent. */
+  get expiresAt(): number | undefined {
+    const low = this.#expiresLow;
+    return low === undefined ? undefined : timeOf(this.#expiresHigh, low);
   }
 
   get doc(): JsonObject {
     const doc = this.#doc;
     if (!(doc instanceof LoadedFrame)) return doc;
-    const parsed = this.#parse(doc);
+    const parsed = this.parse(doc);
     this.#doc = parsed;
     return parsed;
   }
@@ -522,20 +614,25 @@ class RecordVersion implements StoredRecord {
    */
   peekDoc(): JsonObject {
     const doc = this.#doc;
-    return doc instanceof LoadedFrame ? this.#parse(doc) : doc;
+    return doc instanceof LoadedFrame ? this.parse(doc) : doc;
   }
 
-  #parse(source: LoadedFrame): JsonObject {
-    const value: unknown = JSON.parse(source.slice(this.#start, this.#end));
+  private parse(source: LoadedFrame): JsonObject {
+    const value: unknown = JSON.parse(this.loadedText(source));
     // The snapshot loader checked the braces and the frame's checksum held, so this is a defect.
     if (!isJsonObject(value)) throw new Error(`stored document of ${this.collection}/${this.id} is not a JSON object`);
     return value;
   }
 
+  /** The document's text in the frame it was loaded from: only a LoadedVersion holds one. */
+  protected loadedText(_source: LoadedFrame): string {
+    throw new Error(`record ${this.collection}/${this.id} was made with its document, not loaded from a frame`);
+  }
+
   /** The document as JSON text: the loaded text as is while it has not been parsed. */
   docText(): string {
     const doc = this.#doc;
-    return doc instanceof LoadedFrame ? doc.slice(this.#start, this.#end) : JSON.stringify(doc);
+    return doc instanceof LoadedFrame ? this.loadedText(doc) : JSON.stringify(doc);
   }
 
   get derived(): object | undefined {
@@ -552,7 +649,7 @@ class RecordVersion implements StoredRecord {
     return doc instanceof LoadedFrame ? doc : undefined;
   }
 
-  /** The fields a reader sees, `doc` and `modifiedAt` included (accessors, which JSON.stringify would skip). */
+  /** The fields a reader sees, the accessors included (JSON.stringify would skip them). */
   toJSON(): JsonObject {
     const { collection, id, version, modifiedAt, doc, expiresAt, dueAt } = this;
     return {
@@ -567,6 +664,38 @@ class RecordVersion implements StoredRecord {
   }
 }
 
+/**
+ * A record version loaded from a snapshot, which keeps its document as the JSON text it was written as
+ * until something reads `doc`: building a million document objects (JSON.parse and the collector's
+ * copying of them) was most of what opening a 1M-record store cost, and most of those documents are
+ * never read before they are replaced. The first read parses and drops the text. The text is the
+ * frame's payload from `#start` to `#end` (no string per record).
+ */
+class LoadedVersion extends RecordVersion {
+  readonly #start: number;
+  readonly #end: number;
+
+  constructor(
+    collection: string,
+    id: string,
+    version: number,
+    modifiedAt: number,
+    expiresAt: number | undefined,
+    dueAt: number | undefined,
+    source: LoadedFrame,
+    start: number,
+    end: number,
+  ) {
+    super(collection, id, version, modifiedAt, expiresAt, dueAt, source);
+    this.#start = start;
+    this.#end = end;
+  }
+
+  protected override loadedText(source: LoadedFrame): string {
+    return source.slice(this.#start, this.#end);
+  }
+}
+
 /** A record version with its document. */
 export function makeRecord(
   collection: string,
@@ -577,7 +706,7 @@ export function makeRecord(
   expiresAt: number | undefined,
   dueAt: number | undefined,
 ): StoredRecord {
-  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, doc, 0, 0);
+  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, doc);
 }
 
 /**
@@ -595,7 +724,7 @@ export function makeLoadedRecord(
   expiresAt: number | undefined,
   dueAt: number | undefined,
 ): StoredRecord {
-  return new RecordVersion(collection, id, version, modifiedAt, expiresAt, dueAt, source, start, end);
+  return new LoadedVersion(collection, id, version, modifiedAt, expiresAt, dueAt, source, start, end);
 }
 
 /** A record's document for one look, without keeping the parse of one loaded as text and not read since. */
@@ -645,6 +774,24 @@ function patched(doc: JsonObject, set: JsonObject, unset: readonly string[] | un
   const next: JsonObject = plain ? Object.assign({}, doc, set) : { ...doc, ...set };
   for (const key of unset ?? []) delete next[key];
   return next;
+}
+
+/** Does the batch touch one record twice? Pairs compared for a short batch, keys counted for a long one. */
+function touchesTwice(mutations: readonly Mutation[]): boolean {
+  const count = mutations.length;
+  if (count > SHORT_BATCH) {
+    const keys = new Set<string>();
+    for (const { collection, id } of mutations) keys.add(`${collection}\u0000${id}`);
+    return keys.size < count;
+  }
+  for (let second = 1; second < count; second++) {
+    const { collection, id } = mutations[second] as Mutation;
+    for (let first = 0; first < second; first++) {
+      const earlier = mutations[first] as Mutation;
+      if (earlier.collection === collection && earlier.id === id) return true;
+    }
+  }
+  return false;
 }
 
 function meets(expect: Expectation, current: StoredRecord | undefined): boolean {

@@ -1,9 +1,10 @@
-// A binary min-heap of entries by time: the store's index of what falls due (CONVENTIONS.md#durability:
-// expired idempotency records and tombstones are freed as they fall due; inbox events and outbox
-// deliveries wait for their next attempt, CONVENTIONS.md#inbox-retries-and-dead-letters and
-// CONVENTIONS.md#delivery-retries). Popping what is due costs O(log n) each,
-// instead of a scan of every record. Entries are never updated in place: a record that changes is
-// pushed again, and whoever pops checks that the entry still describes the record.
+// The store's indexes of what falls due, by time (CONVENTIONS.md#durability: expired idempotency
+// records and tombstones are freed as they fall due; inbox events and outbox deliveries wait for their
+// next attempt, CONVENTIONS.md#inbox-retries-and-dead-letters and CONVENTIONS.md#delivery-retries).
+// Taking what is due costs O(1) or O(log n) each instead of a scan of every record. Most entries come
+// in time order (a job due now, an expiry a fixed window from now), so each index keeps those in a
+// queue and only the others in a binary min-heap. Entries are never updated in place: a record that
+// changes is pushed again, and whoever pops checks that the entry still describes the record.
 
 export interface Timed {
   readonly at: number;
@@ -17,50 +18,183 @@ export interface Timed {
 }
 
 export class TimeHeap<T extends Timed> {
+  /**
+   * The entries pushed in order (none before the one pushed last), oldest first from `head`: what a
+   * store mostly pushes (a job due now, after the one written before it), taken and given back in O(1).
+   */
+  private run: T[] = [];
+  private head = 0;
+  /**
+   * The entries pushed out of order, before the run's last one (jobs due now behind a retry's later
+   * time, a test clock set back): as costly as before the run existed, never more.
+   */
   private readonly heap = new BinaryHeap<T>(before);
 
   get size(): number {
-    return this.heap.size;
+    return this.run.length - this.head + this.heap.size;
   }
 
   push(entry: T): void {
-    this.heap.push(entry);
+    const { run } = this;
+    if (run.length === this.head || !before(entry, run[run.length - 1] as T)) run.push(entry);
+    else this.heap.push(entry);
   }
 
   /** The earliest entry, left in place. */
   peek(): T | undefined {
-    return this.heap.peek();
+    const first = this.run[this.head];
+    const top = this.heap.peek();
+    if (top === undefined) return first;
+    return first === undefined || before(top, first) ? top : first;
   }
 
   /** Removes and returns the earliest entry if it is due at `now`. */
   popDue(now: number): T | undefined {
-    const top = this.heap.peek();
+    const top = this.peek();
     if (top === undefined || top.at > now) return undefined;
-    return this.heap.pop();
+    return this.pop();
   }
 
   /** Removes and returns the earliest entry. */
   pop(): T | undefined {
-    return this.heap.pop();
+    const { run } = this;
+    const first = run[this.head];
+    const top = this.heap.peek();
+    if (first === undefined || (top !== undefined && before(top, first))) return this.heap.pop();
+    this.head++;
+    if (this.head === run.length) {
+      run.length = 0;
+      this.head = 0;
+    } else if (this.head >= COMPACT_AT && this.head * 2 >= run.length) {
+      // Taken entries are let go in blocks: the array keeps no reference to them for long.
+      this.run = run.slice(this.head);
+      this.head = 0;
+    }
+    return first;
   }
 
   /**
-   * Visits the entries due at `now`, earliest first, until `visit` returns false, leaving the heap as
-   * it is: a walk down from the root that keeps the next candidates (the children of what it has
-   * visited) in a small heap of their positions, so k entries cost O(k log k) whatever the size.
+   * Visits the entries due at `now`, earliest first, until `visit` returns false, leaving them all in
+   * place: the run is read in order, and the heap by a walk down from its root that keeps the next
+   * candidates (the children of what it has visited) in a small heap of their positions, so k entries
+   * cost O(k log k) whatever the size.
    */
   visitDue(now: number, visit: (entry: T) => boolean): void {
+    const { run } = this;
     const entries = this.heap.items;
-    const root = entries[0];
-    if (root === undefined || root.at > now) return;
     const frontier = new BinaryHeap<number>((a, b) => before(entries[a] as T, entries[b] as T));
-    frontier.push(0);
-    for (let position = frontier.pop(); position !== undefined; position = frontier.pop()) {
-      if (!visit(entries[position] as T)) return;
-      for (let child = 2 * position + 1; child <= 2 * position + 2; child++) {
-        if (child < entries.length && (entries[child] as T).at <= now) frontier.push(child);
+    if (entries.length > 0 && (entries[0] as T).at <= now) frontier.push(0);
+    let next = this.head;
+    for (;;) {
+      const first = next < run.length && (run[next] as T).at <= now ? (run[next] as T) : undefined;
+      const position = frontier.peek();
+      let entry: T;
+      if (position !== undefined && (first === undefined || before(entries[position] as T, first))) {
+        frontier.pop();
+        entry = entries[position] as T;
+        for (let child = 2 * position + 1; child <= 2 * position + 2; child++) {
+          if (child < entries.length && (entries[child] as T).at <= now) frontier.push(child);
+        }
+      } else if (first !== undefined) {
+        next++;
+        entry = first;
+      } else {
+        return;
       }
+      if (!visit(entry)) return;
     }
+  }
+}
+
+/** Taken entries at the front of a run that make it copy what is left, once they are half of it. */
+const COMPACT_AT = 1024;
+
+/**
+ * Ids by the time they fall due, for records that each keep their own time (a record's expiry, a
+ * tombstone's end): the store's largest time index, one entry per kept record for as long as it is
+ * kept (30 days for a processed inbox event or a delivery). So an entry is no object: the times and
+ * the ids are two arrays, the times unboxed (a number array of doubles), 16 bytes an entry where an
+ * object with its time boxed cost 80, and four objects fewer to mark per kept record. Entries pushed
+ * out of order (a shorter window after a longer one) wait in a TimeHeap. Whoever pops an id checks
+ * that its owner still falls due then; `filter` lets go of the entries that no longer describe one.
+ */
+export class TimeQueue {
+  private times: number[] = [];
+  private ids: string[] = [];
+  private head = 0;
+  private late = new TimeHeap<{ readonly at: number; readonly id: string }>();
+
+  get size(): number {
+    return this.ids.length - this.head + this.late.size;
+  }
+
+  push(at: number, id: string): void {
+    const { times, ids } = this;
+    if (ids.length === this.head || at >= (times[times.length - 1] as number)) {
+      times.push(at);
+      ids.push(id);
+    } else {
+      this.late.push({ at, id });
+    }
+  }
+
+  /** The earliest time, or undefined when empty. */
+  next(): number | undefined {
+    const first = this.head < this.ids.length ? this.times[this.head] : undefined;
+    const late = this.late.peek()?.at;
+    if (late === undefined) return first;
+    return first === undefined || late < first ? late : first;
+  }
+
+  /** Removes the earliest entry if it is due at `now`, and returns its id. */
+  popDue(now: number): string | undefined {
+    const { times, ids } = this;
+    const late = this.late.peek();
+    const head = this.head;
+    if (head < ids.length && (late === undefined || (times[head] as number) <= late.at)) {
+      if ((times[head] as number) > now) return undefined;
+      const id = ids[head] as string;
+      this.head = head + 1;
+      if (this.head === ids.length) this.reset([], []);
+      else if (this.head >= COMPACT_AT && this.head * 2 >= ids.length) {
+        this.reset(times.slice(this.head), ids.slice(this.head));
+      }
+      return id;
+    }
+    return late === undefined || late.at > now ? undefined : this.late.pop()?.id;
+  }
+
+  /**
+   * Keeps the entries `keep` answers true for, in their order, each id once: the way to let go of the
+   * entries whose owner was deleted or took another time. `keep` tells an owner's current time, so the
+   * entries of an id it keeps are all the same entry (written again after a detour to another time).
+   */
+  filter(keep: (at: number, id: string) => boolean): void {
+    const times: number[] = [];
+    const ids: string[] = [];
+    const seen = new Set<string>();
+    const late = this.late;
+    this.late = new TimeHeap();
+    for (let index = this.head; index < this.ids.length; index++) {
+      const at = this.times[index] as number;
+      const id = this.ids[index] as string;
+      if (seen.has(id) || !keep(at, id)) continue;
+      seen.add(id);
+      times.push(at);
+      ids.push(id);
+    }
+    for (let entry = late.pop(); entry !== undefined; entry = late.pop()) {
+      if (seen.has(entry.id) || !keep(entry.at, entry.id)) continue;
+      seen.add(entry.id);
+      this.late.push(entry);
+    }
+    this.reset(times, ids);
+  }
+
+  private reset(times: number[], ids: string[]): void {
+    this.times = times;
+    this.ids = ids;
+    this.head = 0;
   }
 }
 

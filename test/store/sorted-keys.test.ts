@@ -39,6 +39,39 @@ describe('SortedKeys', () => {
     assert.equal(keys.size, expected.length);
   });
 
+  it('should keep order when time-ordered ids are added at the end and taken from the front, mixed with others', () => {
+    const random = mulberry32(11);
+    const keys = new SortedKeys();
+    const model = new Set<string>();
+    let next = 0;
+    let first = 0;
+    for (let step = 0; step < 20_000; step++) {
+      const roll = random();
+      if (roll < 0.5) {
+        const id = `t${String(next++).padStart(6, '0')}`;
+        assert.equal(keys.insert(id), true);
+        model.add(id);
+      } else if (roll < 0.85 && first < next) {
+        const id = `t${String(first++).padStart(6, '0')}`;
+        assert.equal(keys.remove(id), model.has(id));
+        model.delete(id);
+      } else {
+        // An id before or among the others, added or taken anywhere.
+        const id = `${random() < 0.5 ? 'a' : 't'}${String(Math.floor(random() * next)).padStart(6, '0')}x`;
+        if (random() < 0.5) {
+          assert.equal(keys.insert(id), !model.has(id));
+          model.add(id);
+        } else {
+          assert.equal(keys.remove(id), model.has(id));
+          model.delete(id);
+        }
+      }
+    }
+    const expected = [...model].sort();
+    assert.deepEqual([...keys.after()], expected);
+    assert.equal(keys.size, expected.length);
+  });
+
   it('should list the ids strictly after a key, whether or not the key is present', () => {
     const keys = new SortedKeys();
     for (let n = 0; n < 3000; n += 2) keys.insert(String(n).padStart(5, '0'));
