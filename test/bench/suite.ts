@@ -237,14 +237,14 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
       const ceilingRun = await run(ceiling, elsewhere(ceiling, warmup), elsewhere(ceiling, requests));
       const storeBefore = reading ? undefined : await storeTotals(resapi.url);
       const resapiRun = await run(resapi, warmup, requests);
+      const ended = performance.now();
       // The groups are counted to the load's end: the outcomes written after it (the inbox's drain) go
       // one to a few per group and would say nothing about how the load's own writes were grouped.
       const loadEnd = reading ? undefined : await storeTotals(resapi.url);
       let written: Pick<Round, 'disk' | 'health' | 'deliveredS'> = {};
       if (idealBefore !== undefined && storeBefore !== undefined && loadEnd !== undefined) {
-        const ended = performance.now();
         const health = await probeHealth(resapi);
-        const settled = await quiet(resapi.url, ended);
+        const settled = await quiet(resapi.url, ended, loadEnd);
         const idealAfter = await idealTotals(ceiling);
         written = {
           health,
@@ -335,11 +335,12 @@ function diskFigures(loads: readonly LoadResult[], before: StoreTotals, loadEnd:
 
 /**
  * Waits until the work the last load left behind is written: no received event still waiting for its
- * handler, no delivery left to make, and the journal no longer growing. When the first scrape found
- * deliveries left to make, says how long after `started` (by default the call) one found none.
+ * handler, no delivery left to make, and the journal no longer growing. When the first scrape (`first`,
+ * one taken at the load's end, or one now) found deliveries left to make, says how long after `started`
+ * (by default the call) one found none.
  */
-async function quiet(url: URL, started = performance.now()): Promise<{ totals: StoreTotals; deliveredMs?: number }> {
-  let previous = await storeTotals(url);
+async function quiet(url: URL, started = performance.now(), first?: StoreTotals): Promise<{ totals: StoreTotals; deliveredMs?: number }> {
+  let previous = first ?? (await storeTotals(url));
   const waiting = previous.undelivered > 0;
   let deliveredMs: number | undefined;
   for (;;) {
