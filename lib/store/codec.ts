@@ -185,26 +185,6 @@ export interface JournalRecord {
 export type Decoded<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
 
 /**
- * A journal record as JSON, in the compact form: an array, so no field name is written per record
- * (CONVENTIONS.md#durability):
- *
- *   [seq, seq - group, at, mutation, ...]
- *
- * A put, the mutation nearly every write is, is an array too: [collection, id, doc] with expiresAt, or
- * null and dueAt, after it when it has them; its id is null when the document carries it as "id" (every
- * item does), so the id is stored once. Its document is the mutation's `json` bytes when the writer made
- * them (the item's representation: JSON.stringify(doc), so a write serializes its document once), else
- * JSON.stringify(doc). Any other mutation is its object. Expectations are left out: they were checked
- * before the record was written, and replay applies only what was accepted.
- * Records of the first form, {"seq", "group", "at", "batch": {"mutations": [...]}}, are still read.
- */
-export function encodeRecordFrame(crc: Crc32c, record: JournalRecord): Buffer {
-  const frames = new FrameBuffer(FRAME_HEADER_BYTES);
-  frames.appendRecord(crc, record);
-  return frames.contents();
-}
-
-/**
  * Record frames written one after another into one growing buffer: a journal group's write. Each
  * payload is written in place, so a group costs no buffer per frame, no pass to measure a text
  * before it is written, and no copy to join its frames.
@@ -238,7 +218,21 @@ export class FrameBuffer {
     this.size = 0;
   }
 
-  /** Appends the record's frame (encodeRecordFrame); throws when it cannot be encoded, adding nothing. */
+  /**
+   * Appends the record's frame; throws when it cannot be encoded, adding nothing. The payload is the
+   * journal record as JSON, in the compact form: an array, so no field name is written per record
+   * (CONVENTIONS.md#durability):
+   *
+   *   [seq, seq - group, at, mutation, ...]
+   *
+   * A put, the mutation nearly every write is, is an array too: [collection, id, doc] with expiresAt, or
+   * null and dueAt, after it when it has them; its id is null when the document carries it as "id" (every
+   * item does), so the id is stored once. Its document is the mutation's `json` bytes when the writer made
+   * them (the item's representation: JSON.stringify(doc), so a write serializes its document once), else
+   * JSON.stringify(doc). Any other mutation is its object. Expectations are left out: they were checked
+   * before the record was written, and replay applies only what was accepted.
+   * Records of the first form, {"seq", "group", "at", "batch": {"mutations": [...]}}, are still read.
+   */
   appendRecord(crc: Crc32c, record: JournalRecord): void {
     const start = this.size;
     this.cursor = start + FRAME_HEADER_BYTES;

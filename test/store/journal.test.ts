@@ -6,12 +6,13 @@ import assert from 'node:assert/strict';
 import { constants } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Crc32c, decodeRecord, encodeRecordFrame, FRAME_HEADER_BYTES, FrameBuffer } from '../../lib/store/codec.js';
+import { Crc32c, decodeRecord, FRAME_HEADER_BYTES, FrameBuffer } from '../../lib/store/codec.js';
 import { openFileStore } from '../../lib/store/file.js';
 import type { Mutation } from '../../lib/store/types.js';
 import type { FileHandleIO, FileIO } from '../../lib/store/fs-io.js';
 import { nodeFileIO } from '../../lib/store/fs-io.js';
 import { withTempDir } from '../support/temp-dir.js';
+import { recordFrame } from '../support/frames.js';
 
 /** The real file I/O, counting fdatasync calls on journal files. */
 function countingIO(): { io: FileIO; syncs: () => number } {
@@ -267,7 +268,7 @@ describe('journal frames', () => {
     const carried: Mutation = { ...plain, json: Buffer.from(JSON.stringify(doc), 'utf8') };
     const other: Mutation = { kind: 'delete', collection: 'c', id: 'b', expect: { version: 3 } };
     const frame = (put: Mutation): Buffer =>
-      encodeRecordFrame(crc, { seq: 9, group: 8, at: 1000, batch: { mutations: [put, other, put] } });
+      recordFrame(crc, { seq: 9, group: 8, at: 1000, batch: { mutations: [put, other, put] } });
     assert.deepEqual(frame(carried), frame(plain));
     const decoded = decodeRecord(frame(carried).subarray(FRAME_HEADER_BYTES));
     assert.ok(decoded.ok);
@@ -284,8 +285,8 @@ describe('journal frames', () => {
     ] as const;
     const frames = new FrameBuffer(64);
     for (const record of records) frames.appendRecord(crc, record);
-    assert.deepEqual(frames.contents(), Buffer.concat(records.map((record) => encodeRecordFrame(crc, record))));
-    const second = encodeRecordFrame(crc, records[1]).subarray(FRAME_HEADER_BYTES);
+    assert.deepEqual(frames.contents(), Buffer.concat(records.map((record) => recordFrame(crc, record))));
+    const second = recordFrame(crc, records[1]).subarray(FRAME_HEADER_BYTES);
     assert.deepEqual(decodeRecord(second), { ok: true, value: records[1] });
   });
 
@@ -302,6 +303,6 @@ describe('journal frames', () => {
     assert.throws(() => frames.appendRecord(crc, bad), /BigInt/);
     assert.deepEqual(frames.contents(), before);
     frames.appendRecord(crc, { ...good, seq: 2 });
-    assert.deepEqual(frames.contents(), Buffer.concat([before, encodeRecordFrame(crc, { ...good, seq: 2 })]));
+    assert.deepEqual(frames.contents(), Buffer.concat([before, recordFrame(crc, { ...good, seq: 2 })]));
   });
 });

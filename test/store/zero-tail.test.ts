@@ -9,11 +9,12 @@ import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileStore, FileStoreOptions, OpenResult } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
-import { Crc32c, encodeRecordFrame, FRAME_HEADER_BYTES } from '../../lib/store/codec.js';
+import { Crc32c, FRAME_HEADER_BYTES } from '../../lib/store/codec.js';
 import type { FileIO } from '../../lib/store/fs-io.js';
 import { journalName } from '../../lib/store/journal.js';
 import { nodeFileIO } from '../../lib/store/fs-io.js';
 import { withTempDir } from '../support/temp-dir.js';
+import { recordFrame } from '../support/frames.js';
 
 const JOURNAL = journalName(1);
 
@@ -149,7 +150,7 @@ describe('journal zeros prepared ahead', () => {
     withTempDir('zeros', async (dir) => {
       const crc = new Crc32c();
       const frame = (seq: number): Buffer =>
-        encodeRecordFrame(crc, { seq, group: seq, at: 1_700_000_000_000, batch: { mutations: [{ kind: 'put', collection: 'items', id: `k${seq}`, doc: { seq } }] } });
+        recordFrame(crc, { seq, group: seq, at: 1_700_000_000_000, batch: { mutations: [{ kind: 'put', collection: 'items', id: `k${seq}`, doc: { seq } }] } });
       await writeFile(join(dir, journalName(1)), Buffer.concat([frame(1), frame(2), Buffer.alloc(20_000)]));
       await writeFile(join(dir, journalName(3)), frame(3));
       const logged: Logged[] = [];
