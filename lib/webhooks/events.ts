@@ -150,15 +150,15 @@ function activeSubscriptions(store: Store, changes: readonly Mutation[]): Subscr
  * one (written before events were stored by their members; one without `sequenceAt`, before events
  * had a sequence).
  */
-export function eventBody(record: StoredRecord, delivery?: JsonObject): string | undefined {
+export function eventBody(record: StoredRecord, delivery: JsonObject): string | undefined {
   const { doc } = record;
   const { body, sequenceAt, data } = doc;
   if (typeof body === 'string') {
     if (typeof sequenceAt !== 'number') return body;
     return `${body.slice(0, sequenceAt)}"sequence":${record.version},${body.slice(sequenceAt)}`;
   }
-  const event = doc['event'] ?? delivery?.['event'];
-  const occurredAt = doc['occurredAt'] ?? delivery?.['createdAt'];
+  const event = doc['event'] ?? delivery['event'];
+  const occurredAt = doc['occurredAt'] ?? delivery['createdAt'];
   if (typeof event !== 'string' || typeof occurredAt !== 'string' || !isJsonObject(data)) return undefined;
   const { collection, id, etag, resource } = data;
   const sequenced = { collection, id, etag, sequence: record.version, resource };

@@ -15,6 +15,9 @@ import { makeRecord } from '../../lib/store/state.js';
 
 const RESOURCE = { id: 'p-1', name: 'Cup "blue"', price: 11.5, tags: ['a', 'ü'], '7': 'seven', nested: { x: [1, null, true] } };
 
+/** The delivery being sent: what a record that leaves the kind and the time out takes them from. */
+const DELIVERY = { id: 'd-1', eventId: 'evt-1', event: 'things.replaced', createdAt: '2026-04-14T09:12:40.120Z' };
+
 function record(doc: StoredRecord['doc'], version = 42): StoredRecord {
   return makeRecord(OUTBOX_EVENT_SPACE, 'evt-1', version, 0, doc, undefined, undefined);
 }
@@ -23,7 +26,7 @@ describe('eventBody', () => {
   it('should send the members in the order of the event body, with the record version as data.sequence', () => {
     const doc = { event: 'things.replaced', occurredAt: '2026-04-14T09:12:40.120Z', deliveries: ['d-1'],
       data: { collection: 'things', id: 'p-1', etag: '"abc"', resource: RESOURCE } };
-    const text = eventBody(record(doc));
+    const text = eventBody(record(doc), DELIVERY);
     const expected = JSON.stringify({ id: 'evt-1', event: 'things.replaced', type: 'things.replaced',
       occurredAt: '2026-04-14T09:12:40.120Z',
       data: { collection: 'things', id: 'p-1', etag: '"abc"', sequence: 42, resource: RESOURCE } });
@@ -34,31 +37,30 @@ describe('eventBody', () => {
     const doc = { event: 'things.created', occurredAt: '2026-04-14T09:12:40.120Z', deliveries: ['d-1'],
       data: { collection: 'things', id: 'p-1', etag: '"abc"', resource: RESOURCE } };
     const again = JSON.parse(JSON.stringify(doc)) as StoredRecord['doc'];
-    assert.equal(eventBody(record(again)), eventBody(record(doc)));
+    assert.equal(eventBody(record(again), DELIVERY), eventBody(record(doc), DELIVERY));
   });
 
   it('should send a body stored as text with its sequence put in where sequenceAt says', () => {
     const head = '{"id":"evt-1","event":"things.replaced","data":{"collection":"things",';
     const body = `${head}"resource":{"id":"p-1"}}}`;
-    const text = eventBody(record({ body, deliveries: ['d-1'], sequenceAt: head.length }, 7));
+    const text = eventBody(record({ body, deliveries: ['d-1'], sequenceAt: head.length }, 7), DELIVERY);
     assert.equal(text, `${head}"sequence":7,"resource":{"id":"p-1"}}}`);
   });
 
   it('should send a body stored as text without sequenceAt as it is', () => {
     const body = '{"id":"evt-1","event":"subscription.disabled","data":{"subscription":"s1"}}';
-    assert.equal(eventBody(record({ body, deliveries: ['d-1'] })), body);
+    assert.equal(eventBody(record({ body, deliveries: ['d-1'] }), DELIVERY), body);
   });
 
   it('should send the same text from a record that leaves the kind and the time to its delivery', () => {
     const data = { collection: 'things', id: 'p-1', etag: '"abc"', resource: RESOURCE };
     const before = { event: 'things.replaced', occurredAt: '2026-04-14T09:12:40.120Z', deliveries: ['d-1'], data };
-    const delivery = { id: 'd-1', eventId: 'evt-1', event: 'things.replaced', createdAt: '2026-04-14T09:12:40.120Z' };
-    assert.equal(eventBody(record({ data }), delivery), eventBody(record(before)));
-    assert.equal(eventBody(record({ data })), undefined, 'nothing to send without the delivery');
+    assert.equal(eventBody(record({ data }), DELIVERY), eventBody(record(before), { id: 'd-1' }));
+    assert.equal(eventBody(record({ data }), { id: 'd-1' }), undefined, 'nothing to send without the kind and the time');
   });
 
   it('should have nothing to send for a record of neither form', () => {
-    assert.equal(eventBody(record({ deliveries: ['d-1'] })), undefined);
+    assert.equal(eventBody(record({ deliveries: ['d-1'] }), DELIVERY), undefined);
   });
 });
 
