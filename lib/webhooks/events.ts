@@ -100,7 +100,7 @@ export function eventMutations(
     const targets = subscriptions.filter((subscription) => wants(subscription, collection, described.change));
     if (targets.length === 0) continue;
     const eventId = newId(now, bytes);
-    const event = `${collection}.${described.change}`;
+    const event = kindOf(collection, described.change);
     const { etag } = described.representation;
     const data = { collection, id: change.id, etag, resource: described.resource };
     const deliveries = targets.map(() => newId(now, bytes));
@@ -128,18 +128,44 @@ export function eventMutations(
  * The active subscriptions, when a change of an item is among `changes` and any subscription is active;
  * undefined otherwise. A write that nobody subscribes to (most of them) allocates nothing here.
  */
-function activeSubscriptions(store: Store, changes: readonly Mutation[]): Subscription[] | undefined {
+function activeSubscriptions(store: Store, changes: readonly Mutation[]): readonly Subscription[] | undefined {
   let items = false;
   for (let index = 0; index < changes.length && !items; index++) {
     items = isCollectionName((changes[index] as Mutation).collection);
   }
   if (!items) return undefined;
-  const active: Subscription[] = [];
-  for (const record of store.scan(SUBSCRIPTION_SPACE)) {
-    const subscription = subscriptionOf(record.doc);
-    if (subscription !== undefined && subscription.active) active.push(subscription);
+  // Read again only once a commit has touched the subscriptions since: every write of an item asks.
+  const version = store.collectionVersion(SUBSCRIPTION_SPACE);
+  let known = activeByStore.get(store);
+  if (known === undefined || known.version !== version) {
+    const active: Subscription[] = [];
+    for (const record of store.scan(SUBSCRIPTION_SPACE)) {
+      const subscription = subscriptionOf(record.doc);
+      if (subscription !== undefined && subscription.active) active.push(subscription);
+    }
+    known = { version, active };
+    activeByStore.set(store, known);
   }
-  return active.length === 0 ? undefined : active;
+  return known.active.length === 0 ? undefined : known.active;
+}
+
+/** Per store, its active subscriptions as of the version of its subscriptions (Store.collectionVersion). */
+const activeByStore = new WeakMap<Store, { readonly version: number; readonly active: readonly Subscription[] }>();
+
+/** Kinds written this run, by collection: every delivery of `items.replaced` holds the same text, not a copy. */
+const KINDS = new Map<string, Partial<Record<Change, string>>>();
+/** Collections whose kinds are kept, at most (then they are made afresh). */
+const KIND_COLLECTIONS = 1024;
+
+/** The event kind `<collection>.<change>`. */
+function kindOf(collection: string, change: Change): string {
+  let kinds = KINDS.get(collection);
+  if (kinds === undefined) {
+    if (KINDS.size >= KIND_COLLECTIONS) KINDS.clear();
+    kinds = {};
+    KINDS.set(collection, kinds);
+  }
+  return (kinds[change] ??= `${collection}.${change}`);
 }
 
 /**
