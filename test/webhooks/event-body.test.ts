@@ -106,5 +106,24 @@ describe('eventMutations', () => {
       assert.ok((await store.commit({ mutations: [change, ...rows] })).ok);
     }
   });
-});
 
+  it('should follow every change of the subscriptions: created, disabled, active again, deleted', async () => {
+    const clock = systemClock;
+    const store = new MemoryStore({ clock });
+    const context = { store, clock, random: systemRandom, representations: new RepresentationCache() };
+    const change: Mutation = { kind: 'put', collection: 'things', id: 'p-1', doc: RESOURCE };
+    const deliveries = (): number => eventMutations(context, [change], [undefined]).filter((row) => row.collection === OUTBOX_SPACE).length;
+    const subscription = (status: string): Mutation =>
+      ({ kind: 'put', collection: SUBSCRIPTION_SPACE, id: 's1', doc: { id: 's1', url: 'http://127.0.0.1:9/hook', events: ['things.*'], status } });
+    assert.equal(deliveries(), 0, 'no subscription');
+    for (const [mutation, expected] of [
+      [subscription('active'), 1],
+      [subscription('disabled'), 0],
+      [subscription('active'), 1],
+      [{ kind: 'delete', collection: SUBSCRIPTION_SPACE, id: 's1' }, 0],
+    ] as const) {
+      assert.ok((await store.commit({ mutations: [mutation] })).ok);
+      assert.equal(deliveries(), expected, `after ${mutation.kind} ${mutation.kind === 'put' ? String(mutation.doc['status']) : ''}`);
+    }
+  });
+});
