@@ -48,6 +48,7 @@ import type { Mutation, Store, StoredRecord } from '../store/types.js';
 import { represent, type Representation } from '../protocol/representation.js';
 import { SUBSCRIPTION_SPACE, subscriptionOf, wants, type Change, type Subscription } from './subscriptions.js';
 import { SUBSCRIPTION_DISABLED, wantsDisabledNotice } from './subscriptions.js';
+import { TimeTexts } from './time-texts.js';
 
 export const OUTBOX_SPACE = '$outbox';
 /** One record per event, under its id: what its body is made of (eventBody), and its deliveries' ids. */
@@ -58,6 +59,8 @@ export const OUTBOX_EVENT_SPACE = '$outbox-events';
  */
 export const OUTBOX_BODY_SPACE = '$outbox-bodies';
 export const OUTBOX_SPACES: JobSpaces = { space: OUTBOX_SPACE, bodySpace: OUTBOX_BODY_SPACE };
+/** The deliveries' `createdAt`: one text per millisecond, shared by the deliveries made within it. */
+const CREATED_TIMES = new TimeTexts();
 /** Deliveries, their bodies included, are kept this long after their event, whatever became of them. */
 const OUTBOX_RETENTION_MS = 30 * 86_400_000;
 
@@ -87,7 +90,7 @@ export function eventMutations(
   if (subscriptions === undefined) return [];
   const { store, clock, random, representations } = context;
   const now = clock.now();
-  const occurredAt = new Date(now).toISOString();
+  const occurredAt = CREATED_TIMES.at(now);
   const expiresAt = now + OUTBOX_RETENTION_MS;
   const bytes = (size: number): Buffer => random.bytes(size);
   const mutations: Mutation[] = [];

@@ -49,6 +49,7 @@ import type { RecordSource } from '../query/execute.js';
 import type { Mutation, ScanOptions, Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 import { DEFAULT_SOURCE } from './sources.js';
+import { TimeTexts } from './time-texts.js';
 
 export const INBOX_SPACE = '$inbox';
 const INBOX_BODY_SPACE = '$inbox-bodies';
@@ -464,33 +465,6 @@ interface RunningCall {
 /** Does `value` have a `then` method (a promise, or any thenable an async handler may return)? */
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
-
-/**
- * A time as its RFC 3339 text (`Date#toISOString`), the same string for the same millisecond: under
- * load many events are accepted (and run) within one, and a text of its own per item would be kept
- * for the whole dedup window. Only a new second is formatted by Date (about 0.8 µs, measured under
- * load); a new millisecond within it is the second's text with its three digits and "Z" appended.
- */
-class TimeTexts {
-  private time = Number.NaN;
-  private text = '';
-  private second = Number.NaN;
-  /** The text of `second` up to its milliseconds: `2026-11-27T08:38:16.` */
-  private secondText = '';
-
-  at(time: number): string {
-    if (time === this.time) return this.text;
-    const second = Math.floor(time / 1000);
-    if (second !== this.second) {
-      this.secondText = new Date(second * 1000).toISOString().slice(0, -4);
-      this.second = second;
-    }
-    const ms = time - second * 1000;
-    this.text = `${this.secondText}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z`;
-    this.time = time;
-    return this.text;
-  }
 }
 
 /** The provider's header fields kept with the event's body (none for an event stored before they were). */

@@ -62,6 +62,7 @@ import { sendPing, type PingResult } from './ping.js';
 import { WebhookPoster, type FailureClass, type PostRequest } from './post.js';
 import { signingSecrets } from './secrets.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, subscriptionOf } from './subscriptions.js';
+import { TimeTexts } from './time-texts.js';
 
 /** The side log `outbox-dead-letter.jsonl` (CONVENTIONS.md#delivery-retries). */
 const OUTBOX_DEAD_LETTER = 'outbox-dead-letter';
@@ -71,6 +72,8 @@ export const OUTBOX_FIELDS: ReadonlySet<string> = new Set([
   'lastStatus', 'lastError', 'source',
 ]);
 
+/** The deliveries' `deliveredAt`: one text per millisecond, shared by the deliveries answered within it. */
+const DELIVERED_TIMES = new TimeTexts();
 /** Statuses retried besides 5xx and network failures (CONVENTIONS.md#delivery-retries). */
 const RETRIED_STATUSES = new Set([408, 429]);
 const GONE = 410;
@@ -288,7 +291,7 @@ class OutboxPolicy implements JobPolicy {
   private classify(status: number, retryAfter: string | undefined, subscription: StoredRecord | undefined): RunOutcome {
     const now = this.options.clock.now();
     if (status >= 200 && status < 300) {
-      const set = { lastStatus: status, deliveredAt: new Date(now).toISOString() };
+      const set = { lastStatus: status, deliveredAt: DELIVERED_TIMES.at(now) };
       const also = subscription === undefined ? [] : this.autoDisable.delivered(subscription);
       return also.length === 0 ? { kind: 'done', set } : { kind: 'done', set, also, recordFirst: true };
     }
