@@ -28,7 +28,7 @@ import { receiverAnswers } from './resources/receiver.js';
 import { KeysInFlight } from './resources/idempotency.js';
 import { changeProblem, Writer } from './writes/writer.js';
 import { Inbox, type WebhookHandler, type WebhookHandlers } from './webhooks/inbox.js';
-import { eventMutations } from './webhooks/events.js';
+import { OutboxEvents } from './webhooks/events.js';
 import { Outbox } from './webhooks/outbox.js';
 import { RefusalLog } from './webhooks/refusal-log.js';
 import {
@@ -156,14 +156,14 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
     const store = await openStore(options, clock, random, log, metrics);
     lifecycle.add(storeComponent(store));
     const representations = new RepresentationCache();
+    const outboxEvents = new OutboxEvents({ store, clock, random, representations });
     const writer = new Writer({
       store,
       clock,
       representations,
       collectionConfig: collectionConfigOf,
       propertyNames: config.limits.maxPropertyNames,
-      events: (changes, represented) =>
-        eventMutations({ store, clock, random, representations }, changes, represented),
+      events: (changes, represented) => outboxEvents.mutations(changes, represented),
     });
     if (options.seed !== undefined) {
       const skipped = seedSkipReason(store);

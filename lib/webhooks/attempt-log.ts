@@ -5,23 +5,20 @@
 // the fields every outcome writes, so an attempt and its entry are one write, and a crash in between
 // loses both (the attempt runs again) or neither.
 import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
-import { TimeTexts } from './time-texts.js';
 
 /** The field of a delivery that holds its log. */
 export const ATTEMPT_LOG = 'attemptLog';
 /** Attempts a delivery keeps: as many as the default schedule makes (CONVENTIONS.md#delivery-retries). */
 export const ATTEMPT_LOG_SIZE = 15;
-/** The entries' `at`: one text per millisecond, shared by the attempts that started within it. */
-const ATTEMPT_TIMES = new TimeTexts();
 /** The characters an entry's error keeps at most, so an entry is small whatever failed. */
 const ERROR_CHARACTERS = 300;
 
 /** What an attempt came to, as its log entry tells it. */
 export type AttemptResult = { readonly status: number } | { readonly error: string };
 
-/** The entry of an attempt that started at `at` (ms since the epoch) and took `durationMs`. */
-export function attemptEntry(at: number, durationMs: number, result: AttemptResult): JsonObject {
-  const entry: JsonObject = { at: ATTEMPT_TIMES.at(at) };
+/** The entry of an attempt that started at `at` (its RFC 3339 text) and took `durationMs`. */
+export function attemptEntry(at: string, durationMs: number, result: AttemptResult): JsonObject {
+  const entry: JsonObject = { at };
   if ('status' in result) entry['status'] = result.status;
   else entry['error'] = clipped(result.error);
   entry['durationMs'] = Math.max(0, Math.round(durationMs));

@@ -59,8 +59,6 @@ export const OUTBOX_EVENT_SPACE = '$outbox-events';
  */
 export const OUTBOX_BODY_SPACE = '$outbox-bodies';
 export const OUTBOX_SPACES: JobSpaces = { space: OUTBOX_SPACE, bodySpace: OUTBOX_BODY_SPACE };
-/** The deliveries' `createdAt`: one text per millisecond, shared by the deliveries made within it. */
-const CREATED_TIMES = new TimeTexts();
 /** Deliveries, their bodies included, are kept this long after their event, whatever became of them. */
 const OUTBOX_RETENTION_MS = 30 * 86_400_000;
 
@@ -76,99 +74,104 @@ export interface EventContext {
   readonly representations: ItemRepresentations;
 }
 
-/**
- * The outbox rows for a batch of changes about to be committed. `represented` holds, per change, the
- * representation of the item a put stores (the write path has just computed it): its ETag is the
- * event's `etag`.
- */
-export function eventMutations(
-  context: EventContext,
-  changes: readonly Mutation[],
-  represented: readonly (Representation | undefined)[],
-): Mutation[] {
-  const subscriptions = activeSubscriptions(context.store, changes);
-  if (subscriptions === undefined) return [];
-  const { store, clock, random, representations } = context;
-  const now = clock.now();
-  const occurredAt = CREATED_TIMES.at(now);
-  const expiresAt = now + OUTBOX_RETENTION_MS;
-  const bytes = (size: number): Buffer => random.bytes(size);
-  const mutations: Mutation[] = [];
-  for (let index = 0; index < changes.length; index++) {
-    const change = changes[index] as Mutation;
-    const { collection } = change;
-    if (!isCollectionName(collection)) continue;
-    const described = describe(store, representations, change, represented[index]);
-    if (described === undefined) continue;
-    const targets = subscriptions.filter((subscription) => wants(subscription, collection, described.change));
-    if (targets.length === 0) continue;
-    const eventId = newId(now, bytes);
-    const event = kindOf(collection, described.change);
-    const { etag } = described.representation;
-    const data = { collection, id: change.id, etag, resource: described.resource };
-    const deliveries = targets.map(() => newId(now, bytes));
-    const eventDoc: JsonObject = deliveries.length === 1 ? { data } : { data, deliveries };
-    const json = eventJson(data, deliveries, described.representation.bytes);
-    mutations.push({ kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: eventDoc, json, expiresAt });
-    for (let at = 0; at < targets.length; at++) {
-      const deliveryId = deliveries[at] as string;
-      const item: JsonObject = {
-        id: deliveryId,
-        eventId,
-        subscription: (targets[at] as Subscription).id,
-        event,
-        status: 'pending',
-        attempts: 0,
-        createdAt: occurredAt,
-      };
-      mutations.push(jobItem(OUTBOX_SPACES, deliveryId, item, now, expiresAt));
-    }
-  }
-  return mutations;
-}
-
-/**
- * The active subscriptions, when a change of an item is among `changes` and any subscription is active;
- * undefined otherwise. A write that nobody subscribes to (most of them) allocates nothing here.
- */
-function activeSubscriptions(store: Store, changes: readonly Mutation[]): readonly Subscription[] | undefined {
-  let items = false;
-  for (let index = 0; index < changes.length && !items; index++) {
-    items = isCollectionName((changes[index] as Mutation).collection);
-  }
-  if (!items) return undefined;
-  // Read again only once a commit has touched the subscriptions since: every write of an item asks.
-  const version = store.collectionVersion(SUBSCRIPTION_SPACE);
-  let known = activeByStore.get(store);
-  if (known === undefined || known.version !== version) {
-    const active: Subscription[] = [];
-    for (const record of store.scan(SUBSCRIPTION_SPACE)) {
-      const subscription = subscriptionOf(record.doc);
-      if (subscription !== undefined && subscription.active) active.push(subscription);
-    }
-    known = { version, active };
-    activeByStore.set(store, known);
-  }
-  return known.active.length === 0 ? undefined : known.active;
-}
-
-/** Per store, its active subscriptions as of the version of its subscriptions (Store.collectionVersion). */
-const activeByStore = new WeakMap<Store, { readonly version: number; readonly active: readonly Subscription[] }>();
-
-/** Kinds written this run, by collection: every delivery of `items.replaced` holds the same text, not a copy. */
-const KINDS = new Map<string, Partial<Record<Change, string>>>();
-/** Collections whose kinds are kept, at most (then they are made afresh). */
+/** Collections whose event kinds an OutboxEvents keeps, at most (then they are made afresh). */
 const KIND_COLLECTIONS = 1024;
 
-/** The event kind `<collection>.<change>`. */
-function kindOf(collection: string, change: Change): string {
-  let kinds = KINDS.get(collection);
-  if (kinds === undefined) {
-    if (KINDS.size >= KIND_COLLECTIONS) KINDS.clear();
-    kinds = {};
-    KINDS.set(collection, kinds);
+/**
+ * The events of the writes of one server (lib/server.ts makes one and hands `mutations` to the write
+ * path). What it keeps between writes is only what makes the next one cheaper, each bounded: the active
+ * subscriptions, read again once a commit has touched them (Store.collectionVersion), since every
+ * write of an item asks; each event kind as one text per collection and change, and `createdAt` as one
+ * text per millisecond (TimeTexts), so the deliveries kept for 30 days share them instead of holding
+ * copies.
+ */
+export class OutboxEvents {
+  private active: { readonly version: number; readonly list: readonly Subscription[] } | undefined;
+  private readonly kinds = new Map<string, Partial<Record<Change, string>>>();
+  private readonly createdTimes = new TimeTexts();
+
+  constructor(private readonly context: EventContext) {}
+
+  /**
+   * The outbox rows for a batch of changes about to be committed. `represented` holds, per change, the
+   * representation of the item a put stores (the write path has just computed it): its ETag is the
+   * event's `etag`.
+   */
+  mutations(changes: readonly Mutation[], represented: readonly (Representation | undefined)[]): Mutation[] {
+    const subscriptions = this.activeSubscriptions(changes);
+    if (subscriptions === undefined) return [];
+    const { store, clock, random, representations } = this.context;
+    const now = clock.now();
+    const occurredAt = this.createdTimes.at(now);
+    const expiresAt = now + OUTBOX_RETENTION_MS;
+    const bytes = (size: number): Buffer => random.bytes(size);
+    const mutations: Mutation[] = [];
+    for (let index = 0; index < changes.length; index++) {
+      const change = changes[index] as Mutation;
+      const { collection } = change;
+      if (!isCollectionName(collection)) continue;
+      const described = describe(store, representations, change, represented[index]);
+      if (described === undefined) continue;
+      const targets = subscriptions.filter((subscription) => wants(subscription, collection, described.change));
+      if (targets.length === 0) continue;
+      const eventId = newId(now, bytes);
+      const event = this.kindOf(collection, described.change);
+      const { etag } = described.representation;
+      const data = { collection, id: change.id, etag, resource: described.resource };
+      const deliveries = targets.map(() => newId(now, bytes));
+      const eventDoc: JsonObject = deliveries.length === 1 ? { data } : { data, deliveries };
+      const json = eventJson(data, deliveries, described.representation.bytes);
+      mutations.push({ kind: 'put', collection: OUTBOX_EVENT_SPACE, id: eventId, doc: eventDoc, json, expiresAt });
+      for (let at = 0; at < targets.length; at++) {
+        const deliveryId = deliveries[at] as string;
+        const item: JsonObject = {
+          id: deliveryId,
+          eventId,
+          subscription: (targets[at] as Subscription).id,
+          event,
+          status: 'pending',
+          attempts: 0,
+          createdAt: occurredAt,
+        };
+        mutations.push(jobItem(OUTBOX_SPACES, deliveryId, item, now, expiresAt));
+      }
+    }
+    return mutations;
   }
-  return (kinds[change] ??= `${collection}.${change}`);
+
+  /**
+   * The active subscriptions, when a change of an item is among `changes` and any subscription is active;
+   * undefined otherwise. A write that nobody subscribes to (most of them) allocates nothing here.
+   */
+  private activeSubscriptions(changes: readonly Mutation[]): readonly Subscription[] | undefined {
+    let items = false;
+    for (let index = 0; index < changes.length && !items; index++) {
+      items = isCollectionName((changes[index] as Mutation).collection);
+    }
+    if (!items) return undefined;
+    const { store } = this.context;
+    const version = store.collectionVersion(SUBSCRIPTION_SPACE);
+    if (this.active === undefined || this.active.version !== version) {
+      const list: Subscription[] = [];
+      for (const record of store.scan(SUBSCRIPTION_SPACE)) {
+        const subscription = subscriptionOf(record.doc);
+        if (subscription !== undefined && subscription.active) list.push(subscription);
+      }
+      this.active = { version, list };
+    }
+    return this.active.list.length === 0 ? undefined : this.active.list;
+  }
+
+  /** The event kind `<collection>.<change>`. */
+  private kindOf(collection: string, change: Change): string {
+    let kinds = this.kinds.get(collection);
+    if (kinds === undefined) {
+      if (this.kinds.size >= KIND_COLLECTIONS) this.kinds.clear();
+      kinds = {};
+      this.kinds.set(collection, kinds);
+    }
+    return (kinds[change] ??= `${collection}.${change}`);
+  }
 }
 
 /**

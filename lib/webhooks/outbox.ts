@@ -72,8 +72,6 @@ export const OUTBOX_FIELDS: ReadonlySet<string> = new Set([
   'lastStatus', 'lastError', 'source',
 ]);
 
-/** The deliveries' `deliveredAt`: one text per millisecond, shared by the deliveries answered within it. */
-const DELIVERED_TIMES = new TimeTexts();
 /** Statuses retried besides 5xx and network failures (CONVENTIONS.md#delivery-retries). */
 const RETRIED_STATUSES = new Set([408, 429]);
 const GONE = 410;
@@ -137,6 +135,12 @@ class OutboxPolicy implements JobPolicy {
   /** A delivery sent again from its first attempt keeps its last status and error until it has new ones. */
   readonly forgetOnRestart = [];
   private readonly poster: WebhookPoster;
+  /**
+   * Attempts' `at` and deliveries' `deliveredAt`: one text per millisecond each, shared by the
+   * deliveries kept for 30 days instead of one string each (time-texts.ts).
+   */
+  private readonly attemptTimes = new TimeTexts();
+  private readonly deliveredTimes = new TimeTexts();
   private readonly detail: ErrorDetail;
   private readonly autoDisable: AutoDisable;
   /** Stops the pings in flight when the queue closes. */
@@ -214,7 +218,7 @@ class OutboxPolicy implements JobPolicy {
     // The receiver's status when it answered, else what went wrong (lastError's words, without "gave up").
     const error = outcome.kind === 'done' ? '' : outcome.error ?? '';
     const result = typeof status === 'number' ? { status } : { error };
-    const entry = attemptEntry(at, clock.monotonic() - started, result);
+    const entry = attemptEntry(this.attemptTimes.at(at), clock.monotonic() - started, result);
     outcome.set[ATTEMPT_LOG] = withAttempt(record.doc[ATTEMPT_LOG], entry);
     return outcome;
   }
@@ -291,7 +295,7 @@ class OutboxPolicy implements JobPolicy {
   private classify(status: number, retryAfter: string | undefined, subscription: StoredRecord | undefined): RunOutcome {
     const now = this.options.clock.now();
     if (status >= 200 && status < 300) {
-      const set = { lastStatus: status, deliveredAt: DELIVERED_TIMES.at(now) };
+      const set = { lastStatus: status, deliveredAt: this.deliveredTimes.at(now) };
       const also = subscription === undefined ? [] : this.autoDisable.delivered(subscription);
       return also.length === 0 ? { kind: 'done', set } : { kind: 'done', set, also, recordFirst: true };
     }

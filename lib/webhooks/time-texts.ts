@@ -1,6 +1,6 @@
 // Times as their RFC 3339 texts (`Date#toISOString`) for records kept long: an inbox event's
 // receivedAt and processedAt (inbox.ts), an outbox delivery's createdAt, deliveredAt and its attempts'
-// `at` (events.ts, outbox.ts, attempt-log.ts). Under load many are made within one millisecond, and
+// `at` (events.ts, outbox.ts). Under load many are made within one millisecond, and
 // one text shared by them costs a kept record nothing of its own.
 
 /**

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryStore } from '../../lib/store/memory.js';
 import type { Mutation, StoredRecord } from '../../lib/store/types.js';
-import { eventBody, eventMutations, OUTBOX_EVENT_SPACE, OUTBOX_SPACE } from '../../lib/webhooks/events.js';
+import { eventBody, OUTBOX_EVENT_SPACE, OUTBOX_SPACE, OutboxEvents } from '../../lib/webhooks/events.js';
 import { SUBSCRIPTION_SPACE } from '../../lib/webhooks/subscriptions.js';
 import { RepresentationCache } from '../../lib/resources/representation-cache.js';
 import { systemClock, systemRandom } from '../../lib/clock.js';
@@ -64,15 +64,15 @@ describe('eventBody', () => {
   });
 });
 
-describe('eventMutations', () => {
+describe('OutboxEvents', () => {
   it('should store the event by its members, its resource the document the put stores', async () => {
     const clock = systemClock;
     const store = new MemoryStore({ clock });
     const subscription = { id: 's1', url: 'http://127.0.0.1:9/hook', events: ['things.*'], status: 'active' };
     await store.commit({ mutations: [{ kind: 'put', collection: SUBSCRIPTION_SPACE, id: 's1', doc: subscription }] });
     const change: Mutation = { kind: 'put', collection: 'things', id: 'p-1', doc: RESOURCE };
-    const context = { store, clock, random: systemRandom, representations: new RepresentationCache() };
-    const rows = eventMutations(context, [change], [undefined]);
+    const events = new OutboxEvents({ store, clock, random: systemRandom, representations: new RepresentationCache() });
+    const rows = events.mutations([change], [undefined]);
     const event = rows.find((row) => row.collection === OUTBOX_EVENT_SPACE);
     assert.ok(event !== undefined && event.kind === 'put', 'an event row');
     assert.equal(JSON.stringify(event.doc).includes('\\"id\\"'), false, 'no body stored as escaped text');
@@ -94,12 +94,12 @@ describe('eventMutations', () => {
     const store = new MemoryStore({ clock });
     const subscription = { id: 's1', url: 'http://127.0.0.1:9/hook', events: ['things.*'], status: 'active' };
     await store.commit({ mutations: [{ kind: 'put', collection: SUBSCRIPTION_SPACE, id: 's1', doc: subscription }] });
-    const context = { store, clock, random: systemRandom, representations: new RepresentationCache() };
+    const events = new OutboxEvents({ store, clock, random: systemRandom, representations: new RepresentationCache() });
     const put: Mutation = { kind: 'put', collection: 'things', id: 'p-1', doc: RESOURCE };
     const remove: Mutation = { kind: 'delete', collection: 'things', id: 'p-1', retainUntil: clock.now() + 60_000 };
     const restore: Mutation = { kind: 'restore', collection: 'things', id: 'p-1' };
     for (const change of [put, remove, restore]) {
-      const rows = eventMutations(context, [change], [undefined]);
+      const rows = events.mutations([change], [undefined]);
       const event = rows.find((row) => row.collection === OUTBOX_EVENT_SPACE);
       assert.ok(event !== undefined && event.kind === 'put' && event.json !== undefined, `an event row for a ${change.kind}`);
       assert.equal(Buffer.from(event.json).toString('utf8'), JSON.stringify(event.doc), `the ${change.kind}'s event`);
@@ -110,9 +110,9 @@ describe('eventMutations', () => {
   it('should follow every change of the subscriptions: created, disabled, active again, deleted', async () => {
     const clock = systemClock;
     const store = new MemoryStore({ clock });
-    const context = { store, clock, random: systemRandom, representations: new RepresentationCache() };
+    const events = new OutboxEvents({ store, clock, random: systemRandom, representations: new RepresentationCache() });
     const change: Mutation = { kind: 'put', collection: 'things', id: 'p-1', doc: RESOURCE };
-    const deliveries = (): number => eventMutations(context, [change], [undefined]).filter((row) => row.collection === OUTBOX_SPACE).length;
+    const deliveries = (): number => events.mutations([change], [undefined]).filter((row) => row.collection === OUTBOX_SPACE).length;
     const subscription = (status: string): Mutation =>
       ({ kind: 'put', collection: SUBSCRIPTION_SPACE, id: 's1', doc: { id: 's1', url: 'http://127.0.0.1:9/hook', events: ['things.*'], status } });
     assert.equal(deliveries(), 0, 'no subscription');
