@@ -7,6 +7,9 @@ import { systemRandom } from './clock.js';
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const TIME_CHARS = 10;
 const RANDOM_BYTES = 10;
+/** The characters 80 random bits make in base32. */
+const ID_RANDOM_CHARS = 16;
+const ALPHABET_CODES: readonly number[] = Array.from(ALPHABET, (character) => character.charCodeAt(0));
 
 /** Ten base32 characters hold 50 bits; the time part is 48 bits, good until the year 10889. */
 const MAX_TIME = 2 ** 48 - 1;
@@ -15,18 +18,21 @@ export function newId(now: number, random: (size: number) => Buffer = systemRand
   if (!Number.isFinite(now) || now < 0 || now > MAX_TIME) {
     throw new TypeError(`newId: now must be a time in ms from 0 to 2^48-1, got ${now}`);
   }
-  let time = '';
+  // Character codes, made into one string at the end: a string grown a character at a time is a chain
+  // of 26 pieces, kept as such (about 180 bytes more per id, measured) by every record holding it.
+  const codes = new Array<number>(TIME_CHARS + ID_RANDOM_CHARS);
   let value = Math.floor(now);
-  for (let i = 0; i < TIME_CHARS; i++) {
-    time = ALPHABET[value % 32] + time;
+  for (let i = TIME_CHARS - 1; i >= 0; i--) {
+    codes[i] = ALPHABET_CODES[value % 32] as number;
     value = Math.floor(value / 32);
   }
-  return time + encodeRandom(random(RANDOM_BYTES));
+  encodeRandom(random(RANDOM_BYTES), codes, TIME_CHARS);
+  return String.fromCharCode(...codes);
 }
 
-/** 80 bits → 16 base32 characters, 5 bits at a time. */
-function encodeRandom(bytes: Buffer): string {
-  let out = '';
+/** 80 bits → 16 base32 characters, 5 bits at a time, their codes written into `codes` from `at` on. */
+function encodeRandom(bytes: Buffer, codes: number[], at: number): void {
+  let next = at;
   let buffer = 0;
   let bits = 0;
   for (const byte of bytes) {
@@ -34,9 +40,8 @@ function encodeRandom(bytes: Buffer): string {
     bits += 8;
     while (bits >= 5) {
       bits -= 5;
-      out += ALPHABET[(buffer >> bits) & 31];
+      codes[next++] = ALPHABET_CODES[(buffer >> bits) & 31] as number;
     }
     buffer &= (1 << bits) - 1;
   }
-  return out;
 }
