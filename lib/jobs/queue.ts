@@ -84,7 +84,7 @@ export function newJob(
   ];
 }
 
-/** The mutation that adds a job's item alone, due `now`: for a policy with shared bodies (policy.ts). */
+/** The mutation that adds a job's item alone, due `now`: its body shared, or in the item (policy.ts). */
 export function jobItem(spaces: JobSpaces, id: string, item: JsonObject, now: number, expiresAt: number): Mutation {
   return { kind: 'put', collection: spaces.space, id, doc: item, expect: { absent: true }, expiresAt, dueAt: now };
 }
