@@ -78,14 +78,29 @@ export interface SharedBodies {
   release(record: StoredRecord): Promise<void>;
 }
 
+/**
+ * A job's body kept in its item: one record per job, one write to add it. `text` names the item's
+ * member that holds the body's text, `beside` the members the policy keeps with it (the inbox: the
+ * provider's header fields). No reader of the listing sees them (the policy's view leaves them out,
+ * and a query names only the policy's fields); the write that says the job is done unsets them, while
+ * a retry, a park and a dead job keep them.
+ */
+export interface ItemBodies {
+  readonly text: string;
+  readonly beside: readonly string[];
+}
+
 export interface JobPolicy {
   readonly words: JobWords;
   readonly spaces: JobSpaces;
   /**
-   * Without it, a job's body is its own record in `spaces.bodySpace`, dropped in the write that
-   * says the job is done.
+   * Where a job's body lives, the policy's choice: `sharedBodies`, kept by the policy; else
+   * `itemBodies`, in the job's item; else its own record in `spaces.bodySpace`. An item that holds no
+   * body has it there (a store written before the policy kept bodies in items), and the write that
+   * says the job is done drops that record.
    */
   readonly sharedBodies?: SharedBodies;
+  readonly itemBodies?: ItemBodies;
   /** Names `bodySpace` had before: a store written under them still opens (its bodies move at start). */
   readonly formerBodySpaces?: readonly string[];
   /** The side log of dead jobs (lib/store/types.ts SIDE_LOG_NAME). */

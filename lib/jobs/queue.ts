@@ -1,10 +1,12 @@
 // The one durable job queue: what the webhook inbox (CONVENTIONS.md#inbox) and the sender's outbox
-// (CONVENTIONS.md#outbox) share. A job is two records: its item in `space` (what /$inbox or /$outbox
-// lists: status, attempts, times, last error) and its exact bytes in `bodySpace`, so a status change
-// never rewrites the body and a finished job drops its body while its item stays listed. The item is
+// (CONVENTIONS.md#outbox) share. A job is its item in `space` (what /$inbox or /$outbox lists: status,
+// attempts, times, last error) and its exact bytes, kept where the policy says (policy.ts): in members
+// of the item no reader sees (`itemBodies`: one record, one put per job), in a record of `bodySpace`,
+// or shared by several jobs (`sharedBodies`). A status change is a patch, which journals only what
+// changes, never the body; a finished job drops its body while its item stays listed. The item is
 // due (lib/store/types.ts `dueAt`) while the job waits to run; the runner (runner.ts) takes due jobs,
 // and each run's next state is written in shared batches (outcomes.ts):
-//   done    the item says so (`words.done`), its body is dropped;
+//   done    the item says so (`words.done`), its body is dropped in the same write;
 //   retry   `failed`, due again after the policy's backoff (lib/retry.ts) or a Retry-After clamped to
 //           its cap; once the attempts are spent, dead (CONVENTIONS.md#retry-schedules);
 //   dead    first a line in the dead-letter side log (`dead-letter.jsonl`, `outbox-dead-letter.jsonl`),
@@ -82,7 +84,7 @@ export function newJob(
   ];
 }
 
-/** The mutation that adds a job's item alone, due `now`: for a policy with shared bodies (policy.ts). */
+/** The mutation that adds a job's item alone, due `now`: its body shared, or in the item (policy.ts). */
 export function jobItem(spaces: JobSpaces, id: string, item: JsonObject, now: number, expiresAt: number): Mutation {
   return { kind: 'put', collection: spaces.space, id, doc: item, expect: { absent: true }, expiresAt, dueAt: now };
 }
@@ -121,12 +123,16 @@ export class JobQueue implements Component {
   /** Where a dead job is said: one line each (CONVENTIONS.md#metrics), bounded. */
   private readonly deadLog: Logger;
   private running = false;
+  /** What a done outcome unsets from the item, when held: DONE_UNSET, and a body kept in the item. */
+  private readonly doneUnset: readonly string[];
 
   constructor(
     private readonly policy: JobPolicy,
     private readonly options: JobQueueOptions,
   ) {
     this.name = policy.words.name;
+    const inItem = policy.itemBodies;
+    this.doneUnset = inItem === undefined ? DONE_UNSET : [...DONE_UNSET, inItem.text, ...inItem.beside];
     this.outcomes = new OutcomeWriter(this.name, options.writer, options.clock, options.log);
     this.statuses = new StatusCounts(options.store, policy.spaces.space);
     this.deadLog = limitedLogger(options.log, () => options.clock.now(), DEAD_LINES_PER_SECOND);
@@ -255,11 +261,13 @@ export class JobQueue implements Component {
         // The policy's fields after these two, in their order, assigned rather than spread (one object).
         const set: JsonObject = Object.assign({ status: this.policy.words.done, attempts: attempt }, outcome.set);
         const shared = this.policy.sharedBodies;
-        const done = this.patchOf(record, set, held(record, DONE_UNSET), null);
+        // A body in the item goes with the members the done unsets; one in its own record, with it.
+        const done = this.patchOf(record, set, held(record, this.doneUnset), null);
+        const { id } = record;
         const changes: Mutation[] = [done];
         const { bodySpace } = this.policy.spaces;
-        if (shared === undefined) changes.push({ kind: 'delete', collection: bodySpace, id: record.id });
-        else for (const drop of shared.dropWithDone(record)) changes.push(drop);
+        if (shared !== undefined) for (const drop of shared.dropWithDone(record)) changes.push(drop);
+        else if (this.itemBody(record) === undefined) changes.push({ kind: 'delete', collection: bodySpace, id });
         const dropsBody = changes.length > 1;
         if (outcome.also !== undefined) for (const change of outcome.also) changes.push(change);
         await this.outcomes.write(changes);
@@ -332,10 +340,18 @@ export class JobQueue implements Component {
     return { kind: 'patch', collection: space, id: record.id, set, unset, dueAt, expect: { version: record.version } };
   }
 
+  /** The job's body where the policy keeps it (policy.ts), else in its record of `bodySpace`. */
   private bodyOf(record: StoredRecord): string | undefined {
     if (this.policy.sharedBodies !== undefined) return this.policy.sharedBodies.bodyOf(record);
-    const body = this.options.store.get(this.policy.spaces.bodySpace, record.id)?.doc['body'];
+    const body = this.itemBody(record) ?? this.options.store.get(this.policy.spaces.bodySpace, record.id)?.doc['body'];
     return typeof body === 'string' ? body : undefined;
+  }
+
+  /** The body the job's item holds, when the policy keeps bodies there and this one was stored so. */
+  private itemBody(record: StoredRecord): string | undefined {
+    const inItem = this.policy.itemBodies;
+    const text = inItem === undefined ? undefined : record.doc[inItem.text];
+    return typeof text === 'string' ? text : undefined;
   }
 
   /**

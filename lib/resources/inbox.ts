@@ -2,8 +2,9 @@
 // `GET /$inbox/{eventId}`, `PUT /$inbox/{eventId}/$retry`; CONVENTIONS.md#inbox for the item shape). An
 // item's id is the event id (any 1-255 characters), or `<source>:<eventId>` for a named receiving
 // source, so the path takes it percent-encoded. Items are read through the inbox's view, which gives
-// the default source's items their `source` and `eventId` (lib/webhooks/inbox.ts). An item never
-// holds the event's body or anything secret.
+// the default source's items their `source` and `eventId` and leaves out the body and the provider's
+// header fields a stored item keeps until processed (lib/webhooks/inbox.ts): an item as read never
+// shows them or anything secret.
 import { problemReply, type Reply } from '../http/respond.js';
 import { MAX_INBOX_ITEM_ID } from '../names.js';
 import { problem } from '../protocol/problem.js';

@@ -78,7 +78,7 @@ export async function receiveWebhook(app: Receiving, rq: RequestContext, source:
     source: source.name, scheme: source.scheme, id: eventId, kind, body: body.bytes,
     fields: (name) => headers.get(name),
   });
-  const written = await app.writer.write([...app.inbox.acceptance(accepted), ...forward]);
+  const written = await app.writer.write([app.inbox.acceptance(accepted), ...forward]);
   if (written.ok) return app.receiverAnswers.accepted;
   if (written.reason === 'conflict') {
     // Its address holds an item already: this event's, or one another source left there.

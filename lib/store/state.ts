@@ -3,7 +3,7 @@
 // applies batches at once; the file store once their journal record is durable. Keeping the check and
 // apply logic here means both stores cannot disagree about what a batch does (one interface, one
 // conformance suite: test/store/conformance.ts).
-import type { JsonObject } from '../json.js';
+import type { JsonObject, JsonValue } from '../json.js';
 import { isJsonObject } from '../json.js';
 import type {
   Applied,
@@ -771,8 +771,17 @@ function patched(doc: JsonObject, set: JsonObject, unset: readonly string[] | un
   // Spread copies own properties as data properties, so a key such as "__proto__" stays plain data;
   // assignment would set the prototype instead, so such a document takes the spread.
   const plain = !Object.hasOwn(doc, PROTO) && !Object.hasOwn(set, PROTO);
-  const next: JsonObject = plain ? Object.assign({}, doc, set) : { ...doc, ...set };
-  for (const key of unset ?? []) delete next[key];
+  if (!plain || unset === undefined || unset.length === 0) {
+    const next: JsonObject = plain ? Object.assign({}, doc, set) : { ...doc, ...set };
+    for (const key of unset ?? []) delete next[key];
+    return next;
+  }
+  // The fields kept are copied, not the others deleted: `delete` turns an object into a dictionary,
+  // several times the memory of its fields (~340 bytes an inbox item, measured), kept with the record.
+  const next: JsonObject = {};
+  for (const key of Object.keys(doc)) if (!unset.includes(key)) next[key] = doc[key] as JsonValue;
+  Object.assign(next, set);
+  for (const key of unset) if (Object.hasOwn(set, key)) delete next[key];
   return next;
 }
 

@@ -1,14 +1,19 @@
 // The inbox of received webhook events (CONVENTIONS.md#durable-acceptance, CONVENTIONS.md#inbox): the
-// inbox's policy of the one job queue (lib/jobs/queue.ts). Each accepted event is a job: its item in
-// `$inbox` and its raw body in `$inbox-bodies`, written in one atomic batch; both expire after
-// `webhooks.dedupDays`, the item's id being what deduplicates (CONVENTIONS.md#deduplication).
+// inbox's policy of the one job queue (lib/jobs/queue.ts). Each accepted event is a job, one record:
+// its item in `$inbox`, put only while its id is absent, expiring after `webhooks.dedupDays`, the
+// item's id being what deduplicates (CONVENTIONS.md#deduplication). The item also keeps the raw body
+// (`body`) and the provider's header fields (`headers`), so a retry, and a run after a restart, see
+// them; the queue keeps them there because the policy says so (`itemBodies`, lib/jobs/policy.ts), and
+// the outcome that says `processed` unsets them in its own write. No reader of /$inbox sees them: reads
+// go through `view`, which leaves them out, and a query names only INBOX_FIELDS. A store written
+// before kept the body in a record of `$inbox-bodies` (earlier `$inbox-payloads`, moved at start):
+// an item without `body` is run with that record's, which its `processed` deletes.
 //
 // Sources (CONVENTIONS.md#receiving-sources): an item's id is the event id for the default source
 // (`webhooks`) and `<name>:<eventId>` for a named one, so dedup is per (source, event id). A named
 // source's item stores `source` and `eventId`; the default source's item is stored as it was before
 // sources existed, and is read (`view`) as `"source": "webhooks"`, `"eventId": <its id>`, so a store
-// written before reads the same as one written now, with nothing to rewrite. The body record also
-// keeps the provider's header fields (`headers`), so a retry, and a run after a restart, see them.
+// written before reads the same as one written now, with nothing to rewrite.
 //
 // One run is one call of the handler for the event's kind, else the `*` handler
 // (CONVENTIONS.md#webhook-handlers). An event with no handler is parked (`accepted`, not due) until one
@@ -40,7 +45,8 @@
 // that must keep up with such a rate raises `webhooks.workers` (CONVENTIONS.md#webhook-handlers).
 import type { Clock, Random, Timer } from '../clock.js';
 import type { WebhooksConfig } from '../config.js';
-import type { JobPolicy, JobSpaces, JobWords, Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
+import type { ItemBodies, JobPolicy, JobSpaces, JobWords } from '../jobs/policy.js';
+import type { Requeue, RetryOutcome, RunOutcome } from '../jobs/policy.js';
 import { JobQueue, jobItem } from '../jobs/queue.js';
 import { isJsonObject, type JsonObject } from '../json.js';
 import { limitedLogger, type Logger } from '../log.js';
@@ -54,6 +60,12 @@ import { TimeTexts } from './time-texts.js';
 export const INBOX_SPACE = '$inbox';
 const INBOX_BODY_SPACE = '$inbox-bodies';
 const INBOX_SPACES: JobSpaces = { space: INBOX_SPACE, bodySpace: INBOX_BODY_SPACE };
+/**
+ * The item's members that hold the event's body and the provider's header fields until it is
+ * processed (`acceptance` writes them by these names); never read through `view`.
+ */
+const ITEM_BODIES: ItemBodies = { text: 'body', beside: ['headers'] };
+const HIDDEN_FIELDS: readonly string[] = [ITEM_BODIES.text, ...ITEM_BODIES.beside];
 /** The inbox's body space before the two queues shared one name scheme: a store written so still opens. */
 const FORMER_INBOX_BODY_SPACE = '$inbox-payloads';
 /** The side log `dead-letter.jsonl` (CONVENTIONS.md#inbox-retries-and-dead-letters). */
@@ -138,22 +150,22 @@ export class Inbox implements WebhookHandlers {
     this.queue = new JobQueue(new InboxPolicy(options, this.handlers), options);
   }
 
-  /** The mutations that record an accepted event: its item, due now, and its body with the provider's headers. */
-  acceptance(event: AcceptedEvent): Mutation[] {
+  /** The mutation that records an accepted event: its item, due now, holding its body and the provider's fields. */
+  acceptance(event: AcceptedEvent): Mutation {
     const now = this.options.clock.now();
     const id = inboxItemId(event.source, event.eventId);
     const receivedAt = this.receivedTimes.at(now);
     const kind = this.kindOf(event.kind);
     // Two literals rather than a spread of the named source's members: a spread followed by more
-    // members takes V8's slow path, on every accept. The members keep one order either way.
-    const { source, eventId } = event;
+    // members takes V8's slow path, on every accept. The members keep one order either way; the
+    // hidden ones (ITEM_BODIES) come last.
+    const { source, eventId, text } = event;
+    const headers = this.fieldsOf(event.headers);
     const item: JsonObject = source === DEFAULT_SOURCE
-      ? { id, event: kind, status: 'accepted', attempts: 0, receivedAt }
-      : { id, source, eventId, event: kind, status: 'accepted', attempts: 0, receivedAt };
+      ? { id, event: kind, status: 'accepted', attempts: 0, receivedAt, body: text, headers }
+      : { id, source, eventId, event: kind, status: 'accepted', attempts: 0, receivedAt, body: text, headers };
     const expiresAt = now + this.options.config.dedupDays * DAY_MS;
-    const doc: JsonObject = { body: event.text, headers: this.fieldsOf(event.headers) };
-    const body: Mutation = { kind: 'put', collection: INBOX_BODY_SPACE, id, doc, expiresAt };
-    return [jobItem(INBOX_SPACES, id, item, now, expiresAt), body];
+    return jobItem(INBOX_SPACES, id, item, now, expiresAt);
   }
 
   /**
@@ -169,7 +181,7 @@ export class Inbox implements WebhookHandlers {
 
   /**
    * The provider's fields as stored: the previous event's object when they are the same (a provider
-   * sends the same fields with every delivery), else a copy. Each event's body record is kept for the
+   * sends the same fields with every delivery), else a copy. Each event's item keeps them for the
    * whole dedup window when no handler takes it, so one object per event would add up; stored
    * documents are never changed in place, so sharing one is safe.
    */
@@ -187,14 +199,20 @@ export class Inbox implements WebhookHandlers {
 
   /**
    * An item as it is read: with `source` and `eventId` also when it was stored without them (the
-   * default source's items). The same view object for the same record, so its representation is cached.
+   * default source's items), and never with the body and header fields it holds until processed
+   * (ITEM_BODIES). The same view object for the same record, so its representation is cached.
    */
   view(record: StoredRecord): StoredRecord {
-    if (typeof record.doc['source'] === 'string') return record;
+    const stored = record.doc;
+    const named = typeof stored['source'] === 'string';
+    if (named && !HIDDEN_FIELDS.some((field) => Object.hasOwn(stored, field))) return record;
     let viewed = this.views.get(record);
     if (viewed === undefined) {
-      const { id: _id, ...rest } = record.doc;
-      const doc: JsonObject = { id: record.id, source: DEFAULT_SOURCE, eventId: record.id, ...rest };
+      const doc: JsonObject = named ? {} : { id: record.id, source: DEFAULT_SOURCE, eventId: record.id };
+      for (const [field, value] of Object.entries(stored)) {
+        if (HIDDEN_FIELDS.includes(field) || (!named && field === 'id')) continue;
+        doc[field] = value;
+      }
       viewed = { ...readableRecord(record), doc };
       this.views.set(record, viewed);
     }
@@ -236,6 +254,7 @@ class InboxPolicy implements JobPolicy {
     done: 'processed',
   };
   readonly spaces = INBOX_SPACES;
+  readonly itemBodies = ITEM_BODIES;
   readonly formerBodySpaces = [FORMER_INBOX_BODY_SPACE];
   readonly deadLetterLog = INBOX_DEAD_LETTER;
   readonly backoff: Backoff;
@@ -330,8 +349,8 @@ class InboxPolicy implements JobPolicy {
     const { clock, config } = this.options;
     const timeoutMs = config.handlerTimeoutMs;
     const signal: CallSignal = { controller: undefined, timedOut: false, shutdown };
-    // The body record as it is now (a handler may read its context after its outcome dropped it).
-    const kept = this.options.store.get(INBOX_BODY_SPACE, record.id)?.doc['headers'];
+    // The item as the run took it holds them; one stored before, its body record as it is now.
+    const kept = record.doc['headers'] ?? this.options.store.get(INBOX_BODY_SPACE, record.id)?.doc['headers'];
     const receivedAt = typeof record.doc['receivedAt'] === 'string' ? record.doc['receivedAt'] : '';
     const { source, eventId } = sourceOf(record);
     const kind = typeof record.doc['event'] === 'string' ? record.doc['event'] : '';
@@ -440,7 +459,7 @@ class CallContext implements HandlerContext {
     this.#signal = signal;
   }
 
-  /** Copied from the body record's fields on first read. */
+  /** Copied from the stored fields on first read. */
   get headers(): Readonly<Record<string, string>> {
     this.#headers ??= providerFields(this.#kept);
     return this.#headers;

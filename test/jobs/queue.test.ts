@@ -4,12 +4,15 @@
 // job's further changes share its batch; a parked job resumes between start and drain only, so the
 // queue writes nothing outside its lifecycle; a `$retry` takes only a failed or dead job (never one
 // that runs or waits for its first run) and is one bounded compare-and-swap that answers
-// `unavailable` when the job keeps changing under it. Driven by a manual clock: no real time passes.
+// `unavailable` when the job keeps changing under it. A policy that keeps bodies in the item
+// (`itemBodies`) writes one record per job, unsets them with the done, keeps them through retries and
+// once dead, and still runs a job stored with its body in a record of its own, dropping that record
+// with the done. Driven by a manual clock: no real time passes.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { JobPolicy, RetryOutcome, RunOutcome } from '../../lib/jobs/policy.js';
-import { JobQueue, newJob } from '../../lib/jobs/queue.js';
+import { JobQueue, jobItem, newJob } from '../../lib/jobs/queue.js';
 import type { JsonObject } from '../../lib/json.js';
 import type { Backoff } from '../../lib/retry.js';
 import { MemoryStore } from '../../lib/store/memory.js';
@@ -317,6 +320,74 @@ describe('JobQueue', () => {
     assert.equal(store.count('$toy-payloads'), 0);
     const moved = store.get(SPACES.bodySpace, 'old');
     assert.deepEqual([moved?.doc, moved?.expiresAt], [{ body: '{"old":true}' }, expiresAt]);
+    await stop(queue);
+  });
+});
+
+/** The toy policy keeping each job's body in its item (`itemBodies`), with a member beside it. */
+class ItemBodyPolicy extends ToyPolicy {
+  readonly itemBodies = { text: 'text', beside: ['extra'] };
+}
+
+describe('JobQueue with bodies kept in the item', () => {
+  function itemSetup(): Setup & { policy: ItemBodyPolicy; addInItem(id: string, body: string): Promise<void> } {
+    const clock = new ManualClock();
+    const store = new WatchedStore({ clock });
+    const writer = new Writer({ store, clock, representations: new RepresentationCache(), collectionConfig: () => undefined });
+    const policy = new ItemBodyPolicy();
+    const options = { store, writer, clock, random: LONGEST, log: () => {}, drainTimeoutMs: 1000 };
+    const another = (): JobQueue => new JobQueue(policy, options);
+    const expiresAt = clock.now() + 86_400_000;
+    const add = async (id: string, body = `{"toy":"${id}"}`): Promise<void> => {
+      const item = { id, kind: 'toy.kind', status: 'waiting', attempts: 0 };
+      assert.ok((await writer.write(newJob(SPACES, id, item, body, clock.now(), expiresAt))).ok);
+    };
+    const addInItem = async (id: string, body: string): Promise<void> => {
+      const item = { id, kind: 'toy.kind', status: 'waiting', attempts: 0, text: body, extra: { with: 'it' } };
+      assert.ok((await writer.write([jobItem(SPACES, id, item, clock.now(), expiresAt)])).ok);
+    };
+    return { clock, store, policy, queue: another(), another, add, addInItem };
+  }
+
+  it('should run a job with the body its item holds, one record, and unset it with the done', async () => {
+    const { store, queue, policy, addInItem } = itemSetup();
+    await queue.start();
+    await addInItem('a', '{"v":1}');
+    assert.equal(store.batches[0]?.mutations.length, 1, 'one record per job');
+    const done = await recordWhere(store, SPACES.space, 'a', (record) => record.doc['status'] === 'finished');
+    assert.deepEqual(done.doc, { id: 'a', kind: 'toy.kind', status: 'finished', attempts: 1, finishedAt: 'then' });
+    assert.deepEqual(policy.runs, [{ id: 'a', body: '{"v":1}', attempt: 1 }]);
+    const last = store.batches.at(-1);
+    assert.deepEqual(last?.mutations.map((mutation) => [mutation.kind, mutation.collection]), [['patch', SPACES.space]]);
+    await stop(queue);
+  });
+
+  it('should keep the body in the item through retries and once dead, and write it in the dead-letter line', async () => {
+    const { clock, store, queue, policy, addInItem } = itemSetup();
+    policy.script.push(...[1, 2, 3].map((n): RunOutcome => ({ kind: 'retry', set: {}, error: `e${n}` })));
+    await queue.start();
+    await addInItem('r', '{"v":2}');
+    const failed = await recordWhere(store, SPACES.space, 'r', (found) => found.doc['attempts'] === 1);
+    assert.deepEqual([failed.doc['text'], failed.doc['extra']], ['{"v":2}', { with: 'it' }]);
+    clock.advance(2000);
+    await recordWhere(store, SPACES.space, 'r', (found) => found.doc['attempts'] === 2);
+    clock.advance(4000);
+    const dead = await recordWhere(store, SPACES.space, 'r', (found) => found.doc['status'] === 'dead');
+    assert.deepEqual([dead.doc['text'], dead.doc['extra']], ['{"v":2}', { with: 'it' }]);
+    assert.deepEqual(policy.runs.map((run) => run.body), ['{"v":2}', '{"v":2}', '{"v":2}']);
+    const [line] = await store.readSideLog('toy-dead-letter');
+    assert.equal(line?.['body'], '{"v":2}');
+    await stop(queue);
+  });
+
+  it('should run a job stored before with its body in a record of its own, and drop that record with the done', async () => {
+    const { store, queue, policy, add } = itemSetup();
+    await queue.start();
+    await add('old', '{"v":3}');
+    const done = await recordWhere(store, SPACES.space, 'old', (record) => record.doc['status'] === 'finished');
+    assert.equal(done.doc['text'], undefined);
+    assert.equal(store.get(SPACES.bodySpace, 'old'), undefined);
+    assert.deepEqual(policy.runs, [{ id: 'old', body: '{"v":3}', attempt: 1 }]);
     await stop(queue);
   });
 });

@@ -1,7 +1,7 @@
 // Tests for lib/webhooks/inbox.ts, what an accepted event is stored as (CONVENTIONS.md#inbox,
-// CONVENTIONS.md#durable-acceptance): its item, with its members in one order whichever source it came
-// by, and its body record with the provider's fields exactly as that event sent them, also when the
-// inbox keeps one object for the fields that repeat from one event to the next.
+// CONVENTIONS.md#durable-acceptance): one record, its item, with its members in one order whichever
+// source it came by, the body text and the provider's fields last, those exactly as that event sent
+// them, also when the inbox keeps one object for the fields that repeat from one event to the next.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { systemRandom } from '../../lib/clock.js';
@@ -26,9 +26,9 @@ function event(source: string, eventId: string, headers: Readonly<Record<string,
   return { source, eventId, kind: 'order.created', text: `{"id":"${eventId}","event":"order.created"}`, headers };
 }
 
-function docOf(mutations: readonly Mutation[], index: number): JsonObject {
-  const mutation = mutations[index];
-  assert.equal(mutation?.kind, 'put');
+function docOf(mutation: Mutation): JsonObject {
+  assert.equal(mutation.kind, 'put');
+  assert.equal(mutation.collection, '$inbox');
   return (mutation as Extract<Mutation, { kind: 'put' }>).doc;
 }
 
@@ -36,20 +36,27 @@ describe('Inbox acceptance', () => {
   it('should store the item of either source with its members in one order', () => {
     const { inbox } = setup();
     const receivedAt = '2026-04-14T09:12:40.120Z';
-    const plain = docOf(inbox.acceptance(event('webhooks', 'evt_1', {})), 0);
-    assert.deepEqual(Object.entries(plain), Object.entries({ id: 'evt_1', event: 'order.created', status: 'accepted', attempts: 0, receivedAt }));
-    const named = docOf(inbox.acceptance(event('stripe', 'evt_1', {})), 0);
+    const plain = docOf(inbox.acceptance(event('webhooks', 'evt_1', {})));
+    const body = (id: string) => `{"id":"${id}","event":"order.created"}`;
+    assert.deepEqual(
+      Object.entries(plain),
+      Object.entries({ id: 'evt_1', event: 'order.created', status: 'accepted', attempts: 0, receivedAt, body: body('evt_1'), headers: {} }),
+    );
+    const named = docOf(inbox.acceptance(event('stripe', 'evt_1', {})));
     assert.deepEqual(
       Object.entries(named),
-      Object.entries({ id: 'stripe:evt_1', source: 'stripe', eventId: 'evt_1', event: 'order.created', status: 'accepted', attempts: 0, receivedAt }),
+      Object.entries({
+        id: 'stripe:evt_1', source: 'stripe', eventId: 'evt_1', event: 'order.created', status: 'accepted', attempts: 0, receivedAt,
+        body: body('evt_1'), headers: {},
+      }),
     );
   });
 
   it('should give each event its own receivedAt as the clock moves', () => {
     const { clock, inbox } = setup();
-    const first = docOf(inbox.acceptance(event('webhooks', 'evt_1', {})), 0);
+    const first = docOf(inbox.acceptance(event('webhooks', 'evt_1', {})));
     clock.advance(1);
-    const second = docOf(inbox.acceptance(event('webhooks', 'evt_2', {})), 0);
+    const second = docOf(inbox.acceptance(event('webhooks', 'evt_2', {})));
     assert.equal(first['receivedAt'], '2026-04-14T09:12:40.120Z');
     assert.equal(second['receivedAt'], '2026-04-14T09:12:40.121Z');
   });
@@ -65,14 +72,14 @@ describe('Inbox acceptance', () => {
       { 'x-request-id': 'r-6' },
       {},
     ];
-    const stored = sent.map((headers, index) => docOf(inbox.acceptance(event('webhooks', `evt_${index}`, headers)), 1)['headers']);
+    const stored = sent.map((headers, index) => docOf(inbox.acceptance(event('webhooks', `evt_${index}`, headers)))['headers']);
     sent.forEach((headers, index) => assert.deepEqual(stored[index], headers, `event ${index}`));
   });
 
   it('should not keep the object a caller handed over', () => {
     const { inbox } = setup();
     const headers: Record<string, string> = { 'content-type': 'application/json' };
-    const stored = docOf(inbox.acceptance(event('webhooks', 'evt_1', headers)), 1)['headers'];
+    const stored = docOf(inbox.acceptance(event('webhooks', 'evt_1', headers)))['headers'];
     headers['content-type'] = 'text/plain';
     assert.deepEqual(stored, { 'content-type': 'application/json' });
   });

@@ -22,7 +22,7 @@ async function setup(): Promise<{ clock: ManualClock; store: MemoryStore; inbox:
   const config = { ...DEFAULT_CONFIG.webhooks, handlerTimeoutMs: TIMEOUT_MS };
   const inbox = new Inbox({ store, writer, clock, random: systemRandom, config, log: () => {}, drainTimeoutMs: DRAIN_MS });
   const event = { source: 'webhooks', eventId: 'evt_1', kind: 'order.created', text: '{"id":"evt_1","event":"order.created"}', headers: {} };
-  const written = await writer.write(inbox.acceptance(event));
+  const written = await writer.write([inbox.acceptance(event)]);
   assert.ok(written.ok);
   return { clock, store, inbox };
 }
@@ -45,7 +45,7 @@ async function turns(): Promise<void> {
 async function accept(store: MemoryStore, inbox: Inbox, clock: ManualClock, eventId: string, kind: string): Promise<void> {
   const writer = new Writer({ store, clock, representations: new RepresentationCache(), collectionConfig: () => undefined });
   const text = JSON.stringify({ id: eventId, event: kind });
-  const written = await writer.write(inbox.acceptance({ source: 'webhooks', eventId, kind, text, headers: {} }));
+  const written = await writer.write([inbox.acceptance({ source: 'webhooks', eventId, kind, text, headers: {} })]);
   assert.ok(written.ok);
 }
 
