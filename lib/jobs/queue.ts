@@ -69,21 +69,6 @@ const RETRY_UNSET = ['lastError'];
 /** Log lines a second, at most, saying a job is dead: a flood of them is counted, not written (log.ts). */
 const DEAD_LINES_PER_SECOND = 10;
 
-/** The mutations that add a job: its item, due `now`, and its body; both expire together. */
-export function newJob(
-  spaces: JobSpaces,
-  id: string,
-  item: JsonObject,
-  body: string,
-  now: number,
-  expiresAt: number,
-): Mutation[] {
-  return [
-    jobItem(spaces, id, item, now, expiresAt),
-    { kind: 'put', collection: spaces.bodySpace, id, doc: { body }, expiresAt },
-  ];
-}
-
 /** The mutation that adds a job's item alone, due `now`: its body shared, or in the item (policy.ts). */
 export function jobItem(spaces: JobSpaces, id: string, item: JsonObject, now: number, expiresAt: number): Mutation {
   return { kind: 'put', collection: spaces.space, id, doc: item, expect: { absent: true }, expiresAt, dueAt: now };

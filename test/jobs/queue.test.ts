@@ -12,15 +12,33 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Clock, Random } from '../../lib/clock.js';
 import type { JobPolicy, RetryOutcome, RunOutcome } from '../../lib/jobs/policy.js';
-import { JobQueue, jobItem, newJob } from '../../lib/jobs/queue.js';
+import { JobQueue, jobItem } from '../../lib/jobs/queue.js';
 import type { JsonObject } from '../../lib/json.js';
 import type { Backoff } from '../../lib/retry.js';
 import { MemoryStore } from '../../lib/store/memory.js';
-import type { Batch, CommitResult, SideLogResult, StoredRecord } from '../../lib/store/types.js';
+import type { Batch, CommitResult, Mutation, SideLogResult, StoredRecord } from '../../lib/store/types.js';
 import { RepresentationCache } from '../../lib/resources/representation-cache.js';
 import { Writer } from '../../lib/writes/writer.js';
 import { clockAt, ManualClock } from '../support/clock.js';
 import { recordWhere } from '../support/store.js';
+
+/**
+ * A job as a policy without `itemBodies` or `sharedBodies` stores it, and as the inbox stored its events
+ * before it kept their bodies in the item: the item, and its body in a record of `bodySpace`.
+ */
+function twoRecordJob(
+  spaces: JobPolicy['spaces'],
+  id: string,
+  item: JsonObject,
+  body: string,
+  now: number,
+  expiresAt: number,
+): Mutation[] {
+  return [
+    jobItem(spaces, id, item, now, expiresAt),
+    { kind: 'put', collection: spaces.bodySpace, id, doc: { body }, expiresAt },
+  ];
+}
 
 const SPACES = { space: '$toys', bodySpace: '$toy-bodies' };
 const BACKOFF: Backoff = { schedule: { baseMs: 1000, factor: 2, capMs: 10_000, attempts: 3 }, jitter: 'full' };
@@ -105,7 +123,7 @@ function setup(options: { clock?: Clock; random?: Random } = {}): Setup {
   const queue = another();
   const add = async (id: string, body = `{"toy":"${id}"}`): Promise<void> => {
     const item = { id, kind: 'toy.kind', status: 'waiting', attempts: 0 };
-    const written = await writer.write(newJob(SPACES, id, item, body, clock.now(), clock.now() + 86_400_000));
+    const written = await writer.write(twoRecordJob(SPACES, id, item, body, clock.now(), clock.now() + 86_400_000));
     assert.ok(written.ok);
   };
   return { clock, store, policy, queue, another, add };
@@ -340,7 +358,7 @@ describe('JobQueue with bodies kept in the item', () => {
     const expiresAt = clock.now() + 86_400_000;
     const add = async (id: string, body = `{"toy":"${id}"}`): Promise<void> => {
       const item = { id, kind: 'toy.kind', status: 'waiting', attempts: 0 };
-      assert.ok((await writer.write(newJob(SPACES, id, item, body, clock.now(), expiresAt))).ok);
+      assert.ok((await writer.write(twoRecordJob(SPACES, id, item, body, clock.now(), expiresAt))).ok);
     };
     const addInItem = async (id: string, body: string): Promise<void> => {
       const item = { id, kind: 'toy.kind', status: 'waiting', attempts: 0, text: body, extra: { with: 'it' } };
