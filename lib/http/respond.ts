@@ -172,16 +172,17 @@ export function send(
   const body = bodiless ? EMPTY : reply.body ?? EMPTY;
   if (!bodiless) count = put(common, count, 'Content-Length', String(body.length));
   // One flat list of names and values handed to writeHead, no header object built: a list made for this
-  // answer alone is extended in place, a kept one copied once into a list of the exact length.
+  // answer alone is extended in place, a kept one copied with them into a new list.
   let fields: string[];
   if (own.own) {
     fields = own.fields as string[];
     for (let index = 0; index < count; index++) fields.push(common[index] as string);
   } else {
-    const listed = own.fields;
-    fields = new Array<string>(listed.length + count);
-    for (let index = 0; index < listed.length; index++) fields[index] = listed[index] as string;
-    for (let index = 0; index < count; index++) fields[listed.length + index] = common[index] as string;
+    // Pushed onto an empty list: one allocation with room for them all (a copy by slice would be
+    // reallocated by the first push), and a packed list as Node's own loop over it expects.
+    fields = [];
+    for (const text of own.fields) fields.push(text);
+    for (let index = 0; index < count; index++) fields.push(common[index] as string);
   }
   res.writeHead(reply.status, fields);
   if (bodiless || req.method === 'HEAD') res.end();
