@@ -22,7 +22,7 @@ import {
 import { HostCheck } from './http/host-check.js';
 import type { RequestHandler } from './http/listener.js';
 import { problemReply, send, type Reply, type RequestFields, type ServerFields } from './http/respond.js';
-import { Router, splitTarget } from './http/route.js';
+import { RouteParams, Router, splitTarget, type RoutePattern } from './http/route.js';
 import { formatHttpDate } from './protocol/http-date.js';
 import { MediaOffer } from './protocol/negotiate.js';
 import { problem, type Problem } from './protocol/problem.js';
@@ -54,30 +54,90 @@ interface Senders {
   knownHost: string | undefined;
 }
 
+/** The parameters of a request that matched no route. */
+const NO_PARAMS = new RouteParams([], []);
+
 /**
- * One request as the pipeline follows it: read once at its start, its route filled in by dispatch, its
- * answer's own common fields (RequestFields) when it is answered.
+ * One request as the pipeline follows it, and as its handler sees it (RequestContext): one object per
+ * request. Read once at its start, its route and what the handler needs filled in by dispatch, its
+ * answer's own common fields (RequestFields) when it is answered. Its id is a counter's value taken at
+ * the start, written out only when something reads it (an error's answer, a log line, a client that
+ * sent its own id gets that one).
  */
-interface Trace extends RequestFields {
-  /** clock.monotonic() when the request reached the pipeline. */
-  readonly started: number;
-  /** The Origin field (its lines joined), read once for the checks and for the answer's CORS fields. */
-  readonly origin: string | undefined;
-  route: RouteName | 'none';
-  date: string;
-  varyOrigin: boolean;
-  allowOrigin: string | undefined;
+class Exchange implements RequestFields, RequestContext {
+  /** What the request reached, for /$metrics: a route name from the table, never the path itself. */
+  route: RouteName | 'none' = 'none';
+  date = '';
+  varyOrigin = false;
+  allowOrigin: string | undefined = undefined;
+  principal = '';
+  path = '';
+  query = '';
+  params: RouteParams = NO_PARAMS;
+  media = '';
+  /** Whether every answer carries the request id (the client sent one), or only errors. */
+  readonly echoRequestId: boolean;
+  private id: string | undefined;
+
+  constructor(
+    readonly req: IncomingMessage,
+    /** The client's own X-Request-Id, when it is kept (REQUEST_ID), else undefined. */
+    supplied: string | undefined,
+    /** The server's prefix of the ids it makes, and this request's number. */
+    private readonly prefix: string,
+    private readonly number: number,
+    /** clock.monotonic() when the request reached the pipeline. */
+    readonly started: number,
+    /** The Origin field (its lines joined), read once for the checks and for the answer's CORS fields. */
+    readonly origin: string | undefined,
+  ) {
+    this.echoRequestId = supplied !== undefined;
+    this.id = supplied;
+  }
+
+  get requestId(): string {
+    return (this.id ??= `${this.prefix}-${this.number.toString(36)}`);
+  }
 }
 
 /** The route table compiled for dispatch. */
 interface Routes {
-  readonly router: Router<RouteName, RouteEntry>;
+  readonly router: Router<RouteName, CompiledRoute>;
   /** Every method some route takes (OPTIONS * lists them; any other is 501). */
   readonly methods: readonly string[];
-  /** Each endpoint's representations, parsed once. */
-  readonly offers: ReadonlyMap<Endpoint, MediaOffer>;
-  /** Each route's Allow value. */
-  readonly allow: ReadonlyMap<RouteName, string>;
+}
+
+/** A route of the table as dispatch reads it: found by the router, with what each request of it needs, made once. */
+interface CompiledRoute extends RoutePattern<RouteName> {
+  readonly entry: RouteEntry;
+  /** The route's Allow value. */
+  readonly allow: string;
+  /** The endpoint of each method it serves (endpointFor: HEAD is GET's), with its representations parsed once. */
+  readonly serves: ReadonlyMap<string, Served>;
+}
+
+interface Served {
+  readonly endpoint: Endpoint;
+  readonly offer: MediaOffer;
+}
+
+/** The table as the router matches it: each route with its Allow value and its endpoints by method. */
+function compileRoutes(table: readonly RouteEntry[]): CompiledRoute[] {
+  const offers = new Map<Endpoint, MediaOffer>();
+  const methods = serverMethods(table);
+  return table.map((entry) => {
+    const serves = new Map<string, Served>();
+    for (const method of methods) {
+      const endpoint = endpointFor(entry, method);
+      if (endpoint === undefined) continue;
+      let offer = offers.get(endpoint);
+      if (offer === undefined) offers.set(endpoint, (offer = new MediaOffer(endpoint.produces)));
+      serves.set(method, { endpoint, offer });
+    }
+    const { name, path, reserveBelow } = entry;
+    const pattern = reserveBelow === undefined ? { name, path } : { name, path, reserveBelow };
+    return { ...pattern, entry, allow: allowedMethods(entry).join(', '), serves };
+  });
 }
 
 const EXPOSED = EXPOSED_RESPONSE_HEADERS.join(', ');
@@ -89,16 +149,9 @@ export function createHandler(
   cors: CorsPolicy,
   table: readonly RouteEntry[],
 ): RequestHandler {
-  const offers = new Map<Endpoint, MediaOffer>();
-  for (const entry of table) {
-    for (const endpoint of Object.values(entry.methods)) offers.set(endpoint, new MediaOffer(endpoint.produces));
-  }
-  const allow = new Map(table.map((entry) => [entry.name, allowedMethods(entry).join(', ')]));
   const routes: Routes = {
-    router: new Router<RouteName, RouteEntry>(table),
+    router: new Router<RouteName, CompiledRoute>(compileRoutes(table)),
     methods: serverMethods(table),
-    offers,
-    allow,
   };
   // A random prefix per server and a counter: ids never repeat within a run, and a restart starts
   // a new prefix, so a log line's id is unique without drawing random bytes on every request.
@@ -118,7 +171,7 @@ export function createHandler(
     cors,
     knownHost: undefined,
   };
-  const answer = (req: IncomingMessage, res: ServerResponse, trace: Trace, reply: Reply): void => {
+  const answer = (req: IncomingMessage, res: ServerResponse, trace: Exchange, reply: Reply): void => {
     const { origin } = trace;
     trace.allowOrigin = cors.enabled ? cors.allowOrigin(origin) : undefined;
     trace.varyOrigin = cors.variesByOrigin(origin);
@@ -130,25 +183,16 @@ export function createHandler(
     const counted = routes.methods.includes(method) ? method : 'other';
     app.metrics.request(trace.route, counted, reply.status, answered - trace.started);
   };
-  const fail = (req: IncomingMessage, res: ServerResponse, trace: Trace, error: unknown): void => {
+  const fail = (req: IncomingMessage, res: ServerResponse, trace: Exchange, error: unknown): void => {
     const text = error instanceof Error ? error.stack ?? error.message : String(error);
     app.log('error', 'unhandled error', { requestId: trace.requestId, error: text });
     answer(req, res, trace, problemReply(problem('internal', '')));
   };
   return (req, res, expectsContinue) => {
-    const supplied = fieldLine(req, 'x-request-id');
-    const echoRequestId = typeof supplied === 'string' && REQUEST_ID.test(supplied);
-    const trace: Trace = {
-      requestId: echoRequestId ? supplied : `${prefix}-${(counter++).toString(36)}`,
-      echoRequestId,
-      started: app.clock.monotonic(),
-      origin: fieldValue(req, 'origin'),
-      // What the request reached, for /$metrics: a route name from the table, never the path itself.
-      route: 'none',
-      date: '',
-      varyOrigin: false,
-      allowOrigin: undefined,
-    };
+    const line = fieldLine(req, 'x-request-id');
+    const supplied = typeof line === 'string' && REQUEST_ID.test(line) ? line : undefined;
+    const number = supplied === undefined ? counter++ : 0;
+    const trace = new Exchange(req, supplied, prefix, number, app.clock.monotonic(), fieldValue(req, 'origin'));
     // A handler that answers at once is sent at once: no promise, no extra turn of the microtask queue.
     let result: Reply | Promise<Reply>;
     try {
@@ -173,7 +217,7 @@ function dispatch(
   req: IncomingMessage,
   res: ServerResponse,
   expectsContinue: boolean,
-  trace: Trace,
+  trace: Exchange,
 ): Reply | Promise<Reply> {
   const method = req.method ?? 'GET';
   const host = fieldLine(req, 'host');
@@ -183,7 +227,8 @@ function dispatch(
   }
   const target = splitTarget(req.url ?? '/');
   const match = routes.router.match(target.path);
-  const entry = match.kind === 'route' ? match.route : undefined;
+  const route = match.kind === 'route' ? match.route : undefined;
+  const entry = route?.entry;
   // A signed route is judged by its signature alone (CONVENTIONS.md#host-check): nothing is done before it passes.
   const refused = entry?.signed === true ? undefined : refusedSender(senders, host, trace.origin, method);
   if (refused !== undefined) return problemReply(refused);
@@ -206,10 +251,10 @@ function dispatch(
     principal = auth.principal;
   }
   if (match.kind === 'invalid') return problemReply(problem('invalid-name', match.detail));
-  if (match.kind === 'unknown' || entry === undefined) {
+  if (match.kind === 'unknown' || route === undefined || entry === undefined) {
     return problemReply(problem('not-found', `No resource is addressed by ${clip(target.path)}.`));
   }
-  const allow = routes.allow.get(entry.name) as string;
+  const { allow } = route;
   if (preflight) {
     const { origin } = trace;
     // An origin that is not allowed gets no CORS field at all, its preflight included (CONVENTIONS.md#cors).
@@ -227,15 +272,15 @@ function dispatch(
   }
   // RFC 9110 §9.3.7: OPTIONS describes the communication options of the target.
   if (method === 'OPTIONS') return { status: 204, headers: { Allow: allow } };
-  const endpoint = endpointFor(entry, method);
-  if (endpoint === undefined) {
+  const served = route.serves.get(method);
+  if (served === undefined) {
     const detail = `${clip(method)} is not allowed here; use ${allow}.`;
     return problemReply(problem('method-not-allowed', detail, { headers: { Allow: allow } }));
   }
+  const { endpoint } = served;
   let media = '';
   if (endpoint.produces.length > 0) {
-    const offer = routes.offers.get(endpoint) ?? new MediaOffer(endpoint.produces);
-    const chosen = offer.choose(fieldValue(req, 'accept'));
+    const chosen = served.offer.choose(fieldValue(req, 'accept'));
     if (chosen === undefined) {
       // The answer depends on Accept, so a cache must key this 406 on it too (RFC 9110 §12.5.5).
       const vary = varyOf(app.policy, ['Accept']) as string;
@@ -254,9 +299,12 @@ function dispatch(
   const framing = endpoint.body === undefined ? contentFraming(req) : undefined;
   if (framing !== undefined && declaresTooLarge(framing, limit)) return contentReply(tooLarge(limit));
   if (expectsContinue) res.writeContinue();
-  const rq: RequestContext = {
-    req, requestId: trace.requestId, principal, path: target.path, query: target.query, params: match.params, media,
-  };
+  trace.principal = principal;
+  trace.path = target.path;
+  trace.query = target.query;
+  trace.params = match.params;
+  trace.media = media;
+  const rq: RequestContext = trace;
   if (framing !== undefined && hasContent(framing)) {
     // A route that reads no content still refuses one over the cap (CONVENTIONS.md#body-cap), counting it
     // without keeping it.

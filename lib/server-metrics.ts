@@ -14,6 +14,10 @@ const GROUP_BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 interface RouteSeries {
   readonly latency: HistogramSeries;
   readonly answered: Map<string, Map<number, CounterSeries>>;
+  /** The method and status of its last answer and their series: a route's answers mostly repeat the last. */
+  lastMethod: string;
+  lastStatus: number;
+  last: CounterSeries | undefined;
 }
 
 /** The counters and histograms a server fills as it works; the rest is read at each scrape. */
@@ -52,15 +56,22 @@ export class ServerMetrics implements StoreObserver {
   request(route: string, method: string, status: number, ms: number): void {
     let series = this.routes.get(route);
     if (series === undefined) {
-      series = { latency: this.latency.seriesOf({ route }), answered: new Map() };
+      const latency = this.latency.seriesOf({ route });
+      series = { latency, answered: new Map(), lastMethod: '', lastStatus: 0, last: undefined };
       this.routes.set(route, series);
     }
-    let byStatus = series.answered.get(method);
-    if (byStatus === undefined) series.answered.set(method, (byStatus = new Map()));
-    let answered = byStatus.get(status);
-    if (answered === undefined) {
-      answered = this.requests.series({ route, method, status: String(status) });
-      byStatus.set(status, answered);
+    let answered = series.last;
+    if (answered === undefined || series.lastStatus !== status || series.lastMethod !== method) {
+      let byStatus = series.answered.get(method);
+      if (byStatus === undefined) series.answered.set(method, (byStatus = new Map()));
+      answered = byStatus.get(status);
+      if (answered === undefined) {
+        answered = this.requests.series({ route, method, status: String(status) });
+        byStatus.set(status, answered);
+      }
+      series.last = answered;
+      series.lastMethod = method;
+      series.lastStatus = status;
     }
     answered.add();
     series.latency.observe(ms / 1000);

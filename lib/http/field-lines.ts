@@ -6,6 +6,7 @@
 // Every request asks for several fields, so a name is compared in place, and a field sent on one
 // line (nearly every one) is handed back as the string Node made for it, with no array around it.
 import type { IncomingMessage } from 'node:http';
+import { sameFieldName } from '../protocol/field-syntax.js';
 
 /** `lines` of fieldLine when the field was sent on more than one line. */
 export const REPEATED = Symbol('repeated field');
@@ -15,7 +16,7 @@ export function fieldLines(req: IncomingMessage, name: string): string[] | undef
   const raw = req.rawHeaders;
   let lines: string[] | undefined;
   for (let index = 0; index < raw.length; index += 2) {
-    if (sameName(raw[index] as string, name)) (lines ??= []).push(raw[index + 1] as string);
+    if (sameFieldName(raw[index] as string, name)) (lines ??= []).push(raw[index + 1] as string);
   }
   return lines;
 }
@@ -31,23 +32,9 @@ export function fieldLine(req: IncomingMessage, name: string): string | undefine
   const raw = req.rawHeaders;
   let line: string | undefined;
   for (let index = 0; index < raw.length; index += 2) {
-    if (!sameName(raw[index] as string, name)) continue;
+    if (!sameFieldName(raw[index] as string, name)) continue;
     if (line !== undefined) return REPEATED;
     line = raw[index + 1] as string;
   }
   return line;
-}
-
-/** Is the field name `field`, as sent, the name `lower` (lower case), ASCII case-insensitively? */
-function sameName(field: string, lower: string): boolean {
-  if (field.length !== lower.length) return false;
-  if (field === lower) return true;
-  for (let index = 0; index < field.length; index++) {
-    // The names asked for are lower-case letters and "-": setting 0x20 lowers an upper-case letter, and
-    // turns no other character of a token (RFC 9110 §5.6.2) into a letter or "-".
-    const code = field.charCodeAt(index);
-    const wanted = lower.charCodeAt(index);
-    if (code !== wanted && (code | 0x20) !== wanted) return false;
-  }
-  return true;
 }

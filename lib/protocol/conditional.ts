@@ -6,7 +6,7 @@
 // after the state-independent checks (401, 405, 406, 413, 415) and before the body is read.
 import { isEntityTag, parseEntityTag, parseEntityTagList, strongCompare, weakCompare } from './etag.js';
 import type { EntityTag, EntityTagList } from './etag.js';
-import { DQUOTE } from './field-syntax.js';
+import { DQUOTE, sameFieldName } from './field-syntax.js';
 import { parseHttpDate } from './http-date.js';
 import { systemClock } from '../clock.js';
 
@@ -48,6 +48,10 @@ const LOWER_F = 0x66;
 const PROCEED: PreconditionVerdict = Object.freeze({ kind: 'proceed' });
 const NOT_MODIFIED: PreconditionVerdict = Object.freeze({ kind: 'not-modified' });
 const NO_FIELDS: PreconditionFields = Object.freeze({});
+const IF_MATCH = 'if-match';
+const IF_NONE_MATCH = 'if-none-match';
+const IF_MODIFIED_SINCE = 'if-modified-since';
+const IF_UNMODIFIED_SINCE = 'if-unmodified-since';
 
 /**
  * The four fields from a request's raw field lines (Node's `rawHeaders`: name, value, name, value…),
@@ -66,19 +70,23 @@ export function readPreconditionFields(raw: readonly string[]): PreconditionFiel
     // Not "if-…": the shortest of the four names has eight characters.
     if (name.length < 8 || (name.charCodeAt(0) | 0x20) !== LOWER_I || (name.charCodeAt(1) | 0x20) !== LOWER_F) continue;
     const value = raw[index + 1] as string;
-    fields ??= {};
-    switch (name.toLowerCase()) {
-      case 'if-match':
-        fields.ifMatch = withLine(fields.ifMatch, value);
+    // The four names differ in length: each is compared in place with the one of its length.
+    switch (name.length) {
+      case IF_MATCH.length:
+        if (sameFieldName(name, IF_MATCH)) (fields ??= {}).ifMatch = withLine(fields.ifMatch, value);
         break;
-      case 'if-none-match':
-        fields.ifNoneMatch = withLine(fields.ifNoneMatch, value);
+      case IF_NONE_MATCH.length:
+        if (sameFieldName(name, IF_NONE_MATCH)) (fields ??= {}).ifNoneMatch = withLine(fields.ifNoneMatch, value);
         break;
-      case 'if-modified-since':
-        fields.ifModifiedSince = withLine(fields.ifModifiedSince, value);
+      case IF_MODIFIED_SINCE.length:
+        if (sameFieldName(name, IF_MODIFIED_SINCE)) {
+          (fields ??= {}).ifModifiedSince = withLine(fields.ifModifiedSince, value);
+        }
         break;
-      case 'if-unmodified-since':
-        fields.ifUnmodifiedSince = withLine(fields.ifUnmodifiedSince, value);
+      case IF_UNMODIFIED_SINCE.length:
+        if (sameFieldName(name, IF_UNMODIFIED_SINCE)) {
+          (fields ??= {}).ifUnmodifiedSince = withLine(fields.ifUnmodifiedSince, value);
+        }
         break;
     }
   }

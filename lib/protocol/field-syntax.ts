@@ -121,3 +121,20 @@ export function trimOws(text: string): string {
   while (end > start && isOws(text.charCodeAt(end - 1))) end--;
   return text.slice(start, end);
 }
+
+/**
+ * Is the field name `field`, as sent, the name `lower` (lower case), ASCII case-insensitively (RFC 9110
+ * §5.1)? Compared in place, without a lower-cased copy.
+ */
+export function sameFieldName(field: string, lower: string): boolean {
+  if (field.length !== lower.length) return false;
+  if (field === lower) return true;
+  for (let index = 0; index < field.length; index++) {
+    // The names asked for are lower-case letters and "-": setting 0x20 lowers an upper-case letter, and
+    // turns no other character of a token (RFC 9110 §5.6.2) into a letter or "-".
+    const code = field.charCodeAt(index);
+    const wanted = lower.charCodeAt(index);
+    if (code !== wanted && (code | 0x20) !== wanted) return false;
+  }
+  return true;
+}

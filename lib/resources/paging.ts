@@ -100,11 +100,8 @@ export function queryOptions(queryString: string): WalkOptions<CollectionQuery> 
 /** What the paging flow needs: a page's building, the page cache, the page-size settings, the clock, the limits. */
 export type Paging = PageBuilding & Pick<App, 'config' | 'pages' | 'clock' | 'sendQueue' | 'filterSlots'>;
 
-/** The request as far as paging reads it. */
-export interface PageRequest {
-  readonly query: string;
-  readonly media: string;
-  readonly pageSize: number;
+/** The request as far as paging reads it: the key of its page (with the walk's scope), and its preference. */
+export interface PageRequest extends PageKey {
   /** The page-size preference as the client spelled it, when it sent one. */
   readonly preference?: string;
 }
@@ -115,7 +112,7 @@ type Resolved = { readonly ok: true; readonly page: BuiltPage } | { readonly ok:
 export function pagedReply<T>(app: Paging, rq: RequestContext, walk: Walk<T>): Reply | Promise<Reply> {
   // A page, kept or to be built, waits while slow readers hold the send queue's cap.
   if (app.sendQueue.full) return problemReply(momentary('send-queue-full'));
-  const request = pageRequest(app, rq);
+  const request = pageRequest(app, rq, walk.scope);
   const kept = keptPage(app, request, walk);
   if (kept !== undefined) return keptReply(app, rq, walk, request, kept);
   // Room for a page as large as the byte budget allows, asked before anything is built; given back
@@ -127,7 +124,7 @@ export function pagedReply<T>(app: Paging, rq: RequestContext, walk: Walk<T>): R
 
 /** The validators of what a plain GET of the resource answers: its first page as JSON, in its default size. */
 export async function pageValidators<T>(app: Paging, walk: Walk<T>): Promise<Validators> {
-  const request = { query: '', media: JSON_TYPE, pageSize: app.config.pageSize.default };
+  const request = { scope: walk.scope, query: '', media: JSON_TYPE, pageSize: app.config.pageSize.default };
   const resolved = await resolvePage(app, request, walk);
   // Without options there is no filter to refuse and no token to doubt.
   if (!resolved.ok) throw new TypeError(`pageValidators: the plain first page of ${walk.path} was refused`);
@@ -140,32 +137,32 @@ export async function pageValidators<T>(app: Paging, walk: Walk<T>): Promise<Val
  * The request as paging reads it. Prefer: maxpagesize=N (RFC 7240; OData odata.maxpagesize), clamped
  * to 1..pageSize.max; `preference` is the token the client spelled it with, for Preference-Applied.
  */
-function pageRequest(app: Pick<App, 'config'>, rq: RequestContext): PageRequest {
+function pageRequest(app: Pick<App, 'config'>, rq: RequestContext, scope: string): PageRequest {
   const { query, media } = rq;
   const { default: fallback, max } = app.config.pageSize;
   const lines = fieldLines(rq.req, 'prefer');
-  if (lines === undefined) return { query, media, pageSize: fallback };
+  if (lines === undefined) return { scope, media, pageSize: fallback, query };
   const preferences = parsePrefer(lines);
-  if (preferences.maxPageSize === undefined) return { query, media, pageSize: fallback };
+  if (preferences.maxPageSize === undefined) return { scope, media, pageSize: fallback, query };
   const pageSize = Math.min(Math.max(preferences.maxPageSize, 1), max);
-  return { query, media, pageSize, preference: preferences.maxPageSizeToken ?? 'maxpagesize' };
+  return { scope, media, pageSize, query, preference: preferences.maxPageSizeToken ?? 'maxpagesize' };
 }
 
 /**
  * The page cache first: an identical request since the collection last changed was valid, and its
- * page is built, so nothing of it is parsed, verified or planned again.
+ * page is built, so nothing of it is parsed, verified or planned again. The request is its own key.
  */
 function keptPage<T>(app: Paging, request: PageRequest, walk: Walk<T>): KeptPage | undefined {
-  return walk.cacheable ? app.pages.get(walk.collection, pageKey(walk, request)) : undefined;
+  return walk.cacheable ? app.pages.get(walk.collection, request) : undefined;
 }
 
 /**
  * What names a page among its collection's: its bytes are a function of the walk (whose scope a token
  * must name), the media type, the page size and the query string, whose token, on a later page, names
- * the page size in force instead.
+ * the page size in force instead. The key kept with a page holds nothing else of the request.
  */
-function pageKey<T>(walk: Walk<T>, request: PageRequest): PageKey {
-  return { scope: walk.scope, media: request.media, pageSize: request.pageSize, query: request.query };
+function pageKey(request: PageRequest): PageKey {
+  return { scope: request.scope, media: request.media, pageSize: request.pageSize, query: request.query };
 }
 
 async function resolvePage<T>(app: Paging, request: PageRequest, walk: Walk<T>): Promise<Resolved> {
@@ -178,7 +175,7 @@ async function buildResolved<T>(app: Paging, request: PageRequest, walk: Walk<T>
   const { scope, path } = walk;
   const options = walk.options(request.query);
   if (!options.ok) return options;
-  const cacheKey = walk.cacheable ? pageKey(walk, request) : undefined;
+  const cacheKey = walk.cacheable ? pageKey(request) : undefined;
   let source: PageSource;
   if (options.skiptoken !== undefined) {
     const position = verifyToken(app.pagingKey, options.skiptoken, scope);
@@ -270,7 +267,7 @@ function keptReply<T>(app: Paging, rq: RequestContext, walk: Walk<T>, request: P
   if (prepared === undefined) {
     const { page } = kept;
     prepared = prepareRead(app.policy, page.representation, pageReadOptions(app, walk, page, request.preference));
-    app.pages.prepare(walk.collection, pageKey(walk, request), variant, prepared);
+    app.pages.prepare(walk.collection, request, variant, prepared);
   }
   return answerRead(app, rq, prepared);
 }

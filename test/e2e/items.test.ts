@@ -26,6 +26,11 @@ describe('GET /{collection}/{id}', () => {
     const missing = await request(server.url, '/products/no-such-item');
     assert.equal(missing.status, 404);
     assert.match(String(missing.headers['x-request-id']), /^[0-9a-f]{12}-[0-9a-z]+$/);
+    // Each request has its own id, whether or not the ones between named their own.
+    await request(server.url, '/products/p-100', { headers: { 'X-Request-Id': 'trace-43' } });
+    const again = await request(server.url, '/products/no-such-item');
+    assert.match(String(again.headers['x-request-id']), /^[0-9a-f]{12}-[0-9a-z]+$/);
+    assert.notEqual(again.headers['x-request-id'], missing.headers['x-request-id']);
   });
 
   it('should answer 304 with no body and the validators when If-None-Match matches', async () => {
