@@ -19,24 +19,34 @@ describe('lowerBound and upperBound', () => {
   });
 });
 
+/** Inserts or removes `id` in both, and checks that SortedKeys says what the model says. */
+function insertOrRemove(keys: SortedKeys, model: Set<string>, id: string, insert: boolean): void {
+  if (insert) {
+    assert.equal(keys.insert(id), !model.has(id));
+    model.add(id);
+  } else {
+    assert.equal(keys.remove(id), model.has(id));
+    model.delete(id);
+  }
+}
+
+/** SortedKeys holds exactly the model's ids, ascending. */
+function assertSame(keys: SortedKeys, model: ReadonlySet<string>): void {
+  const expected = [...model].sort();
+  assert.deepEqual([...keys.after()], expected);
+  assert.equal(keys.size, expected.length);
+}
+
 describe('SortedKeys', () => {
   it('should keep ids ascending and unique across random inserts and removes (many chunks)', () => {
     const random = mulberry32(7);
     const keys = new SortedKeys();
     const model = new Set<string>();
-    for (let step = 0; step < 20_000; step++) {
+    for (let round = 0; round < 20_000; round++) {
       const id = `k${Math.floor(random() * 5000)}`;
-      if (random() < 0.7) {
-        assert.equal(keys.insert(id), !model.has(id));
-        model.add(id);
-      } else {
-        assert.equal(keys.remove(id), model.has(id));
-        model.delete(id);
-      }
+      insertOrRemove(keys, model, id, random() < 0.7);
     }
-    const expected = [...model].sort();
-    assert.deepEqual([...keys.after()], expected);
-    assert.equal(keys.size, expected.length);
+    assertSame(keys, model);
   });
 
   it('should keep order when time-ordered ids are added at the end and taken from the front, mixed with others', () => {
@@ -45,7 +55,7 @@ describe('SortedKeys', () => {
     const model = new Set<string>();
     let next = 0;
     let first = 0;
-    for (let step = 0; step < 20_000; step++) {
+    for (let round = 0; round < 20_000; round++) {
       const roll = random();
       if (roll < 0.5) {
         const id = `t${String(next++).padStart(6, '0')}`;
@@ -58,18 +68,10 @@ describe('SortedKeys', () => {
       } else {
         // An id before or among the others, added or taken anywhere.
         const id = `${random() < 0.5 ? 'a' : 't'}${String(Math.floor(random() * next)).padStart(6, '0')}x`;
-        if (random() < 0.5) {
-          assert.equal(keys.insert(id), !model.has(id));
-          model.add(id);
-        } else {
-          assert.equal(keys.remove(id), model.has(id));
-          model.delete(id);
-        }
+        insertOrRemove(keys, model, id, random() < 0.5);
       }
     }
-    const expected = [...model].sort();
-    assert.deepEqual([...keys.after()], expected);
-    assert.equal(keys.size, expected.length);
+    assertSame(keys, model);
   });
 
   it('should list the ids strictly after a key, whether or not the key is present', () => {
