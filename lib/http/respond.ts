@@ -34,11 +34,6 @@ interface OwnFields {
 }
 
 const EMPTY = Buffer.alloc(0);
-/**
- * The common fields of the answer `send` is writing: one list, reused (`send` runs to its end before the
- * next), never shortened, so it keeps its room.
- */
-const COMMON: string[] = [];
 
 /** How long a closing connection keeps reading (and discarding) client data after the response. */
 const LINGER_MS = 2000;
@@ -153,47 +148,35 @@ export function send(
   const { varyOrigin } = request;
   const prepared = forceCacheControl || varyOrigin ? undefined : reply.prepared;
   const own = prepared ?? ownFields(reply, forceCacheControl, varyOrigin);
-  // The common fields, in the order they are sent after the reply's own, listed in COMMON[0..count).
-  const common = COMMON;
-  let count = 0;
-  if (request.echoRequestId || reply.status >= 400) count = put(common, count, 'X-Request-Id', request.requestId);
-  count = put(common, count, 'Date', request.date);
-  if (!own.cacheControl) count = put(common, count, 'Cache-Control', server.cacheControl);
-  const vary = varyOrigin ? server.varyWithOrigin : server.vary;
-  if (!own.vary && vary !== undefined) count = put(common, count, 'Vary', vary);
-  if (request.allowOrigin !== undefined) {
-    count = put(common, count, 'Access-Control-Allow-Origin', request.allowOrigin);
-    count = put(common, count, 'Access-Control-Expose-Headers', server.exposeHeaders);
-  }
-  if (reply.closeConnection === true) {
-    count = put(common, count, 'Connection', 'close');
-    stageClose(req, clock);
-  }
-  const body = bodiless ? EMPTY : reply.body ?? EMPTY;
-  if (!bodiless) count = put(common, count, 'Content-Length', String(body.length));
-  // One flat list of names and values handed to writeHead, no header object built: a list made for this
-  // answer alone is extended in place, a kept one copied with them into a new list.
+  // One flat list of names and values handed to writeHead, no header object built: the reply's own
+  // fields, then the common ones. A list made for this answer alone is extended in place; a kept one is
+  // copied onto an empty list (one allocation with room for all, where a copy by slice would be
+  // reallocated by the first push, and packed, as Node's own loop over it expects).
   let fields: string[];
   if (own.own) {
     fields = own.fields as string[];
-    for (let index = 0; index < count; index++) fields.push(common[index] as string);
   } else {
-    // Pushed onto an empty list: one allocation with room for them all (a copy by slice would be
-    // reallocated by the first push), and a packed list as Node's own loop over it expects.
     fields = [];
     for (const text of own.fields) fields.push(text);
-    for (let index = 0; index < count; index++) fields.push(common[index] as string);
   }
+  if (request.echoRequestId || reply.status >= 400) fields.push('X-Request-Id', request.requestId);
+  fields.push('Date', request.date);
+  if (!own.cacheControl) fields.push('Cache-Control', server.cacheControl);
+  const vary = varyOrigin ? server.varyWithOrigin : server.vary;
+  if (!own.vary && vary !== undefined) fields.push('Vary', vary);
+  if (request.allowOrigin !== undefined) {
+    fields.push('Access-Control-Allow-Origin', request.allowOrigin);
+    fields.push('Access-Control-Expose-Headers', server.exposeHeaders);
+  }
+  if (reply.closeConnection === true) {
+    fields.push('Connection', 'close');
+    stageClose(req, clock);
+  }
+  const body = bodiless ? EMPTY : reply.body ?? EMPTY;
+  if (!bodiless) fields.push('Content-Length', String(body.length));
   res.writeHead(reply.status, fields);
   if (bodiless || req.method === 'HEAD') res.end();
   else queue.end(res, body);
-}
-
-/** Writes a field's name and value into `list` at `at`; the index after them. */
-function put(list: string[], at: number, name: string, value: string): number {
-  list[at] = name;
-  list[at + 1] = value;
-  return at + 2;
 }
 
 function isBodiless(status: number): boolean {
