@@ -54,7 +54,7 @@ import { OUTBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
 import type { Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 import { AutoDisable, type DisableCause } from './auto-disable.js';
-import { ATTEMPT_LOG, attemptEntry, withAttempt } from './attempt-log.js';
+import { ATTEMPT_LOG, attemptEntry, FirstAttempts, withAttempt } from './attempt-log.js';
 import { EventBodies } from './event-bodies.js';
 import { OUTBOX_SPACES } from './events.js';
 import { FORWARD_SUBSCRIPTION, forwardRequest } from './forward.js';
@@ -141,6 +141,8 @@ class OutboxPolicy implements JobPolicy {
    */
   private readonly attemptTimes = new TimeTexts();
   private readonly deliveredTimes = new TimeTexts();
+  /** First attempts' logs, shared by the deliveries answered alike (attempt-log.ts). */
+  private readonly firstAttempts = new FirstAttempts();
   private readonly detail: ErrorDetail;
   private readonly autoDisable: AutoDisable;
   /** Stops the pings in flight when the queue closes. */
@@ -227,9 +229,15 @@ class OutboxPolicy implements JobPolicy {
     const status = outcome.set['lastStatus'];
     // The receiver's status when it answered, else what went wrong (lastError's words, without "gave up").
     const error = outcome.kind === 'done' ? '' : outcome.error ?? '';
+    const time = this.attemptTimes.at(at);
+    const took = clock.monotonic() - started;
+    const log = record.doc[ATTEMPT_LOG];
+    if (log === undefined && typeof status === 'number') {
+      outcome.set[ATTEMPT_LOG] = this.firstAttempts.log(time, took, status);
+      return outcome;
+    }
     const result = typeof status === 'number' ? { status } : { error };
-    const entry = attemptEntry(this.attemptTimes.at(at), clock.monotonic() - started, result);
-    outcome.set[ATTEMPT_LOG] = withAttempt(record.doc[ATTEMPT_LOG], entry);
+    outcome.set[ATTEMPT_LOG] = withAttempt(log, attemptEntry(time, took, result));
     return outcome;
   }
 
