@@ -7,7 +7,7 @@
 // prefix GitHub-style providers send). It compares the presented digest with the digest under every
 // configured secret (two during a rotation) using crypto.timingSafeEqual, and never stops early, so
 // the response time says nothing about the digest or about which secret matched.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, KeyObject, timingSafeEqual } from 'node:crypto';
 
 const DIGEST_HEX_LENGTH = 64;
 const PREFIX = 'sha256=';
@@ -16,10 +16,13 @@ const DIGIT_9 = 0x39;
 const LOWER_A = 0x61;
 const LOWER_F = 0x66;
 
-/** The X-Signature value of `body` under `secret`: lowercase hex of HMAC-SHA256 (what a sender puts in the header). */
-export function webhookSignature(body: Uint8Array | string, secret: string): string {
-  if (typeof secret !== 'string' || secret === '') {
-    throw new TypeError('webhookSignature: secret must be a non-empty string');
+/**
+ * The X-Signature value of `body` under `secret`: lowercase hex of HMAC-SHA256 (what a sender puts in the
+ * header). A sender signing often passes the secret's UTF-8 bytes as a KeyObject made once.
+ */
+export function webhookSignature(body: Uint8Array | string, secret: string | KeyObject): string {
+  if (!(secret instanceof KeyObject) && (typeof secret !== 'string' || secret === '')) {
+    throw new TypeError('webhookSignature: secret must be a non-empty string or a KeyObject');
   }
   return createHmac('sha256', secret).update(body).digest('hex');
 }

@@ -4,7 +4,7 @@
 // Standard Webhooks libraries and Svix hand out); any other secret, its UTF-8 bytes (what those
 // libraries call a "raw" secret). The sender (CONVENTIONS.md#deliveries) and the `standard` receiving
 // scheme share these, so what one signs the other verifies.
-import { createHmac } from 'node:crypto';
+import { createHmac, type KeyObject } from 'node:crypto';
 
 /** Standard Webhooks' spelling of a secret: this prefix, then the key's bytes in base64. */
 export const WHSEC_PREFIX = 'whsec_';
@@ -16,20 +16,31 @@ export function signingKey(secret: string): Buffer {
 }
 
 /** The raw HMAC-SHA256 of `id.timestamp.body` under `key` (what a `v1,` entry carries in base64). */
-export function standardDigest(key: Uint8Array, id: string, timestamp: string, body: Uint8Array | string): Buffer {
+export function standardDigest(
+  key: Uint8Array | KeyObject,
+  id: string,
+  timestamp: string,
+  body: Uint8Array | string,
+): Buffer {
   return createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
 }
 
 /**
  * The `webhook-signature` value for one delivery: one `v1,<base64>` entry per secret, in the order
  * given (the current secret first, then the previous one during a rotation overlap), space-separated.
+ * A secret is given as itself or as its `signingKey` made into a KeyObject once (a sender signing often).
  */
 export function standardSignature(
   id: string,
   timestamp: string,
   body: Uint8Array | string,
-  secrets: readonly string[],
+  secrets: readonly (string | KeyObject)[],
 ): string {
-  const entry = (secret: string): string => standardDigest(signingKey(secret), id, timestamp, body).toString('base64');
-  return secrets.map((secret) => `v1,${entry(secret)}`).join(' ');
+  let value = '';
+  for (const secret of secrets) {
+    const key = typeof secret === 'string' ? signingKey(secret) : secret;
+    const entry = `v1,${standardDigest(key, id, timestamp, body).toString('base64')}`;
+    value = value === '' ? entry : `${value} ${entry}`;
+  }
+  return value;
 }

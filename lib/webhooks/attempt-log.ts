@@ -34,6 +34,35 @@ export function withAttempt(log: JsonValue | undefined, entry: JsonObject): Json
   return kept.slice(-ATTEMPT_LOG_SIZE);
 }
 
+/**
+ * The logs of first attempts that got an answer, shared: deliveries that one look of the runner starts
+ * begin in the same millisecond, most are answered alike in the same number of milliseconds, and each
+ * keeps its log for 30 days; one entry and one list of it (about 100 bytes) serve them all instead of
+ * one each. Only the current millisecond's are kept. Stored documents are never changed in place (a
+ * later attempt's log is a new list, `withAttempt`), so sharing one is safe.
+ */
+export class FirstAttempts {
+  private at = '';
+  private readonly logs = new Map<number, JsonObject[]>();
+
+  /** The log of a first attempt that started at `at`, took `durationMs` and was answered `status`. */
+  log(at: string, durationMs: number, status: number): JsonObject[] {
+    if (at !== this.at) {
+      this.at = at;
+      this.logs.clear();
+    }
+    const duration = Math.max(0, Math.round(durationMs));
+    // A status has three digits: one number keys both.
+    const key = duration * 1000 + status;
+    let log = this.logs.get(key);
+    if (log === undefined) {
+      log = [attemptEntry(at, duration, { status })];
+      this.logs.set(key, log);
+    }
+    return log;
+  }
+}
+
 /** At most ERROR_CHARACTERS of `text`, never half a surrogate pair, with `…` when it was cut. */
 function clipped(text: string): string {
   if (text.length <= ERROR_CHARACTERS) return text;

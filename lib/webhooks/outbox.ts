@@ -54,13 +54,13 @@ import { OUTBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
 import type { Store, StoredRecord } from '../store/types.js';
 import type { Writer } from '../writes/writer.js';
 import { AutoDisable, type DisableCause } from './auto-disable.js';
-import { ATTEMPT_LOG, attemptEntry, withAttempt } from './attempt-log.js';
+import { ATTEMPT_LOG, attemptEntry, FirstAttempts, withAttempt } from './attempt-log.js';
 import { EventBodies } from './event-bodies.js';
 import { OUTBOX_SPACES } from './events.js';
 import { FORWARD_SUBSCRIPTION, forwardRequest } from './forward.js';
 import { sendPing, type PingResult } from './ping.js';
 import { WebhookPoster, type FailureClass, type PostRequest } from './post.js';
-import { signingSecrets } from './secrets.js';
+import { signingSecrets, SigningKeys } from './secrets.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, subscriptionOf } from './subscriptions.js';
 import { TimeTexts } from './time-texts.js';
 
@@ -141,10 +141,22 @@ class OutboxPolicy implements JobPolicy {
    */
   private readonly attemptTimes = new TimeTexts();
   private readonly deliveredTimes = new TimeTexts();
+  /** First attempts' logs, shared by the deliveries answered alike (attempt-log.ts). */
+  private readonly firstAttempts = new FirstAttempts();
   private readonly detail: ErrorDetail;
   private readonly autoDisable: AutoDisable;
   /** Stops the pings in flight when the queue closes. */
   private readonly pings = new AbortController();
+  /** The signing secrets' keys, each made once (secrets.ts). */
+  private readonly keys = new SigningKeys();
+  /** The fields that sign an attempt or a ping, under the keys made once. */
+  private readonly sign = (
+    eventId: string,
+    body: string,
+    secrets: readonly string[],
+    now: number,
+    fields?: Record<string, string>,
+  ): Record<string, string> => signatureFields(this.keys, eventId, body, secrets, now, fields);
 
   constructor(
     private readonly options: OutboxOptions,
@@ -182,7 +194,7 @@ class OutboxPolicy implements JobPolicy {
     const { store, clock, random, config, userAgent } = this.options;
     const { timeoutMs, refusePrivateAddresses } = config;
     const options = { store, clock, random, timeoutMs, refusePrivateAddresses, userAgent, errorDetail: this.detail };
-    const sending = { poster: this.poster, sign: signatureFields, shutdown: this.pings.signal };
+    const sending = { poster: this.poster, sign: this.sign, shutdown: this.pings.signal };
     return sendPing({ ...options, ...sending }, subscriptionId);
   }
 
@@ -217,9 +229,15 @@ class OutboxPolicy implements JobPolicy {
     const status = outcome.set['lastStatus'];
     // The receiver's status when it answered, else what went wrong (lastError's words, without "gave up").
     const error = outcome.kind === 'done' ? '' : outcome.error ?? '';
+    const time = this.attemptTimes.at(at);
+    const took = clock.monotonic() - started;
+    const log = record.doc[ATTEMPT_LOG];
+    if (log === undefined && typeof status === 'number') {
+      outcome.set[ATTEMPT_LOG] = this.firstAttempts.log(time, took, status);
+      return outcome;
+    }
     const result = typeof status === 'number' ? { status } : { error };
-    const entry = attemptEntry(this.attemptTimes.at(at), clock.monotonic() - started, result);
-    outcome.set[ATTEMPT_LOG] = withAttempt(record.doc[ATTEMPT_LOG], entry);
+    outcome.set[ATTEMPT_LOG] = withAttempt(log, attemptEntry(time, took, result));
     return outcome;
   }
 
@@ -242,7 +260,7 @@ class OutboxPolicy implements JobPolicy {
     }
     const eventId = record.doc['eventId'];
     // The text as it is: both signatures and the request read its UTF-8 bytes, sent with the head.
-    const headers = signatureFields(typeof eventId === 'string' ? eventId : record.id, body, secrets, now, {
+    const headers = this.sign(typeof eventId === 'string' ? eventId : record.id, body, secrets, now, {
       'Content-Type': 'application/json',
       'User-Agent': this.options.userAgent,
     });
@@ -340,6 +358,7 @@ class OutboxPolicy implements JobPolicy {
  * current first; CONVENTIONS.md#signing-secrets-and-rotation), the two timestamps the same second.
  */
 function signatureFields(
+  keys: SigningKeys,
   eventId: string,
   body: Uint8Array | string,
   secrets: readonly string[],
@@ -348,11 +367,14 @@ function signatureFields(
 ): Record<string, string> {
   // Added to the fields given (the request's others), not spread into a new object: one object a request.
   const timestamp = String(Math.floor(now / 1000));
-  fields['X-Signature'] = webhookSignature(body, secrets[0] as string);
+  const current = keys.of(secrets[0] as string);
+  const previous = secrets[1] === undefined ? undefined : keys.of(secrets[1]);
+  fields['X-Signature'] = webhookSignature(body, current.plain);
   fields['X-Timestamp'] = timestamp;
   fields['webhook-id'] = eventId;
   fields['webhook-timestamp'] = timestamp;
-  fields['webhook-signature'] = standardSignature(eventId, timestamp, body, secrets);
+  const standard = previous === undefined ? [current.standard] : [current.standard, previous.standard];
+  fields['webhook-signature'] = standardSignature(eventId, timestamp, body, standard);
   return fields;
 }
 
