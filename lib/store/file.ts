@@ -415,7 +415,8 @@ export class FileStore implements Store {
     const capture = captureState(state, this.parts.clock.now());
     const aborted = (): boolean => this.closing !== undefined;
     const journalBytes = (): number => this.journal.size;
-    const options = { aborted, log, random: this.parts.random, journalBytes, previous: this.snapshotFrames };
+    const { clock, random } = this.parts;
+    const options = { aborted, log, random, clock, journalBytes, previous: this.snapshotFrames };
     this.snapshotting = checkpointSnapshot(io, crc, dir, capture, this.journal.firstSeq, options).then((outcome) => {
       // After a failure, retry only once the current journal alone passes the trigger.
       if (outcome.kind !== 'abandoned') this.snapshotFailed = outcome.kind === 'failed';

@@ -12,7 +12,11 @@
 // a few dozen worst stalls in them (with 32 connections a stall of the disk, or of the CPU the
 // machine's other work takes, holds 32 requests at most), so it swings between rounds far more than a
 // rate: over seven alternating rounds with the load average at 5, the ideal server's own ran from 6.8
-// to 57.9 ms, and a round's pair put resapi's anywhere from 0.1 to 5.8 times the ideal's.
+// to 57.9 ms, and a round's pair put resapi's anywhere from 0.1 to 5.8 times the ideal's. A write's
+// median latency is printed beside it (the same median of rounds): with a fixed number of connections
+// the mean latency is the connections over the rate (Little's law), so a server at a third of the
+// ideal's rate waits three times as long per request before any tail, and a p99 ratio is read
+// against that.
 //
 // For writes the suite also reports, for resapi and for the ideal server, the bytes written per
 // acknowledged write and the writes per fdatasync (resapi's from /$metrics: the journal's bytes and its
@@ -87,6 +91,8 @@ export interface ScenarioResult {
   readonly ratio: number;
   /** The median over the rounds of each server's own p99 latency, in ms (the header above). */
   readonly p99Ms: { readonly resapi: number; readonly ceiling: number };
+  /** The same of the median latency: what a p99 ratio is to be read against (the header above). */
+  readonly p50Ms: { readonly resapi: number; readonly ceiling: number };
   readonly target?: number;
   /** This size's ratio over the first size's. */
   readonly vs10k?: number;
@@ -300,6 +306,7 @@ function summarize(scenario: Scenario, size: number, rounds: readonly Round[]): 
     ceiling: median.ceiling,
     ratio: median.ratio,
     p99Ms: { resapi: medianOf(rounds.map((round) => round.resapi.load.p99Ms)), ceiling: medianOf(rounds.map((round) => round.ceiling.load.p99Ms)) },
+    p50Ms: { resapi: medianOf(rounds.map((round) => round.resapi.load.p50Ms)), ceiling: medianOf(rounds.map((round) => round.ceiling.load.p50Ms)) },
     ...(scenario.target === undefined ? {} : { target: scenario.target }),
     ...(median.disk === undefined ? {} : { disk: median.disk }),
   };
@@ -456,6 +463,7 @@ function reportResult(report: Report, result: ScenarioResult): void {
     report.row('durable writes', label, {
       'bytes / write resapi / ideal': `${own.bytesPerWrite.toFixed(0)} / ${ideal.bytesPerWrite.toFixed(0)}`,
       'writes / fdatasync in the load resapi / ideal': `${own.writesPerSync.toFixed(1)} / ${ideal.writesPerSync.toFixed(1)}`,
+      'p50 ms resapi / ideal': `${result.p50Ms.resapi.toFixed(2)} / ${result.p50Ms.ceiling.toFixed(2)}`,
       'group ms': own.syncMs.toFixed(2),
       '/$health ms': result.health.ms.toFixed(1),
       'RSS MiB (peak)': `${result.health.rssMiB.toFixed(0)} (${result.health.peakRssMiB.toFixed(0)})`,
