@@ -171,7 +171,10 @@ export async function start(options: StartOptions = {}): Promise<ResapiServer> {
       const seeded = await loadSeed(writer, store, seed ?? options.seed, clock);
       if (!seeded.ok) throw new Error(seeded.message);
       for (const note of seeded.notes ?? []) log('info', note);
-      if (seeded.loaded > 0) log('info', 'seed loaded', { path: options.seed, items: seeded.loaded });
+      if (seeded.loaded > 0) {
+        log('info', 'seed loaded', { path: options.seed, items: seeded.loaded });
+        store.keepDocumentsAsText();
+      }
     }
     const pagingKey = await pagingKeyOf(store, writer, random);
     const caughtUp = writer.fields.missingRegistrations();

@@ -179,6 +179,10 @@ export class FileStore implements Store {
     return this.parts.state.collectionVersion(collection);
   }
 
+  keepDocumentsAsText(): void {
+    this.parts.state.keepDocumentsAsText();
+  }
+
   /** Throws TypeError for a malformed batch: journaling it would make the next start refuse. */
   commit(batch: Batch): Promise<CommitResult> {
     assertBatch(batch);

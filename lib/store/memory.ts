@@ -79,6 +79,10 @@ export class MemoryStore implements Store {
     return this.state.collectionVersion(collection);
   }
 
+  keepDocumentsAsText(): void {
+    this.state.keepDocumentsAsText();
+  }
+
   commit(batch: Batch): Promise<CommitResult> {
     assertBatch(batch);
     if (this.closed) return Promise.resolve(unavailable('store is closed'));

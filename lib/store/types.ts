@@ -215,6 +215,13 @@ export interface Store {
    */
   collectionVersion(collection: string): number;
   /**
+   * Keeps the document of every record written since the store opened as its JSON text until
+   * something reads it, as the records a store opens with are (state.ts LoadedVersion): called once a
+   * seed is loaded, so that a large one is not held as a document object per item. What a reader sees
+   * does not change.
+   */
+  keepDocumentsAsText(): void;
+  /**
    * Applies the batch atomically. Resolves once it is durable (or failed). Never rejects; throws a
    * TypeError at once for a malformed batch (a programmer error: journaling it would make the next
    * start refuse).

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import type { Clock } from '../../lib/clock.js';
 import type { JsonObject } from '../../lib/json.js';
 import type { Logger } from '../../lib/log.js';
-import type { Batch, Commit, CommitResult, Mutation, Store } from '../../lib/store/types.js';
+import { documentText, loadedFrame, type LoadedFrame } from '../../lib/store/state.js';
+import type { Batch, Commit, CommitResult, Mutation, Store, StoredRecord } from '../../lib/store/types.js';
 import { clockAt } from '../support/clock.js';
 import { readable } from '../support/store.js';
 
@@ -302,6 +303,46 @@ export function storeConformance(name: string, withFreshStore: WithStore): void 
         assert.equal(store.count('items'), 3);
         assert.equal(store.count('none'), 0);
         assert.deepEqual(store.scan('none'), []);
+      }));
+    });
+
+    describe('documents kept as text', () => {
+      it('should hold each written document as its JSON text afterwards, and read back every record as it was', withStore(async ({ store, advance }) => {
+        // Enough ASCII documents for more than one payload, and documents that are not ASCII (one with a
+        // character outside the BMP, two UTF-16 code units), whose payload is kept as text.
+        const filler = 'x'.repeat(300);
+        const ascii = Array.from({ length: 400 }, (_, n) => put('ascii', `item-${String(n).padStart(3, '0')}`, { n, filler }));
+        await ok(store, ...ascii);
+        advance(5);
+        await ok(store,
+          put('wide', 'b', { text: 'café 😀', n: 2 }),
+          put('wide', 'a', { text: 'naïve', nested: { list: [1, 'ü'] } }),
+          put('$jobs', 'due', { n: 3 }, { dueAt: T0 + 60_000, expiresAt: T0 + 120_000 }));
+        const collections = ['ascii', 'wide', '$jobs'];
+        const before = collections.map((collection) => store.scan(collection).map((record) => ({
+          ...(readable(record) as JsonObject), text: documentText(record),
+        })));
+
+        store.keepDocumentsAsText();
+
+        const kept = (collection: string, id: string): LoadedFrame | undefined => loadedFrame(store.get(collection, id) as StoredRecord);
+        assert.ok(kept('ascii', 'item-000')?.payload instanceof Buffer, 'an all-ASCII payload is kept as bytes');
+        assert.notEqual(kept('ascii', 'item-000'), kept('ascii', 'item-399'), 'payloads of about 64 KiB each');
+        assert.equal(typeof kept('wide', 'a')?.payload, 'string', 'any other payload is kept as its text');
+        assert.ok(kept('$jobs', 'due') !== undefined);
+        // Read without parsing first (documentText), then whole (readable parses each document).
+        const texts = collections.map((collection) => store.scan(collection).map((record) => documentText(record)));
+        assert.deepEqual(texts, before.map((records) => records.map((record) => record.text)));
+        const after = collections.map((collection) => store.scan(collection).map((record) => ({
+          ...(readable(record) as JsonObject), text: documentText(record),
+        })));
+        assert.deepEqual(after, before);
+        // A record read is an ordinary record again, and so is one written afterwards.
+        assert.equal(kept('wide', 'b'), undefined);
+        const patched = await ok(store, { kind: 'patch', collection: 'ascii', id: 'item-007', set: { n: 'seven' } });
+        assert.deepEqual(store.get('ascii', 'item-007')?.doc, { n: 'seven', filler });
+        assert.equal(store.get('ascii', 'item-007')?.version, patched.seq);
+        assert.equal(store.nextDue('$jobs'), T0 + 60_000);
       }));
     });
 
