@@ -65,7 +65,7 @@ const STALE_SLACK = 64;
  */
 const COMPACT_LIMIT = 16_384;
 
-/** Documents kept as text (keepDocumentsAsText) share a payload of about this many characters, as a snapshot's frame. */
+/** Documents kept as text (keepDocumentsAsText) share a payload of about this many characters, as in a snapshot. */
 const TEXT_PAYLOAD_CHARACTERS = 64 << 10;
 
 /** Batches up to this long are searched for a record touched twice pair by pair (at most 28 comparisons). */
