@@ -18,6 +18,7 @@ import type { ResapiServer } from '../../lib/index.js';
 import type { JsonObject } from '../../lib/json.js';
 import { verifySignature } from '../../lib/protocol/signature.js';
 import { OUTBOX_SPACE } from '../../lib/webhooks/events.js';
+import { killIfRunning } from '../support/binary.js';
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, request } from '../support/http.js';
@@ -294,7 +295,7 @@ describe('auto-disable across kill -9', () => {
     failing.otherwise = () => 503;
   });
   after(async () => {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const child of children) killIfRunning(child);
     await failing.stop();
   });
   const tempDir = tempDirsForSuite('auto-disable');

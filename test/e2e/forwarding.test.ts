@@ -19,7 +19,7 @@ import type { JsonObject } from '../../lib/json.js';
 import { silentLogger } from '../../lib/log.js';
 import type { StoredRecord } from '../../lib/store/types.js';
 import { OUTBOX_BODY_SPACE, OUTBOX_SPACE } from '../../lib/webhooks/events.js';
-import { runBinary, startBinary, type RunningServer } from '../support/binary.js';
+import { killIfRunning, runBinary, startBinary, type RunningServer } from '../support/binary.js';
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { JSON_HEADERS, request } from '../support/http.js';
@@ -248,7 +248,7 @@ describe('forwarding with the real binary (--forward)', () => {
   const app = theApp();
   before(() => app.start());
   after(async () => {
-    for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    for (const server of servers) killIfRunning(server.child);
     await app.stop(appAnswer);
   });
   const tempDir = tempDirsForSuite('forwarding');

@@ -21,7 +21,7 @@ import { silentLogger } from '../../lib/log.js';
 import { openFileStore } from '../../lib/store/file.js';
 import { OUTBOX_SPACE } from '../../lib/webhooks/events.js';
 import { SECRET_SPACE } from '../../lib/webhooks/subscriptions.js';
-import { startBinary, type RunningServer } from '../support/binary.js';
+import { killIfRunning, startBinary, type RunningServer } from '../support/binary.js';
 import { ManualClock } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, request, type TestResponse } from '../support/http.js';
@@ -344,7 +344,7 @@ describe('data.sequence across restarts', () => {
     await receiver.start();
   });
   after(async () => {
-    for (const running of servers) if (running.child.exitCode === null && running.child.signalCode === null) running.child.kill('SIGKILL');
+    for (const running of servers) killIfRunning(running.child);
     await receiver.stop();
   });
   // Registered after the hook above, so the folders go once no server uses them any more.

@@ -20,7 +20,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { startBinary, type RunningServer } from '../support/binary.js';
+import { killIfRunning, startBinary, type RunningServer } from '../support/binary.js';
 import { eventually } from '../support/eventually.js';
 import { create, JSON_HEADERS, request, type TestResponse } from '../support/http.js';
 import { walkPages } from '../support/pages.js';
@@ -50,7 +50,7 @@ const SEED = testSeed();
 const servers: RunningServer[] = [];
 const proxies: FaultyProxy[] = [];
 after(async () => {
-  for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+  for (const server of servers) killIfRunning(server.child);
   for (const proxy of proxies) await proxy.close();
 });
 // Registered after the hook above, so the folders go once no server uses them any more.

@@ -20,7 +20,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { webhookSignature } from '../../lib/protocol/signature.js';
-import { BIN, REPO, runBinary, startBinary, type RunningServer } from '../support/binary.js';
+import { BIN, killIfRunning, REPO, runBinary, startBinary, type RunningServer } from '../support/binary.js';
 import { eventually } from '../support/eventually.js';
 import { request } from '../support/http.js';
 import { mulberry32, replayNote, testSeed } from '../support/random.js';
@@ -47,7 +47,7 @@ async function startServer(args: readonly string[], env: Readonly<Record<string,
   return server;
 }
 after(() => {
-  for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+  for (const server of servers) killIfRunning(server.child);
 });
 // Registered after the hook above, so the folders go once no server uses them any more.
 const tempFolder = tempDirsForSuite('webhook-durable');

@@ -20,7 +20,7 @@ import type { WebhookSourceConfig } from '../../lib/config.js';
 import type { JsonObject } from '../../lib/json.js';
 import { signedHeaders } from '../../lib/protocol/scheme-headers.js';
 import type { HandlerContext } from '../../lib/webhooks/inbox.js';
-import { startBinary, type RunningServer } from '../support/binary.js';
+import { killIfRunning, startBinary, type RunningServer } from '../support/binary.js';
 import { clockAt } from '../support/clock.js';
 import { eventually } from '../support/eventually.js';
 import { problemOf, request, type TestResponse } from '../support/http.js';
@@ -308,7 +308,7 @@ function pick(value: unknown, keys: readonly string[]): Record<string, unknown> 
 describe('a named source\'s accepted event under kill -9', () => {
   const servers: RunningServer[] = [];
   after(() => {
-    for (const running of servers) if (running.child.exitCode === null && running.child.signalCode === null) running.child.kill('SIGKILL');
+    for (const running of servers) killIfRunning(running.child);
   });
   const tempFolder = tempDirsForSuite('webhook-sources');
 

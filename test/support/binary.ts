@@ -17,6 +17,11 @@ export interface RunningServer {
   stop(): Promise<number | null>;
 }
 
+/** SIGKILL for a child still running (a suite's last clean-up after a test that failed half-way). */
+export function killIfRunning(child: ChildProcess): void {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
 export async function startBinary(args: readonly string[] = ['--memory'], env: Readonly<Record<string, string>> = {}): Promise<RunningServer> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
     cwd: REPO,

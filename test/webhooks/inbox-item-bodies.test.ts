@@ -22,7 +22,7 @@ import { strongEtag } from '../../lib/protocol/etag.js';
 import { signedHeaders } from '../../lib/protocol/scheme-headers.js';
 import { openFileStore } from '../../lib/store/file.js';
 import type { HandlerContext } from '../../lib/webhooks/inbox.js';
-import { startBinary, type RunningServer } from '../support/binary.js';
+import { killIfRunning, startBinary, type RunningServer } from '../support/binary.js';
 import { eventually } from '../support/eventually.js';
 import { request, type TestResponse } from '../support/http.js';
 import { withServer } from '../support/server.js';
@@ -171,7 +171,7 @@ describe("an event's body kept in its item", () => {
 describe("an event's body kept in its item, across kill -9", () => {
   const servers: RunningServer[] = [];
   after(() => {
-    for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    for (const server of servers) killIfRunning(server.child);
   });
   const tempFolder = tempDirsForSuite('inbox-item-bodies-kill');
 
