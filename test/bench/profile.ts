@@ -1,11 +1,11 @@
-// The top of a CPU profile (README, Performance): `npm run bench -- --profile DIR` leaves one
-// `node --cpu-prof` profile of resapi per scenario in DIR, and this prints, for each, the functions
-// that took the most self time (time on the CPU in the function's own code, not in what it called),
-// summed over every place V8 saw them, as a share of the time the process was not idle; then the same
-// for resapi's own code alone (build/lib/), since on loopback the kernel's half of a socket write is
-// billed to Node's `writev` and can hide the rest. A profile
-// file is Chrome DevTools' format: nodes with a call frame each, the sampled node ids and the
-// microseconds between samples.
+// The top of CPU profiles (README, Performance): `npm run bench -- --profile DIR` leaves a profile of
+// each measured load of resapi in DIR, `<items>-<scenario>-<round>.cpuprofile` (profiled-resapi.ts),
+// and this prints, for each scenario over its rounds, the functions that took the most self time (time
+// on the CPU in the function's own code, not in what it called), summed over every place V8 saw them,
+// as a share of the time the process was not idle; then the same for resapi's own code alone
+// (build/lib/), since on loopback the kernel's half of a socket write is billed to Node's `writev` and
+// can hide the rest. A profile file is Chrome DevTools' format: nodes with a call frame each, the
+// sampled node ids and the microseconds between samples.
 import { readFileSync, readdirSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,16 +35,22 @@ export interface SelfTime {
   readonly share: number;
 }
 
-/** The `count` functions with the most self time in the profile at `path` (of those `only` keeps). */
-export function topSelfTime(path: string, count: number, only: (name: string) => boolean = () => true): { busyMs: number; top: SelfTime[] } {
-  const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
-  const names = new Map<number, string>();
-  for (const node of profile.nodes) names.set(node.id, frameName(node.callFrame));
+/** The `count` functions with the most self time in the profiles at `paths`, summed (of those `only` keeps). */
+export function topSelfTime(
+  paths: readonly string[],
+  count: number,
+  only: (name: string) => boolean = () => true,
+): { busyMs: number; top: SelfTime[] } {
   const self = new Map<string, number>();
-  profile.samples.forEach((id, index) => {
-    const name = names.get(id) ?? '(unknown)';
-    self.set(name, (self.get(name) ?? 0) + (profile.timeDeltas[index] ?? 0));
-  });
+  for (const path of paths) {
+    const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
+    const names = new Map<number, string>();
+    for (const node of profile.nodes) names.set(node.id, frameName(node.callFrame));
+    profile.samples.forEach((id, index) => {
+      const name = names.get(id) ?? '(unknown)';
+      self.set(name, (self.get(name) ?? 0) + (profile.timeDeltas[index] ?? 0));
+    });
+  }
   let busy = 0;
   for (const [name, micros] of self) if (!IDLE.has(name)) busy += micros;
   const top = [...self]
@@ -55,12 +61,16 @@ export function topSelfTime(path: string, count: number, only: (name: string) =>
   return { busyMs: busy / 1000, top };
 }
 
-/** A report section per profile in `dir`, each its top `count` functions by self time. */
+/** A report section per scenario profiled in `dir`, each its top `count` functions by self time over its rounds. */
 export function reportProfiles(report: Report, dir: string, count = 10): void {
+  const scenarios = new Map<string, string[]>();
   for (const file of readdirSync(dir).filter((name) => name.endsWith('.cpuprofile')).sort()) {
-    const name = basename(file, '.cpuprofile');
-    const all = topSelfTime(join(dir, file), count);
-    const own = topSelfTime(join(dir, file), count, (frame) => frame.includes(`(${LIB}`));
+    const name = basename(file, '.cpuprofile').replace(/-\d+$/, '');
+    scenarios.set(name, [...(scenarios.get(name) ?? []), join(dir, file)]);
+  }
+  for (const [name, files] of scenarios) {
+    const all = topSelfTime(files, count);
+    const own = topSelfTime(files, count, (frame) => frame.includes(`(${LIB}`));
     for (const [section, top] of [[`profile ${name} (busy ${(all.busyMs / 1000).toFixed(1)} s)`, all.top], [`profile ${name}, resapi's own code`, own.top]] as const) {
       top.forEach((entry, index) => report.row(section, String(index + 1), { function: entry.name, 'self ms': entry.ms.toFixed(0), share: `${(100 * entry.share).toFixed(1)}%` }));
     }

@@ -11,8 +11,9 @@
 //   --items 1000000   also at 1,000,000 items (10,000 always runs first: each 1M ratio is read against it)
 //   --memory          each write scenario also against `resapi serve --memory`
 //   --bare            each scenario also against the bare server of earlier runs (status and body size only)
-//   --profile DIR     one `node --cpu-prof` profile of resapi per scenario into DIR (keep it out of the
-//                     repository, /tmp say), and each one's top 10 functions by self time printed
+//   --profile DIR     a CPU profile of resapi's measured loads, one per scenario and round, into DIR (keep
+//                     it out of the repository, /tmp say), and each scenario's top 10 functions by self time
+//                     over its rounds printed
 // Figures are printed as they come, then as Markdown tables for the README, and saved to
 // data/bench/results.json (ignored by git).
 //   BENCH_SIZES=10000,1000000  BENCH_SECONDS=3  BENCH_ROUNDS=3  BENCH_WARMUP=1  BENCH_CONNECTIONS=32

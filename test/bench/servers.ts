@@ -12,6 +12,7 @@ import type { JsonObject } from '../../lib/json.js';
 import type { Mutation } from '../../lib/store/types.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/resapi.js', import.meta.url));
+const PROFILED = fileURLToPath(new URL('./profiled-resapi.js', import.meta.url));
 const BATCH = 2000;
 
 export interface Child {
@@ -79,6 +80,20 @@ const SERVER_NODE_ARGS = ['--no-memory-reducer'];
 /** `resapi serve` on a free port; `nodeArgs` go to node itself (`--cpu-prof`, say). */
 export function spawnResapi(args: readonly string[], env: Readonly<Record<string, string>> = {}, nodeArgs: readonly string[] = []): Promise<Child> {
   return spawnChild(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, BIN, 'serve', '--port', '0', ...args], { RESAPI_WEBHOOK_SECRETS: '', ...env });
+}
+
+/**
+ * `resapi serve` as `spawnResapi` starts it, inside profiled-resapi.ts: each SIGUSR2 starts or stops
+ * its CPU profiler, each stop writing `PREFIX-<n>.cpuprofile`.
+ */
+export function spawnProfiledResapi(
+  prefix: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+  nodeArgs: readonly string[] = [],
+): Promise<Child> {
+  const argv = [...SERVER_NODE_ARGS, ...nodeArgs, PROFILED, prefix, BIN, 'serve', '--port', '0', ...args];
+  return spawnChild(process.execPath, argv, { RESAPI_WEBHOOK_SECRETS: '', ...env });
 }
 
 /** A compiled module of the benchmark run as a process of its own that prints `listening on URL` first. */

@@ -26,9 +26,9 @@
 // subscription, how long after the load's end the last delivery was made. Every round prints each server's
 // rate and CPU time per request (steadier than a rate on a shared machine), and the cores the rest of the
 // machine took meanwhile (/proc/stat less the server, wrk and the suite): far from 0, read the round's
-// ratio as the machine's. With `--profile DIR` each scenario gets a resapi process of its own
-// started with `node --cpu-prof`, so each profile holds one scenario's load. Figures are printed and
-// saved, never asserted.
+// ratio as the machine's. With `--profile DIR` each scenario gets a resapi process of its own whose
+// CPU profiler runs during its measured loads only (profiled-resapi.ts), one profile a round. Figures
+// are printed and saved, never asserted.
 import { readFileSync, writeFileSync, openSync, writeSync, closeSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { withTempDir } from '../support/temp-dir.js';
@@ -38,7 +38,8 @@ import { spawnSameBytes } from './ceilings/same-bytes.js';
 import { load, rawRequest, sendRaw, type LoadResult } from './load.js';
 import type { Report } from './measure.js';
 import { SCENARIOS, WEBHOOK_SECRET, type Scenario } from './scenarios.js';
-import { benchItem, seedStore, spawnBare, spawnReceiver, spawnResapi, type Child } from './servers.js';
+import { benchItem, seedStore, spawnBare, spawnProfiledResapi, spawnReceiver, spawnResapi } from './servers.js';
+import type { Child } from './servers.js';
 
 export interface SuiteOptions {
   readonly sizes: readonly number[];
@@ -55,7 +56,7 @@ export interface SuiteOptions {
   readonly memory: boolean;
   /** Options for node itself when it runs resapi (BENCH_NODE_ARGS, `--trace-gc` say). */
   readonly nodeArgs: readonly string[];
-  /** A folder for one CPU profile of resapi per scenario (`node --cpu-prof`). */
+  /** A folder for CPU profiles of resapi's measured loads, one per scenario and round (profiled-resapi.ts). */
   readonly profileDir?: string;
 }
 
@@ -142,9 +143,11 @@ export async function benchSuite(report: Report, options: SuiteOptions): Promise
       process.stdout.write(`seeding ${size.toLocaleString('en')} items...\n`);
       await seedStore(dir, size);
       const env = { RESAPI_WEBHOOK_SECRETS: WEBHOOK_SECRET };
-      const start = async (first: Scenario, profileName?: string): Promise<Child> => {
-        const profile = options.profileDir === undefined || profileName === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.profileDir, '--cpu-prof-name', profileName];
-        const child = await spawnResapi(['--data-dir', dir, '--handlers', handlers], env, [...options.nodeArgs, ...profile]);
+      const start = async (first: Scenario, profilePrefix?: string): Promise<Child> => {
+        const args = ['--data-dir', dir, '--handlers', handlers];
+        const child = profilePrefix === undefined
+          ? await spawnResapi(args, env, options.nodeArgs)
+          : await spawnProfiledResapi(profilePrefix, args, env, options.nodeArgs);
         await settle(first, child, receiver.url, size, folder, options);
         return child;
       };
@@ -157,7 +160,9 @@ export async function benchSuite(report: Report, options: SuiteOptions): Promise
         }
         if (options.profileDir === undefined) resapi = await start(scenarios[0] as Scenario);
         for (const scenario of scenarios) {
-          if (options.profileDir !== undefined) resapi = await start(scenario, `${size}-${scenario.key}.cpuprofile`);
+          if (options.profileDir !== undefined) {
+            resapi = await start(scenario, join(options.profileDir, `${size}-${scenario.key}`));
+          }
           const servers = { resapi: resapi as Child, memory, receiver: receiver.url };
           const began = performance.now();
           const result = await measure(scenario, servers, size, folder, options);
@@ -219,13 +224,17 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
   const bare = options.bare ? await spawnBare(sample.status, sample.body, contentType) : undefined;
   const timed = (url: URL, requests: readonly Buffer[], seconds: number): Promise<LoadResult> => load({ url, requests, connections: options.connections, seconds, scratch });
   // A warm-up, then the measured load, its server's CPU counted around it.
+  // With `--profile`, resapi's profiler runs during its measured loads only (profiled-resapi.ts).
+  const profiled = (child: Child): boolean => options.profileDir !== undefined && child === resapi;
   const run = async (child: Child, warmup: readonly Buffer[], requests: readonly Buffer[]): Promise<Measured & { warmup: LoadResult }> => {
     const warm = await timed(child.url, warmup, options.warmupSeconds);
+    if (profiled(child)) child.process.kill('SIGUSR2');
     const cpu = cpuSeconds(child);
     const machine = machineBusySeconds();
     const own = process.cpuUsage();
     const started = process.hrtime.bigint();
     const measured = await timed(child.url, requests, options.seconds);
+    if (profiled(child)) child.process.kill('SIGUSR2');
     const used = cpuSeconds(child);
     const busy = machineBusySeconds() - machine;
     const ownUsed = process.cpuUsage(own);
