@@ -12,8 +12,8 @@
 //   --memory          each write scenario also against `resapi serve --memory`
 //   --bare            each scenario also against the bare server of earlier runs (status and body size only)
 //   --profile DIR     a CPU profile of resapi's measured loads, one per scenario and round, into DIR (keep
-//                     it out of the repository, /tmp say), and each scenario's top 10 functions by self time
-//                     over its rounds printed
+//                     it out of the repository, /tmp say; a new one each run, or an earlier run's rounds
+//                     are summed in), and each scenario's top 10 functions by self time over its rounds printed
 // Figures are printed as they come, then as Markdown tables for the README, and saved to
 // data/bench/results.json (ignored by git).
 //   BENCH_SIZES=10000,1000000  BENCH_SECONDS=3  BENCH_ROUNDS=3  BENCH_WARMUP=1  BENCH_CONNECTIONS=32
