@@ -217,7 +217,6 @@ export class StoreState {
     }
   }
 
-
   /** Checks every expectation of the batch against the current state without changing anything. */
   check(batch: Batch): Verdict {
     const { unchanged } = batch;

@@ -77,22 +77,19 @@ async function snapshotNow(dir: string): Promise<void> {
  */
 const SERVER_NODE_ARGS = ['--no-memory-reducer'];
 
-/** `resapi serve` on a free port; `nodeArgs` go to node itself (`--cpu-prof`, say). */
-export function spawnResapi(args: readonly string[], env: Readonly<Record<string, string>> = {}, nodeArgs: readonly string[] = []): Promise<Child> {
-  return spawnChild(process.execPath, [...SERVER_NODE_ARGS, ...nodeArgs, BIN, 'serve', '--port', '0', ...args], { RESAPI_WEBHOOK_SECRETS: '', ...env });
-}
-
 /**
- * `resapi serve` as `spawnResapi` starts it, inside profiled-resapi.ts: each SIGUSR2 starts or stops
- * its CPU profiler, each stop writing `PREFIX-<n>.cpuprofile`.
+ * `resapi serve` on a free port; `nodeArgs` go to node itself (`--trace-gc`, say). With `profilePrefix`
+ * it runs inside profiled-resapi.ts: each SIGUSR2 starts or stops its CPU profiler, each stop writing
+ * `<profilePrefix>-<n>.cpuprofile`.
  */
-export function spawnProfiledResapi(
-  prefix: string,
+export function spawnResapi(
   args: readonly string[],
   env: Readonly<Record<string, string>> = {},
   nodeArgs: readonly string[] = [],
+  profilePrefix?: string,
 ): Promise<Child> {
-  const argv = [...SERVER_NODE_ARGS, ...nodeArgs, PROFILED, prefix, BIN, 'serve', '--port', '0', ...args];
+  const entry = profilePrefix === undefined ? [BIN] : [PROFILED, profilePrefix, BIN];
+  const argv = [...SERVER_NODE_ARGS, ...nodeArgs, ...entry, 'serve', '--port', '0', ...args];
   return spawnChild(process.execPath, argv, { RESAPI_WEBHOOK_SECRETS: '', ...env });
 }
 

@@ -38,8 +38,7 @@ import { spawnSameBytes } from './ceilings/same-bytes.js';
 import { load, rawRequest, sendRaw, type LoadResult } from './load.js';
 import type { Report } from './measure.js';
 import { SCENARIOS, WEBHOOK_SECRET, type Scenario } from './scenarios.js';
-import { benchItem, seedStore, spawnBare, spawnProfiledResapi, spawnReceiver, spawnResapi } from './servers.js';
-import type { Child } from './servers.js';
+import { benchItem, seedStore, spawnBare, spawnReceiver, spawnResapi, type Child } from './servers.js';
 
 export interface SuiteOptions {
   readonly sizes: readonly number[];
@@ -144,10 +143,7 @@ export async function benchSuite(report: Report, options: SuiteOptions): Promise
       await seedStore(dir, size);
       const env = { RESAPI_WEBHOOK_SECRETS: WEBHOOK_SECRET };
       const start = async (first: Scenario, profilePrefix?: string): Promise<Child> => {
-        const args = ['--data-dir', dir, '--handlers', handlers];
-        const child = profilePrefix === undefined
-          ? await spawnResapi(args, env, options.nodeArgs)
-          : await spawnProfiledResapi(profilePrefix, args, env, options.nodeArgs);
+        const child = await spawnResapi(['--data-dir', dir, '--handlers', handlers], env, options.nodeArgs, profilePrefix);
         await settle(first, child, receiver.url, size, folder, options);
         return child;
       };
