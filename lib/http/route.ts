@@ -100,7 +100,7 @@ const SEEN_SLOTS = 8192;
  * as the hashes of SEEN_SLOTS let in: with fewer (1,024 were), paths asked for again within 1,024 to 8,192
  * requests were admitted and then forgotten wholesale before their next request, each one copied and
  * matched every time (1.5 µs a match for 2,000 paths read in turn, where matching alone takes 0.23).
- * Full, it holds about 1.5 MB.
+ * Full, it holds 3.3 MB of heap for short paths, 5 MB for paths of 256 characters refused as invalid.
  */
 const REMEMBERED_PATHS = SEEN_SLOTS;
 
