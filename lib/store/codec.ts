@@ -7,7 +7,7 @@
 // - The magic lets recovery find frame starts again after damage (Buffer#indexOf, native speed), which
 //   is how a torn tail is told apart from corruption in the middle (recovery.ts).
 // - The length bounds the payload; a damaged length makes the checksum fail (or run past the end).
-// - CRC-32C (Castagnoli), computed here with slicing-by-8 tables: it detects every burst error of up to
+// - CRC-32C (Castagnoli), computed here with slicing-by-16 tables: it detects every burst error of up to
 //   32 bits, which is what torn writes and bit rot look like. It is not a defence against tampering, and
 //   needs none: only this process writes the data dir. SHA-256 from node:crypto would cost a hash
 //   object per record (measured about 5x slower on 300-byte records), and `zlib.crc32` only exists
@@ -26,13 +26,15 @@ const MAX_FRAME_PAYLOAD = 1 << 30;
 /** FRAME_MAGIC as it appears in the file (a string: immutable, unlike a module-level Buffer). */
 const MAGIC_TEXT = 'RSF1';
 const READ_CHUNK_BYTES = 8 << 20;
+/** Bytes the CRC-32C consumes a step, one table each. */
+const SLICES = 16;
 
 /**
- * CRC-32C with slicing-by-8: eight tables of 256 entries, one after another in one array (table t at
+ * CRC-32C with slicing-by-16: sixteen tables of 256 entries, one after another in one array (table t at
  * t * 256), read by index. The table lives in the instance (no module-level mutable state).
  */
 export class Crc32c {
-  private readonly table = new Uint32Array(8 * 256);
+  private readonly table = new Uint32Array(SLICES * 256);
 
   constructor() {
     const table = this.table;
@@ -43,7 +45,7 @@ export class Crc32c {
     }
     for (let n = 0; n < 256; n++) {
       let c = table[n] as number;
-      for (let t = 1; t < 8; t++) {
+      for (let t = 1; t < SLICES; t++) {
         c = (table[c & 0xff] as number) ^ (c >>> 8);
         table[t * 256 + n] = c >>> 0;
       }
@@ -51,21 +53,29 @@ export class Crc32c {
   }
 
   compute(bytes: Uint8Array, start = 0, end = bytes.length): number {
-    // Indexed, not destructured: until the optimizing compiler removed it, destructuring eight tables
+    // Indexed, not destructured: until the optimizing compiler removed it, destructuring the tables
     // ran the iterator protocol on every call (about 300 bytes of garbage per journal record, measured).
     const t = this.table;
+    // Four little-endian words a step, read whole: 1.5-1.8 GB/s against 1.0 for slicing-by-8 reading
+    // byte by byte (measured on 64 MiB); the same on 300-byte records. A snapshot checks every frame it
+    // copies from the last one, on the main thread: 230 MB at 1,000,000 records.
+    const words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     let c = ~0;
     let i = start;
-    // Eight bytes per step: the first four are folded into the running CRC, the next four looked up.
-    for (; i + 8 <= end; i += 8) {
-      c ^=
-        (bytes[i] as number) | ((bytes[i + 1] as number) << 8) |
-        ((bytes[i + 2] as number) << 16) | ((bytes[i + 3] as number) << 24);
+    for (; i + 16 <= end; i += 16) {
+      c ^= words.getUint32(i, true);
+      const b = words.getUint32(i + 4, true);
+      const d = words.getUint32(i + 8, true);
+      const e = words.getUint32(i + 12, true);
       c =
-        (t[1792 + (c & 0xff)] as number) ^ (t[1536 + ((c >>> 8) & 0xff)] as number) ^
-        (t[1280 + ((c >>> 16) & 0xff)] as number) ^ (t[1024 + (c >>> 24)] as number) ^
-        (t[768 + (bytes[i + 4] as number)] as number) ^ (t[512 + (bytes[i + 5] as number)] as number) ^
-        (t[256 + (bytes[i + 6] as number)] as number) ^ (t[bytes[i + 7] as number] as number);
+        (t[3840 + (c & 0xff)] as number) ^ (t[3584 + ((c >>> 8) & 0xff)] as number) ^
+        (t[3328 + ((c >>> 16) & 0xff)] as number) ^ (t[3072 + (c >>> 24)] as number) ^
+        (t[2816 + (b & 0xff)] as number) ^ (t[2560 + ((b >>> 8) & 0xff)] as number) ^
+        (t[2304 + ((b >>> 16) & 0xff)] as number) ^ (t[2048 + (b >>> 24)] as number) ^
+        (t[1792 + (d & 0xff)] as number) ^ (t[1536 + ((d >>> 8) & 0xff)] as number) ^
+        (t[1280 + ((d >>> 16) & 0xff)] as number) ^ (t[1024 + (d >>> 24)] as number) ^
+        (t[768 + (e & 0xff)] as number) ^ (t[512 + ((e >>> 8) & 0xff)] as number) ^
+        (t[256 + ((e >>> 16) & 0xff)] as number) ^ (t[e >>> 24] as number);
     }
     for (; i < end; i++) c = (t[(c ^ (bytes[i] as number)) & 0xff] as number) ^ (c >>> 8);
     return ~c >>> 0;
