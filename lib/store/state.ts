@@ -322,22 +322,20 @@ export class StoreState {
   }
 
   /**
-   * Every record and tombstone as two flat arrays, grouped by collection, in insertion order. A
-   * snapshot takes them synchronously while commits wait, so this is only a copy of the Maps' values
-   * (Array.from, native: 7-30 ms for a million records, where pushing them one by one and filtering
-   * out the expired ones took 70-240 ms); expired entries are left out as the snapshot is written.
+   * Every record and tombstone, an array of each collection's in insertion order. A snapshot takes them
+   * synchronously while commits wait, so this is only a copy of the Maps' values (Array.from, native:
+   * about 7 ms for a million records, where pushing them one by one and filtering out the expired ones
+   * took 70-240 ms; joining the collections' arrays into one doubled it); expired entries are left out
+   * as the snapshot is written.
    */
-  snapshotEntries(): { records: StoredRecord[]; tombstones: Tombstone[] } {
+  snapshotEntries(): { records: StoredRecord[][]; tombstones: Tombstone[][] } {
     const records: StoredRecord[][] = [];
     const tombstones: Tombstone[][] = [];
     for (const space of this.spaces.values()) {
       records.push(Array.from(space.records.values()));
       tombstones.push(Array.from(space.tombstones.values()));
     }
-    // concat copies packed arrays natively (flat() walks them element by element).
-    const noRecords: StoredRecord[] = [];
-    const noTombstones: Tombstone[] = [];
-    return { records: noRecords.concat(...records), tombstones: noTombstones.concat(...tombstones) };
+    return { records, tombstones };
   }
 
   /** Loads one entry from a snapshot (no expectations, no sequence bump beyond the entry's). */
