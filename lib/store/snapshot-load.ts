@@ -163,7 +163,11 @@ function loadRecords(
   // One literal with every field (a spread of two objects made an entry twice the size).
   const { offset: at, bytes, checksum } = place;
   const records = versions.length;
-  place.frames.add({ collection, firstId, lastId: id, records, offset: at, bytes, checksum, earliestExpiry });
+  // Its fingerprint is not known until it is first copied (snapshot.ts, unchangedCopy).
+  const fingerprint = undefined;
+  place.frames.add({
+    collection, firstId, lastId: id, records, offset: at, bytes, checksum, fingerprint, earliestExpiry,
+  });
   return undefined;
 }
 
