@@ -26,24 +26,28 @@ interface Opened {
   readonly store: FileStore;
   /** Resolves once the store logs that a snapshot was written (the event, not a wait). */
   readonly snapshotWritten: Promise<void>;
+  /** The messages the store logged as warnings. */
+  readonly warnings: readonly string[];
 }
 
-async function open(dir: string, snapshotThresholdBytes = 64 << 20): Promise<Opened> {
+async function open(dir: string, snapshotThresholdBytes = 64 << 20, now: () => number = () => T0): Promise<Opened> {
   let written: () => void = () => {};
   const snapshotWritten = new Promise<void>((resolve) => {
     written = resolve;
   });
+  const warnings: string[] = [];
   const opened = await openFileStore({
     dir,
-    clock: clockAt(() => T0),
+    clock: clockAt(now),
     snapshotThresholdBytes,
     progress: () => {},
-    log: (_level, message) => {
+    log: (level, message) => {
+      if (level === 'warn') warnings.push(message);
       if (message === 'snapshot written') written();
     },
   });
   assert.ok(opened.ok, opened.ok ? '' : opened.message);
-  return { store: opened.store, snapshotWritten };
+  return { store: opened.store, snapshotWritten, warnings };
 }
 
 async function openResult(dir: string): Promise<OpenResult> {
@@ -188,16 +192,7 @@ describe('snapshots', () => {
   it('should write a frame whose records are all as loaded as the bytes it was read from, and the rest anew', () =>
     withTempDir('snapshot-reuse', async (dir) => {
       let now = T0;
-      const openAt = async (threshold: number): Promise<Opened> => {
-        let written: () => void = () => {};
-        const snapshotWritten = new Promise<void>((resolve) => (written = resolve));
-        const log = (_level: string, message: string): void => {
-          if (message === 'snapshot written') written();
-        };
-        const opened = await openFileStore({ dir, clock: clockAt(() => now), snapshotThresholdBytes: threshold, progress: () => {}, log });
-        assert.ok(opened.ok, opened.ok ? '' : opened.message);
-        return { store: opened.store, snapshotWritten };
-      };
+      const openAt = (threshold: number): Promise<Opened> => open(dir, threshold, () => now);
       // 'kept' spans several frames and is left alone; in 'changed' one record is replaced and one read;
       // in '$tmp' one record expires before the next snapshot.
       const first = await openAt(1);
@@ -346,29 +341,16 @@ describe('snapshots', () => {
       await seeded.snapshotWritten;
       await seeded.store.close();
 
-      const warnings: string[] = [];
-      let written: () => void = () => {};
-      const snapshotWritten = new Promise<void>((resolve) => (written = resolve));
-      const opened = await openFileStore({
-        dir,
-        clock: clockAt(() => T0),
-        snapshotThresholdBytes: 1,
-        progress: () => {},
-        log: (level, message) => {
-          if (level === 'warn') warnings.push(message);
-          if (message === 'snapshot written') written();
-        },
-      });
-      assert.ok(opened.ok, opened.ok ? '' : opened.message);
+      const opened = await open(dir, 1);
       // Damaged on disk after the start read it: its frames are known by their place and checksum alone.
       const file = await readFile(join(dir, 'snapshot.dat'));
       const at = file.indexOf('k300{');
       file[at + 20] = 'y'.charCodeAt(0);
       await writeFile(join(dir, 'snapshot.dat'), file);
       await commitOk(opened.store, { kind: 'put', collection: 'other', id: 'trigger', doc: { pad: 'x'.repeat(file.length) } });
-      await snapshotWritten;
+      await opened.snapshotWritten;
       await opened.store.close();
-      assert.deepEqual(warnings, ['a frame of the last snapshot read back damaged; its records are written anew']);
+      assert.deepEqual(opened.warnings, ['a frame of the last snapshot read back damaged; its records are written anew']);
 
       const reopened = await open(dir);
       for (let n = 0; n < 600; n++) assert.deepEqual(reopened.store.get('kept', `k${n}`)?.doc, { n, pad: 'x'.repeat(300) });
