@@ -25,7 +25,8 @@
 // subscription each write leaves ~1 kB of them, so each snapshot re-encoded every one written before
 // (under the bench's PUTs with a subscription, 2.5 minutes of load: the snapshot's share of the main
 // thread's busy time 5.3%, and 3.1% with copies, half as much per write; on the main thread, copying
-// costs ~1.5 ms per MB (reading back and checking the checksum), encoding ~6.5).
+// cost ~1.5 ms per MB (reading back and checking the CRC-32C; about a third of that by fingerprint, below),
+// encoding ~6.5).
 // The copy is read in the thread pool and checked before it is written again, so a frame that changed
 // on disk is written from memory instead of carried on (a copy is as sound as an encoding: damage cannot
 // pass from one snapshot into the next). A frame this process wrote is checked against the fingerprint
