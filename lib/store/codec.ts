@@ -11,7 +11,8 @@
 //   32 bits, which is what torn writes and bit rot look like. It is not a defence against tampering, and
 //   needs none: only this process writes the data dir. SHA-256 from node:crypto would cost a hash
 //   object per record (measured about 5x slower on 300-byte records), and `zlib.crc32` only exists
-//   from Node 20.15 while the package supports every Node 20.
+//   from Node 20.15 while the package supports every Node 20 (a snapshot uses it where it exists, for a
+//   fingerprint kept in memory and never written: snapshot.ts, frameFingerprint).
 import { isAscii } from 'node:buffer';
 import { isJsonObject } from '../json.js';
 import type { FileHandleIO } from './fs-io.js';

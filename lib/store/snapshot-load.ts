@@ -164,9 +164,8 @@ function loadRecords(
   const { offset: at, bytes, checksum } = place;
   const records = versions.length;
   // Its fingerprint is not known until it is first copied (snapshot.ts, unchangedCopy).
-  const fingerprint = undefined;
   place.frames.add({
-    collection, firstId, lastId: id, records, offset: at, bytes, checksum, fingerprint, earliestExpiry,
+    collection, firstId, lastId: id, records, offset: at, bytes, checksum, fingerprint: undefined, earliestExpiry,
   });
   return undefined;
 }

@@ -35,12 +35,8 @@ export interface SelfTime {
   readonly share: number;
 }
 
-/** The `count` functions with the most self time in the profiles at `paths`, summed (of those `only` keeps). */
-export function topSelfTime(
-  paths: readonly string[],
-  count: number,
-  only: (name: string) => boolean = () => true,
-): { busyMs: number; top: SelfTime[] } {
+/** Microseconds of self time by function, summed over the profiles at `paths`. */
+export function selfTimes(paths: readonly string[]): Map<string, number> {
   const self = new Map<string, number>();
   for (const path of paths) {
     const profile = JSON.parse(readFileSync(path, 'utf8')) as CpuProfile;
@@ -51,6 +47,15 @@ export function topSelfTime(
       self.set(name, (self.get(name) ?? 0) + (profile.timeDeltas[index] ?? 0));
     });
   }
+  return self;
+}
+
+/** The `count` functions with the most self time (of those `only` keeps), and the busy time their shares are of. */
+export function topSelfTime(
+  self: ReadonlyMap<string, number>,
+  count: number,
+  only: (name: string) => boolean = () => true,
+): { busyMs: number; top: SelfTime[] } {
   let busy = 0;
   for (const [name, micros] of self) if (!IDLE.has(name)) busy += micros;
   const top = [...self]
@@ -69,8 +74,9 @@ export function reportProfiles(report: Report, dir: string, count = 10): void {
     scenarios.set(name, [...(scenarios.get(name) ?? []), join(dir, file)]);
   }
   for (const [name, files] of scenarios) {
-    const all = topSelfTime(files, count);
-    const own = topSelfTime(files, count, (frame) => frame.includes(`(${LIB}`));
+    const self = selfTimes(files);
+    const all = topSelfTime(self, count);
+    const own = topSelfTime(self, count, (frame) => frame.includes(`(${LIB}`));
     for (const [section, top] of [[`profile ${name} (busy ${(all.busyMs / 1000).toFixed(1)} s)`, all.top], [`profile ${name}, resapi's own code`, own.top]] as const) {
       top.forEach((entry, index) => report.row(section, String(index + 1), { function: entry.name, 'self ms': entry.ms.toFixed(0), share: `${(100 * entry.share).toFixed(1)}%` }));
     }
