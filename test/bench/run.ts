@@ -1,5 +1,6 @@
-// `npm run bench [-- section ... | all] [--items N] [--memory] [--bare] [--profile DIR]`: the benchmarks,
-// never part of `npm test` (README, Performance). With no section named, performance and recovery run
+// `npm run bench [-- section ... | all] [--items N] [--memory] [--bare] [--unavoidable] [--profile DIR]`:
+// the benchmarks, never part of `npm test` (README, Performance). With no section named, performance
+// and recovery run
 // (a few minutes on two cores); `all` runs every section. Sections: performance (the HTTP scenarios
 // against the two real limits: the same-bytes server for reads, the ideal durable server for writes;
 // suite.ts), recovery (1M records: time and memory), filter (the compiled $filter against an
@@ -11,6 +12,8 @@
 //   --items 1000000   also at 1,000,000 items (10,000 always runs first: each 1M ratio is read against it)
 //   --memory          each write scenario also against `resapi serve --memory`
 //   --bare            each scenario also against the bare server of earlier runs (status and body size only)
+//   --unavoidable     the webhook and the write with a subscription also against a server that does only
+//                     their unavoidable work (ceilings/unavoidable.ts): the highest ratio reachable
 //   --profile DIR     a CPU profile of resapi's measured loads, one per scenario and round, into DIR (keep
 //                     it out of the repository, /tmp say; a new one each run, or an earlier run's rounds
 //                     are summed in), and each scenario's top 10 functions by self time over its rounds printed
@@ -44,7 +47,7 @@ const BASE_SIZE = 10_000;
 const DEFAULT_SECTIONS = new Set(['performance', 'recovery']);
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
-  options: { items: { type: 'string' }, memory: { type: 'boolean' }, bare: { type: 'boolean' }, profile: { type: 'string' } },
+  options: { items: { type: 'string' }, memory: { type: 'boolean' }, bare: { type: 'boolean' }, unavoidable: { type: 'boolean' }, profile: { type: 'string' } },
 });
 const sections = new Set(positionals.length === 0 ? DEFAULT_SECTIONS : positionals);
 const wanted = (name: string): boolean => sections.has('all') || sections.has(name);
@@ -69,6 +72,7 @@ if (wanted('performance')) {
     only: (process.env['BENCH_ONLY'] ?? '').split(',').filter((key) => key !== ''),
     nodeArgs: (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((arg) => arg !== ''),
     bare: flags.bare === true,
+    unavoidable: flags.unavoidable === true,
     memory: flags.memory === true,
     ...(profileDir === undefined ? {} : { profileDir }),
   });

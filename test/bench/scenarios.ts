@@ -6,6 +6,7 @@
 // server (ceilings/); `target` is the ratio to that ceiling the issue tracker set for it, if any.
 // `extra` scenarios run only when asked for by name (BENCH_ONLY), to keep the default run short.
 import { webhookSignature } from '../../lib/protocol/signature.js';
+import type { UnavoidableKind } from './ceilings/unavoidable.js';
 import { rawRequest, sendRaw } from './load.js';
 import { benchItem, itemId } from './servers.js';
 
@@ -26,6 +27,8 @@ export interface Scenario {
   readonly label: string;
   readonly kind: 'read' | 'write';
   readonly target?: number;
+  /** The server that does only this scenario's unavoidable work (`--unavoidable`, ceilings/unavoidable.ts). */
+  readonly unavoidable?: UnavoidableKind;
   readonly extra?: boolean;
   requests(context: ScenarioContext): Promise<Buffer[]>;
 }
@@ -146,6 +149,7 @@ export const SCENARIOS: readonly Scenario[] = [
     label: 'signed webhook, accepted durably',
     kind: 'write',
     target: 0.6,
+    unavoidable: 'webhook',
     requests: async (c) =>
       Array.from({ length: UNIQUE }, (_, index) => {
         const body = JSON.stringify({ id: `evt-${c.round}-${index}`, event: 'order.created', data: { order: index, total: 42.5, lines: ['a', 'b'] } });
@@ -170,6 +174,7 @@ export const SCENARIOS: readonly Scenario[] = [
     label: 'durable PUT, If-Match, one subscription',
     kind: 'write',
     target: 0.3,
+    unavoidable: 'delivery',
     requests: async (c) => {
       const subscription = JSON.stringify({ url: new URL('/hook', c.receiver).href, events: ['items.*'], secret: 'bench-subscription-secret' });
       const made = await sendRaw(c.url, rawRequest('PUT', c.url, '/$subscriptions/bench', { 'Content-Type': 'application/json', 'If-None-Match': '*' }, subscription));

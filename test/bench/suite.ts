@@ -3,8 +3,9 @@
 // kind on this machine (ceilings/): a read beside the same-bytes server, which answers resapi's own
 // captured answer to each request; a durable write beside the ideal durable server, an ideal group
 // commit that keeps nothing but the request's body. Optionally also beside the old bare server (the
-// same status and body size, nothing kept: `--bare`), and a write also against `resapi serve
-// --memory` (`--memory`). All are measured in the same run with the same connections and the same
+// same status and body size, nothing kept: `--bare`), a webhook and a write with a subscription beside
+// a server that does only their unavoidable work (`--unavoidable`: how near the ceiling any program
+// can come), and a write also against `resapi serve --memory` (`--memory`). All are measured in the same run with the same connections and the same
 // generator, and they take turns, round after round (the machines this runs on are shared and their
 // speed drifts from one minute to the next); the round whose ratio to the ceiling is the median is
 // reported. Each load is preceded by a warm-up its figures leave out. The p99 latency of each server
@@ -34,6 +35,7 @@ import { join } from 'node:path';
 import { withTempDir } from '../support/temp-dir.js';
 import { captureAnswer, captureAnswers } from './ceilings/answers.js';
 import { idealTotals, spawnIdealDurable, type IdealTotals } from './ceilings/ideal-durable.js';
+import { spawnUnavoidable, unavoidableTotals } from './ceilings/unavoidable.js';
 import { spawnSameBytes } from './ceilings/same-bytes.js';
 import { load, rawRequest, sendRaw, type LoadResult } from './load.js';
 import type { Report } from './measure.js';
@@ -51,6 +53,8 @@ export interface SuiteOptions {
   readonly only: readonly string[];
   /** Also measure the bare server of earlier runs (the same status and body size, nothing kept). */
   readonly bare: boolean;
+  /** Also measure the server doing only the scenario's unavoidable work, where it has one (ceilings/unavoidable.ts). */
+  readonly unavoidable: boolean;
   /** Also measure each write scenario against `resapi serve --memory`. */
   readonly memory: boolean;
   /** Options for node itself when it runs resapi (BENCH_NODE_ARGS, `--trace-gc` say). */
@@ -100,6 +104,18 @@ export interface ScenarioResult {
   readonly bare?: { readonly load: LoadResult; readonly ratio: number };
   /** The median ratio of `resapi serve --memory` to the ceiling, and that over the file store's (`--memory`). */
   readonly memory?: { readonly load: LoadResult; readonly ratio: number; readonly vsFile: number };
+  /**
+   * `--unavoidable`: the median ratio of the server doing only the unavoidable work to the ceiling (the
+   * highest ratio reachable), resapi's to it, its p99 (the median of its rounds') and the longest its
+   * deliveries took after its load.
+   */
+  readonly unavoidable?: {
+    readonly load: LoadResult;
+    readonly ratio: number;
+    readonly resapiRatio: number;
+    readonly p99Ms: number;
+    readonly deliveredS: number;
+  };
   readonly disk?: { readonly resapi: DiskFigures; readonly ideal: DiskFigures };
   /** The worst, over the rounds, of /$health's latency and resapi's resident memory right after the load. */
   readonly health?: { readonly ms: number; readonly rssMiB: number; readonly peakRssMiB: number };
@@ -204,6 +220,7 @@ interface Round {
   readonly deliveredS?: number;
   readonly memory?: LoadResult;
   readonly bare?: LoadResult;
+  readonly unavoidable?: { readonly load: LoadResult; readonly deliveredS: number };
 }
 
 async function measure(scenario: Scenario, servers: Servers, size: number, scratch: string, options: SuiteOptions): Promise<ScenarioResult> {
@@ -218,6 +235,10 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
     : await spawnIdealDurable(sample, join(scratch, `${scenario.key}-answer.json`), join(scratch, `${scenario.key}-ideal.log`));
   const contentType = sample.fields[sample.fields.findIndex((field, at) => at % 2 === 0 && field.toLowerCase() === 'content-type') + 1] ?? 'application/json';
   const bare = options.bare ? await spawnBare(sample.status, sample.body, contentType) : undefined;
+  const floor =
+    options.unavoidable && scenario.unavoidable !== undefined
+      ? await spawnUnavoidable(scenario.unavoidable, sample, join(scratch, `${scenario.key}-unavoidable.json`), join(scratch, `${scenario.key}-unavoidable.log`), WEBHOOK_SECRET, new URL('/hook', servers.receiver))
+      : undefined;
   const timed = (url: URL, requests: readonly Buffer[], seconds: number): Promise<LoadResult> => load({ url, requests, connections: options.connections, seconds, scratch });
   // A warm-up, then the measured load, its server's CPU counted around it.
   // With `--profile`, resapi's profiler runs during its measured loads only (profiled-resapi.ts).
@@ -278,6 +299,11 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
         await quiet(memory.url);
       }
       const bareRun = bare === undefined ? undefined : (await run(bare, elsewhere(bare, warmup), elsewhere(bare, requests))).load;
+      let floorRun: Round['unavoidable'];
+      if (floor !== undefined) {
+        const done = (await run(floor, elsewhere(floor, warmup), elsewhere(floor, requests))).load;
+        floorRun = { load: done, deliveredS: await drained(floor) };
+      }
       const told = (name: string, { load: done, serverCpu, otherCpu }: Measured): string =>
         `${name} ${done.perSecond.toFixed(0)}/s, p99 ${done.p99Ms.toFixed(2)} ms, ${perRequest(serverCpu, done.perSecond)} µs CPU per request (others ${otherCpu.toFixed(2)} cores)`;
       process.stdout.write(`  round ${round + 1}: ${told('resapi', resapiRun)}; ${told('ceiling', ceilingRun)}\n`);
@@ -288,11 +314,13 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
         ...written,
         ...(memoryRun === undefined ? {} : { memory: memoryRun }),
         ...(bareRun === undefined ? {} : { bare: bareRun }),
+        ...(floorRun === undefined ? {} : { unavoidable: floorRun }),
       });
     }
   } finally {
     await ceiling.stop();
     await bare?.stop();
+    await floor?.stop();
   }
   return summarize(scenario, size, rounds);
 }
@@ -327,10 +355,24 @@ function summarize(scenario: Scenario, size: number, rounds: readonly Round[]): 
             vsFile: medianOf(rounds.map((round) => (round.memory as LoadResult).perSecond / round.resapi.load.perSecond)),
           },
         };
-  if (scenario.kind === 'read') return withMemory;
+  const floors = rounds.flatMap((round) => (round.unavoidable === undefined ? [] : [{ ...round.unavoidable, round }]));
+  const withFloor =
+    floors.length === 0
+      ? withMemory
+      : {
+          ...withMemory,
+          unavoidable: {
+            load: (floors[Math.floor(floors.length / 2)] as (typeof floors)[number]).load,
+            ratio: medianOf(floors.map((floor) => floor.load.perSecond / floor.round.ceiling.load.perSecond)),
+            resapiRatio: medianOf(floors.map((floor) => floor.round.resapi.load.perSecond / floor.load.perSecond)),
+            p99Ms: medianOf(floors.map((floor) => floor.load.p99Ms)),
+            deliveredS: Math.max(...floors.map((floor) => floor.deliveredS)),
+          },
+        };
+  if (scenario.kind === 'read') return withFloor;
   const worst = (pick: (round: Round) => number): number => Math.max(...rounds.map(pick));
   return {
-    ...withMemory,
+    ...withFloor,
     health: { ms: worst((round) => round.health?.ms ?? 0), rssMiB: worst((round) => round.health?.rssMiB ?? 0), peakRssMiB: worst((round) => round.health?.peakRssMiB ?? 0) },
     ...(rounds.some((round) => round.deliveredS !== undefined) ? { deliveredS: worst((round) => round.deliveredS ?? 0) } : {}),
   };
@@ -375,6 +417,15 @@ async function quiet(url: URL, started = performance.now(), first?: StoreTotals)
     if (done || now - started > QUIET_LIMIT_MS) return { totals, ...(waiting ? { deliveredMs: deliveredMs ?? now - started } : {}) };
     previous = totals;
   }
+}
+
+/** Waits until the unavoidable-work server has no delivery left to make: how long that took, in seconds. */
+async function drained(floor: Child): Promise<number> {
+  const started = performance.now();
+  while ((await unavoidableTotals(floor)).pending > 0 && performance.now() - started < QUIET_LIMIT_MS) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  return (performance.now() - started) / 1000;
 }
 
 /** Reads the store's totals from /$metrics. */
@@ -473,6 +524,19 @@ function reportResult(report: Report, result: ScenarioResult): void {
       '/$health ms': result.health.ms.toFixed(1),
       'RSS MiB (peak)': `${result.health.rssMiB.toFixed(0)} (${result.health.peakRssMiB.toFixed(0)})`,
       'delivered s': result.deliveredS === undefined ? '' : result.deliveredS.toFixed(1),
+    });
+  }
+  if (result.unavoidable !== undefined) {
+    const floor = result.unavoidable;
+    report.row('unavoidable work', label, {
+      'unavoidable /s': floor.load.perSecond.toFixed(0),
+      'ratio unavoidable / ceiling': floor.ratio.toFixed(2),
+      'ratio resapi / ceiling': result.ratio.toFixed(2),
+      target: result.target === undefined ? '' : `≥ ${result.target}`,
+      'resapi / unavoidable': floor.resapiRatio.toFixed(2),
+      'p99 ms unavoidable / ceiling': `${floor.p99Ms.toFixed(2)} / ${result.p99Ms.ceiling.toFixed(2)}`,
+      'p99 × unavoidable': (floor.p99Ms / result.p99Ms.ceiling).toFixed(1),
+      'delivered s': floor.deliveredS.toFixed(1),
     });
   }
   if (result.memory !== undefined) {

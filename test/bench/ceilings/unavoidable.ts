@@ -1,0 +1,215 @@
+// What a durable write with more to do than its body can reach at most (README, Performance,
+// `--unavoidable`): a server that does the ideal durable server's group commit (group-commit.ts) and
+// then only the work resapi's conventions make unavoidable for the scenario, nothing else (no routing,
+// no validation past what the work needs, no state but the dedup ids, no metrics). Its rate over the
+// ideal durable server's is the highest ratio any node:http program can reach on the machine for that
+// scenario, so a target above it cannot be met; resapi's rate over its own says how much of the rest
+// is resapi's.
+//
+// - `webhook` (CONVENTIONS.md#webhook-signature, #deduplication, #durable-acceptance,
+//   #webhook-handlers): the X-Signature compared in constant time with the body's HMAC-SHA256, the body
+//   parsed for its id and kind, the id looked up and kept, one record holding the body and the
+//   provider's content type made durable before the answer; then a no-op handler runs and its outcome
+//   is framed into a later group (nothing waits for it).
+// - `delivery` (CONVENTIONS.md#deliveries): the PUT's body parsed (the event carries the resource) and
+//   made durable before the answer, the event that way durable with it; then the event's body is
+//   made, signed twice (X-Signature, and Standard Webhooks' webhook-signature over id.timestamp.body)
+//   and POSTed to the receiver on 16 kept connections, written and read as resapi's poster does
+//   (node:http's client cost about 45 µs more a delivery here, measured); each outcome is framed into
+//   a later group. `GET` tells how many deliveries are left, so a round waits for them as it waits for resapi's.
+//
+// Run as a process of its own: `node unavoidable.js webhook|delivery ANSWER.json FILE SECRET [RECEIVER]`
+// prints `listening on URL`; `GET` (any path) answers its totals as JSON.
+import { createServer, type IncomingMessage } from 'node:http';
+import { createHmac, createSecretKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { rawRequest, sendRaw } from '../load.js';
+import { spawnModule, type Child } from '../servers.js';
+import { readAnswers, writeAnswers, type Answer } from './answers.js';
+import { GroupCommit, type GroupTotals } from './group-commit.js';
+
+const SELF = fileURLToPath(import.meta.url);
+/** resapi's default `outbox.inFlight`. */
+const IN_FLIGHT = 16;
+const DIGEST_HEX_LENGTH = 64;
+
+export type UnavoidableKind = 'webhook' | 'delivery';
+
+export interface UnavoidableTotals extends GroupTotals {
+  /** Deliveries made durable and not yet answered by the receiver (`delivery`; 0 for `webhook`). */
+  readonly pending: number;
+}
+
+/** Starts the server of `kind` answering `answer`, appending to `journal`; `receiver` takes the deliveries. */
+export function spawnUnavoidable(
+  kind: UnavoidableKind,
+  answer: Answer,
+  answerFile: string,
+  journal: string,
+  secret: string,
+  receiver: URL,
+): Promise<Child> {
+  writeAnswers(answerFile, new Map([['', answer]]));
+  return spawnModule(SELF, [kind, answerFile, journal, secret, receiver.href]);
+}
+
+export async function unavoidableTotals(server: Child): Promise<UnavoidableTotals> {
+  const answer = await sendRaw(server.url, rawRequest('GET', server.url, '/'));
+  return JSON.parse(answer.body.toString('utf8')) as UnavoidableTotals;
+}
+
+/** Reads a request's body whole, then calls `done` with it. */
+function readBody(request: IncomingMessage, done: (body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  request.on('data', (chunk: Buffer) => chunks.push(chunk));
+  request.on('end', () => done(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+}
+
+function serve(kind: UnavoidableKind, answerFile: string, journal: string, secret: string, receiver: URL): void {
+  const answer = readAnswers(answerFile).get('') as Answer;
+  const group = new GroupCommit(journal);
+  const key = createSecretKey(Buffer.from(secret));
+  const accept = kind === 'webhook' ? webhookAccept(group, key) : deliveryAccept(group, key, receiver);
+  const server = createServer((request, response) => {
+    if (request.method === 'GET') {
+      const text = JSON.stringify({ ...group.totals, pending: accept.pending() });
+      response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+      return;
+    }
+    readBody(request, (body) => {
+      const refused = accept.take(body, request.headers, () => {
+        response.writeHead(answer.status, answer.reason, answer.fields as string[]);
+        response.end(answer.body);
+      });
+      if (refused !== undefined) response.writeHead(refused, { 'Content-Length': 0 }).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => {
+    process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
+  });
+  process.once('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
+}
+
+interface Accept {
+  /** Takes one request's body: a status to answer at once, or undefined once `answer` will run when durable. */
+  take(body: Buffer, headers: IncomingMessage['headers'], answer: () => void): number | undefined;
+  pending(): number;
+}
+
+function webhookAccept(group: GroupCommit, key: KeyObject): Accept {
+  const seen = new Set<string>();
+  const handler = async (_event: unknown): Promise<void> => {};
+  return {
+    take(body, headers, answer) {
+      const presented = String(headers['x-signature']);
+      if (presented.length !== DIGEST_HEX_LENGTH) return 401;
+      const digest = Buffer.from(presented, 'hex');
+      const expected = createHmac('sha256', key).update(body).digest();
+      if (digest.length !== expected.length || !timingSafeEqual(digest, expected)) return 401;
+      const text = body.toString('utf8');
+      const event = JSON.parse(text) as { id: string; event: string };
+      if (seen.has(event.id)) return 200;
+      seen.add(event.id);
+      const receivedAt = new Date().toISOString();
+      const record = { id: event.id, event: event.event, status: 'accepted', receivedAt, body: text, headers: { 'content-type': headers['content-type'] } };
+      group.append(Buffer.from(JSON.stringify(record)), () => {
+        answer();
+        void handler(event).then(() => {
+          group.append(Buffer.from(JSON.stringify({ id: event.id, status: 'processed', processedAt: new Date().toISOString() })));
+        });
+      });
+      return undefined;
+    },
+    pending: () => 0,
+  };
+}
+
+/**
+ * The deliveries' client, as lean as resapi's poster (lib/webhooks/post.ts): HTTP/1.1 written as text in
+ * one write on one of IN_FLIGHT kept connections, and the answer's head read until its Content-Length
+ * of body has passed (the bench's receiver always sends one; anything else is not looked for here).
+ */
+class Connection {
+  private received = '';
+  private onAnswer: (() => void) | undefined;
+  private readonly socket: Socket;
+
+  constructor(receiver: URL) {
+    this.socket = connect(Number(receiver.port), receiver.hostname);
+    this.socket.setNoDelay(true);
+    this.socket.setEncoding('latin1');
+    this.socket.on('data', (chunk: string) => this.read(chunk));
+    this.socket.on('error', (error) => {
+      throw error;
+    });
+  }
+
+  post(request: string, answered: () => void): void {
+    this.onAnswer = answered;
+    this.socket.write(request);
+  }
+
+  private read(chunk: string): void {
+    this.received += chunk;
+    const headEnd = this.received.indexOf('\r\n\r\n');
+    if (headEnd === -1) return;
+    const length = /\r\ncontent-length: *(\d+)/i.exec(this.received.slice(0, headEnd))?.[1] ?? '0';
+    if (this.received.length < headEnd + 4 + Number(length)) return;
+    this.received = '';
+    const answered = this.onAnswer;
+    this.onAnswer = undefined;
+    answered?.();
+  }
+}
+
+function deliveryAccept(group: GroupCommit, key: KeyObject, receiver: URL): Accept {
+  const idle = Array.from({ length: IN_FLIGHT }, () => new Connection(receiver));
+  const due: { id: string; resource: unknown }[] = [];
+  let pending = 0;
+  const deliver = (): void => {
+    while (idle.length > 0 && due.length > 0) {
+      const { id, resource } = due.shift() as { id: string; resource: unknown };
+      const connection = idle.pop() as Connection;
+      const eventId = randomUUID();
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const body = JSON.stringify({ id: eventId, type: 'items.updated', occurredAt: new Date().toISOString(), data: { collection: 'items', id, resource } });
+      const signature = createHmac('sha256', key).update(body).digest('hex');
+      const standard = createHmac('sha256', key).update(`${eventId}.${timestamp}.${body}`).digest('base64');
+      const request =
+        `POST ${receiver.pathname} HTTP/1.1\r\nHost: ${receiver.host}\r\nContent-Type: application/json\r\n` +
+        `X-Signature: ${signature}\r\nX-Timestamp: ${timestamp}\r\nwebhook-id: ${eventId}\r\n` +
+        `webhook-timestamp: ${timestamp}\r\nwebhook-signature: v1,${standard}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: keep-alive\r\n\r\n${body}`;
+      connection.post(request, () => {
+        pending--;
+        group.append(Buffer.from(JSON.stringify({ id: eventId, status: 200, at: new Date().toISOString() })));
+        idle.push(connection);
+        deliver();
+      });
+    }
+  };
+  return {
+    take(body, _headers, answer) {
+      const resource = JSON.parse(body.toString('utf8')) as { id: string };
+      pending++;
+      group.append(body, () => {
+        answer();
+        due.push({ id: resource.id, resource });
+        deliver();
+      });
+      return undefined;
+    },
+    pending: () => pending,
+  };
+}
+
+if (process.argv[1] === SELF) {
+  const [kind, answerFile, journal, secret, receiver] = process.argv.slice(2);
+  if (kind !== 'webhook' && kind !== 'delivery') throw new Error('usage: unavoidable.js webhook|delivery ANSWER.json FILE SECRET RECEIVER');
+  serve(kind, answerFile ?? '', journal ?? '', secret ?? '', new URL(receiver ?? ''));
+}
