@@ -299,14 +299,15 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
         await quiet(memory.url);
       }
       const bareRun = bare === undefined ? undefined : (await run(bare, elsewhere(bare, warmup), elsewhere(bare, requests))).load;
-      let floorRun: Round['unavoidable'];
+      let floorRun: (Measured & { deliveredS: number }) | undefined;
       if (floor !== undefined) {
-        const done = (await run(floor, elsewhere(floor, warmup), elsewhere(floor, requests))).load;
-        floorRun = { load: done, deliveredS: await drained(floor) };
+        const done = measured(await run(floor, elsewhere(floor, warmup), elsewhere(floor, requests)));
+        floorRun = { ...done, deliveredS: await drained(floor) };
       }
       const told = (name: string, { load: done, serverCpu, otherCpu }: Measured): string =>
         `${name} ${done.perSecond.toFixed(0)}/s, p99 ${done.p99Ms.toFixed(2)} ms, ${perRequest(serverCpu, done.perSecond)} µs CPU per request (others ${otherCpu.toFixed(2)} cores)`;
-      process.stdout.write(`  round ${round + 1}: ${told('resapi', resapiRun)}; ${told('ceiling', ceilingRun)}\n`);
+      const floorTold = floorRun === undefined ? '' : `; ${told('unavoidable', floorRun)}`;
+      process.stdout.write(`  round ${round + 1}: ${told('resapi', resapiRun)}; ${told('ceiling', ceilingRun)}${floorTold}\n`);
       rounds.push({
         ceiling: measured(ceilingRun),
         resapi: measured(resapiRun),
@@ -314,7 +315,7 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
         ...written,
         ...(memoryRun === undefined ? {} : { memory: memoryRun }),
         ...(bareRun === undefined ? {} : { bare: bareRun }),
-        ...(floorRun === undefined ? {} : { unavoidable: floorRun }),
+        ...(floorRun === undefined ? {} : { unavoidable: { load: floorRun.load, deliveredS: floorRun.deliveredS } }),
       });
     }
   } finally {

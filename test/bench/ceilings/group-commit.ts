@@ -51,6 +51,11 @@ export class GroupCommit {
     fdatasyncSync(this.zerosFd);
   }
 
+  /** Bytes made durable so far. */
+  get bytes(): number {
+    return this.counts.bytes;
+  }
+
   get totals(): GroupTotals {
     return { ...this.counts };
   }

@@ -1,25 +1,28 @@
 // What a durable write with more to do than its body can reach at most (README, Performance,
 // `--unavoidable`): a server that does the ideal durable server's group commit (group-commit.ts) and
 // then only the work resapi's conventions make unavoidable for the scenario, nothing else (no routing,
-// no validation past what the work needs, no state but the dedup ids, no metrics). Its rate over the
-// ideal durable server's is the highest ratio any node:http program can reach on the machine for that
-// scenario, so a target above it cannot be met; resapi's rate over its own says how much of the rest
-// is resapi's.
+// no validation past what the work needs, no state but what it must keep, no index, no metrics). Its
+// rate over the ideal durable server's is about the highest ratio a program can reach on the machine
+// for that scenario, so a target above it cannot be met; resapi's rate over its own says how much of
+// the rest is resapi's.
 //
 // - `webhook` (CONVENTIONS.md#webhook-signature, #deduplication, #durable-acceptance,
 //   #webhook-handlers): the X-Signature compared in constant time with the body's HMAC-SHA256, the body
 //   parsed for its id and kind, the id looked up and kept, one record holding the body and the
 //   provider's content type made durable before the answer; then a no-op handler runs and its outcome
-//   is framed into a later group (nothing waits for it).
+//   is framed into a later group (nothing waits for it); what is kept of the event for its dedup window
+//   (all but the body and fields once processed) goes into the compactions (`Kept`).
 // - `delivery` (CONVENTIONS.md#deliveries): the PUT's body parsed (the event carries the resource) and
 //   made durable before the answer, the event that way durable with it; then the event's body is
 //   made, signed twice (X-Signature, and Standard Webhooks' webhook-signature over id.timestamp.body)
 //   and POSTed to the receiver on 16 kept connections, written and read as resapi's poster does
 //   (node:http's client cost about 45 µs more a delivery here, measured); each outcome is framed into
-//   a later group. `GET` tells how many deliveries are left, so a round waits for them as it waits for resapi's.
+//   a later group. Each item's last body and each delivery's outcome go into the compactions. `GET`
+//   tells how many deliveries are left, so a round waits for them as it waits for resapi's.
 //
 // Run as a process of its own: `node unavoidable.js webhook|delivery ANSWER.json FILE SECRET [RECEIVER]`
 // prints `listening on URL`; `GET` (any path) answers its totals as JSON.
+import { closeSync, fdatasync, openSync, renameSync, write } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { createHmac, createSecretKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { connect, type AddressInfo, type Socket } from 'node:net';
@@ -33,6 +36,10 @@ const SELF = fileURLToPath(import.meta.url);
 /** resapi's default `outbox.inFlight`. */
 const IN_FLIGHT = 16;
 const DIGEST_HEX_LENGTH = 64;
+/** The journal's growth that starts a compaction at the least: resapi's default snapshot threshold. */
+const COMPACT_AT = 64 << 20;
+/** A compaction's write, at most. */
+const COMPACT_PIECE = 1 << 20;
 
 export type UnavoidableKind = 'webhook' | 'delivery';
 
@@ -70,7 +77,8 @@ function serve(kind: UnavoidableKind, answerFile: string, journal: string, secre
   const answer = readAnswers(answerFile).get('') as Answer;
   const group = new GroupCommit(journal);
   const key = createSecretKey(Buffer.from(secret));
-  const accept = kind === 'webhook' ? webhookAccept(group, key) : deliveryAccept(group, key, receiver);
+  const kept = new Kept(group, `${journal}.compacted`);
+  const accept = kind === 'webhook' ? webhookAccept(group, key, kept) : deliveryAccept(group, key, receiver, kept);
   const server = createServer((request, response) => {
     if (request.method === 'GET') {
       const text = JSON.stringify({ ...group.totals, pending: accept.pending() });
@@ -101,8 +109,71 @@ interface Accept {
   pending(): number;
 }
 
-function webhookAccept(group: GroupCommit, key: KeyObject): Accept {
-  const seen = new Set<string>();
+/**
+ * What the server must keep, by id, as the text its next compaction writes. A durable store that must
+ * recover in bounded time cannot let its journal grow without end (CONVENTIONS.md#durability): once
+ * the journal has grown by max(64 MiB, a quarter of the last compaction), as resapi's trigger, every
+ * kept text is written to a new file (made durable, then renamed over the last), in pieces of at most
+ * 1 MiB or 1 ms of the main thread, the turn given back between them.
+ */
+class Kept {
+  private readonly texts = new Map<string, string>();
+  private compacted = 0;
+  private journalAtLast = 0;
+  private compacting = false;
+
+  constructor(
+    private readonly group: GroupCommit,
+    private readonly path: string,
+  ) {}
+
+  has(id: string): boolean {
+    return this.texts.has(id);
+  }
+
+  set(id: string, text: string): void {
+    this.texts.set(id, text);
+    if (!this.compacting && this.group.bytes - this.journalAtLast >= Math.max(COMPACT_AT, this.compacted / 4)) this.compact();
+  }
+
+  private compact(): void {
+    this.compacting = true;
+    this.journalAtLast = this.group.bytes;
+    const texts = Array.from(this.texts.values());
+    const fd = openSync(`${this.path}.tmp`, 'w');
+    let at = 0;
+    let written = 0;
+    const piece = (): void => {
+      const started = performance.now();
+      const lines: string[] = [];
+      let bytes = 0;
+      while (at < texts.length && bytes < COMPACT_PIECE && performance.now() - started < 1) {
+        const text = texts[at++] as string;
+        lines.push(text);
+        bytes += text.length + 1;
+      }
+      const chunk = Buffer.from(`${lines.join('\n')}\n`);
+      write(fd, chunk, 0, chunk.length, written, (error) => {
+        if (error !== null) throw error;
+        written += chunk.length;
+        if (at < texts.length) {
+          setImmediate(piece);
+          return;
+        }
+        fdatasync(fd, (syncError) => {
+          if (syncError !== null) throw syncError;
+          closeSync(fd);
+          renameSync(`${this.path}.tmp`, this.path);
+          this.compacted = written;
+          this.compacting = false;
+        });
+      });
+    };
+    piece();
+  }
+}
+
+function webhookAccept(group: GroupCommit, key: KeyObject, kept: Kept): Accept {
   const handler = async (_event: unknown): Promise<void> => {};
   return {
     take(body, headers, answer) {
@@ -113,14 +184,18 @@ function webhookAccept(group: GroupCommit, key: KeyObject): Accept {
       if (digest.length !== expected.length || !timingSafeEqual(digest, expected)) return 401;
       const text = body.toString('utf8');
       const event = JSON.parse(text) as { id: string; event: string };
-      if (seen.has(event.id)) return 200;
-      seen.add(event.id);
+      if (kept.has(event.id)) return 200;
       const receivedAt = new Date().toISOString();
       const record = { id: event.id, event: event.event, status: 'accepted', receivedAt, body: text, headers: { 'content-type': headers['content-type'] } };
-      group.append(Buffer.from(JSON.stringify(record)), () => {
+      const recordText = JSON.stringify(record);
+      kept.set(event.id, recordText);
+      group.append(Buffer.from(recordText), () => {
         answer();
         void handler(event).then(() => {
-          group.append(Buffer.from(JSON.stringify({ id: event.id, status: 'processed', processedAt: new Date().toISOString() })));
+          // Processed: the body and the fields are dropped, the rest kept for the dedup window.
+          const processed = JSON.stringify({ id: event.id, event: event.event, status: 'processed', receivedAt, processedAt: new Date().toISOString() });
+          kept.set(event.id, processed);
+          group.append(Buffer.from(processed));
         });
       });
       return undefined;
@@ -167,7 +242,7 @@ class Connection {
   }
 }
 
-function deliveryAccept(group: GroupCommit, key: KeyObject, receiver: URL): Accept {
+function deliveryAccept(group: GroupCommit, key: KeyObject, receiver: URL, kept: Kept): Accept {
   const idle = Array.from({ length: IN_FLIGHT }, () => new Connection(receiver));
   const due: { id: string; resource: unknown }[] = [];
   let pending = 0;
@@ -187,7 +262,9 @@ function deliveryAccept(group: GroupCommit, key: KeyObject, receiver: URL): Acce
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: keep-alive\r\n\r\n${body}`;
       connection.post(request, () => {
         pending--;
-        group.append(Buffer.from(JSON.stringify({ id: eventId, status: 200, at: new Date().toISOString() })));
+        const outcome = JSON.stringify({ id: eventId, item: id, status: 200, at: new Date().toISOString() });
+        kept.set(eventId, outcome);
+        group.append(Buffer.from(outcome));
         idle.push(connection);
         deliver();
       });
@@ -195,7 +272,9 @@ function deliveryAccept(group: GroupCommit, key: KeyObject, receiver: URL): Acce
   };
   return {
     take(body, _headers, answer) {
-      const resource = JSON.parse(body.toString('utf8')) as { id: string };
+      const text = body.toString('utf8');
+      const resource = JSON.parse(text) as { id: string };
+      kept.set(resource.id, text);
       pending++;
       group.append(body, () => {
         answer();
