@@ -5,8 +5,8 @@
 // commit that keeps nothing but the request's body. Optionally also beside the old bare server (the
 // same status and body size, nothing kept: `--bare`), a webhook and a write with a subscription beside
 // a server that does only their unavoidable work (`--unavoidable`: how near the ceiling any program
-// can come), and a write also against `resapi serve --memory` (`--memory`). All are measured in the same run with the same connections and the same
-// generator, and they take turns, round after round (the machines this runs on are shared and their
+// can come), and a write also against `resapi serve --memory` (`--memory`). All are measured in the
+// same run with the same connections and the same generator, and they take turns, round after round (the machines this runs on are shared and their
 // speed drifts from one minute to the next); the round whose ratio to the ceiling is the median is
 // reported. Each load is preceded by a warm-up its figures leave out. The p99 latency of each server
 // is the median of its own rounds' p99s, not the median round's: the p99 of three seconds is made by
@@ -235,7 +235,7 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
     : await spawnIdealDurable(sample, join(scratch, `${scenario.key}-answer.json`), join(scratch, `${scenario.key}-ideal.log`));
   const contentType = sample.fields[sample.fields.findIndex((field, at) => at % 2 === 0 && field.toLowerCase() === 'content-type') + 1] ?? 'application/json';
   const bare = options.bare ? await spawnBare(sample.status, sample.body, contentType) : undefined;
-  const floor =
+  const unavoidableServer =
     options.unavoidable && scenario.unavoidable !== undefined
       ? await spawnUnavoidable(scenario.unavoidable, sample, join(scratch, `${scenario.key}-unavoidable.json`), join(scratch, `${scenario.key}-unavoidable.log`), WEBHOOK_SECRET, new URL('/hook', servers.receiver))
       : undefined;
@@ -299,15 +299,15 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
         await quiet(memory.url);
       }
       const bareRun = bare === undefined ? undefined : (await run(bare, elsewhere(bare, warmup), elsewhere(bare, requests))).load;
-      let floorRun: (Measured & { deliveredS: number }) | undefined;
-      if (floor !== undefined) {
-        const done = measured(await run(floor, elsewhere(floor, warmup), elsewhere(floor, requests)));
-        floorRun = { ...done, deliveredS: await drained(floor) };
+      let unavoidableRun: (Measured & { deliveredS: number }) | undefined;
+      if (unavoidableServer !== undefined) {
+        const done = measured(await run(unavoidableServer, elsewhere(unavoidableServer, warmup), elsewhere(unavoidableServer, requests)));
+        unavoidableRun = { ...done, deliveredS: await drained(unavoidableServer.url) };
       }
       const told = (name: string, { load: done, serverCpu, otherCpu }: Measured): string =>
         `${name} ${done.perSecond.toFixed(0)}/s, p99 ${done.p99Ms.toFixed(2)} ms, ${perRequest(serverCpu, done.perSecond)} µs CPU per request (others ${otherCpu.toFixed(2)} cores)`;
-      const floorTold = floorRun === undefined ? '' : `; ${told('unavoidable', floorRun)}`;
-      process.stdout.write(`  round ${round + 1}: ${told('resapi', resapiRun)}; ${told('ceiling', ceilingRun)}${floorTold}\n`);
+      const unavoidableTold = unavoidableRun === undefined ? '' : `; ${told('unavoidable', unavoidableRun)}`;
+      process.stdout.write(`  round ${round + 1}: ${told('resapi', resapiRun)}; ${told('ceiling', ceilingRun)}${unavoidableTold}\n`);
       rounds.push({
         ceiling: measured(ceilingRun),
         resapi: measured(resapiRun),
@@ -315,13 +315,13 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
         ...written,
         ...(memoryRun === undefined ? {} : { memory: memoryRun }),
         ...(bareRun === undefined ? {} : { bare: bareRun }),
-        ...(floorRun === undefined ? {} : { unavoidable: { load: floorRun.load, deliveredS: floorRun.deliveredS } }),
+        ...(unavoidableRun === undefined ? {} : { unavoidable: { load: unavoidableRun.load, deliveredS: unavoidableRun.deliveredS } }),
       });
     }
   } finally {
     await ceiling.stop();
     await bare?.stop();
-    await floor?.stop();
+    await unavoidableServer?.stop();
   }
   return summarize(scenario, size, rounds);
 }
@@ -356,24 +356,28 @@ function summarize(scenario: Scenario, size: number, rounds: readonly Round[]): 
             vsFile: medianOf(rounds.map((round) => (round.memory as LoadResult).perSecond / round.resapi.load.perSecond)),
           },
         };
-  const floors = rounds.flatMap((round) => (round.unavoidable === undefined ? [] : [{ ...round.unavoidable, round }]));
-  const withFloor =
-    floors.length === 0
+  // The unavoidable-work server's rounds, by its ratio to the ceiling: the middle one is its median round.
+  const unavoidable = rounds
+    .flatMap((round) => (round.unavoidable === undefined ? [] : [{ ...round.unavoidable, round, ratio: round.unavoidable.load.perSecond / round.ceiling.load.perSecond }]))
+    .sort((a, b) => a.ratio - b.ratio);
+  const middle = unavoidable[Math.floor(unavoidable.length / 2)];
+  const withUnavoidable =
+    middle === undefined
       ? withMemory
       : {
           ...withMemory,
           unavoidable: {
-            load: (floors[Math.floor(floors.length / 2)] as (typeof floors)[number]).load,
-            ratio: medianOf(floors.map((floor) => floor.load.perSecond / floor.round.ceiling.load.perSecond)),
-            resapiRatio: medianOf(floors.map((floor) => floor.round.resapi.load.perSecond / floor.load.perSecond)),
-            p99Ms: medianOf(floors.map((floor) => floor.load.p99Ms)),
-            deliveredS: Math.max(...floors.map((floor) => floor.deliveredS)),
+            load: middle.load,
+            ratio: middle.ratio,
+            resapiRatio: medianOf(unavoidable.map((one) => one.round.resapi.load.perSecond / one.load.perSecond)),
+            p99Ms: medianOf(unavoidable.map((one) => one.load.p99Ms)),
+            deliveredS: Math.max(...unavoidable.map((one) => one.deliveredS)),
           },
         };
-  if (scenario.kind === 'read') return withFloor;
+  if (scenario.kind === 'read') return withUnavoidable;
   const worst = (pick: (round: Round) => number): number => Math.max(...rounds.map(pick));
   return {
-    ...withFloor,
+    ...withUnavoidable,
     health: { ms: worst((round) => round.health?.ms ?? 0), rssMiB: worst((round) => round.health?.rssMiB ?? 0), peakRssMiB: worst((round) => round.health?.peakRssMiB ?? 0) },
     ...(rounds.some((round) => round.deliveredS !== undefined) ? { deliveredS: worst((round) => round.deliveredS ?? 0) } : {}),
   };
@@ -420,10 +424,10 @@ async function quiet(url: URL, started = performance.now(), first?: StoreTotals)
   }
 }
 
-/** Waits until the unavoidable-work server has no delivery left to make: how long that took, in seconds. */
-async function drained(floor: Child): Promise<number> {
+/** Waits until the unavoidable-work server at `url` has no delivery left to make: how long that took, in seconds. */
+async function drained(url: URL): Promise<number> {
   const started = performance.now();
-  while ((await unavoidableTotals(floor)).pending > 0 && performance.now() - started < QUIET_LIMIT_MS) {
+  while ((await unavoidableTotals(url)).pending > 0 && performance.now() - started < QUIET_LIMIT_MS) {
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   return (performance.now() - started) / 1000;
@@ -528,16 +532,16 @@ function reportResult(report: Report, result: ScenarioResult): void {
     });
   }
   if (result.unavoidable !== undefined) {
-    const floor = result.unavoidable;
+    const unavoidable = result.unavoidable;
     report.row('unavoidable work', label, {
-      'unavoidable /s': floor.load.perSecond.toFixed(0),
-      'ratio unavoidable / ceiling': floor.ratio.toFixed(2),
+      'unavoidable /s': unavoidable.load.perSecond.toFixed(0),
+      'ratio unavoidable / ceiling': unavoidable.ratio.toFixed(2),
       'ratio resapi / ceiling': result.ratio.toFixed(2),
       target: result.target === undefined ? '' : `≥ ${result.target}`,
-      'resapi / unavoidable': floor.resapiRatio.toFixed(2),
-      'p99 ms unavoidable / ceiling': `${floor.p99Ms.toFixed(2)} / ${result.p99Ms.ceiling.toFixed(2)}`,
-      'p99 × unavoidable': (floor.p99Ms / result.p99Ms.ceiling).toFixed(1),
-      'delivered s': floor.deliveredS.toFixed(1),
+      'resapi / unavoidable': unavoidable.resapiRatio.toFixed(2),
+      'p99 ms unavoidable / ceiling': `${unavoidable.p99Ms.toFixed(2)} / ${result.p99Ms.ceiling.toFixed(2)}`,
+      'p99 × unavoidable': (unavoidable.p99Ms / result.p99Ms.ceiling).toFixed(1),
+      'delivered s': unavoidable.deliveredS.toFixed(1),
     });
   }
   if (result.memory !== undefined) {

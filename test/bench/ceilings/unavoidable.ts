@@ -61,8 +61,8 @@ export function spawnUnavoidable(
   return spawnModule(SELF, [kind, answerFile, journal, secret, receiver.href]);
 }
 
-export async function unavoidableTotals(server: Child): Promise<UnavoidableTotals> {
-  const answer = await sendRaw(server.url, rawRequest('GET', server.url, '/'));
+export async function unavoidableTotals(url: URL): Promise<UnavoidableTotals> {
+  const answer = await sendRaw(url, rawRequest('GET', url, '/'));
   return JSON.parse(answer.body.toString('utf8')) as UnavoidableTotals;
 }
 
