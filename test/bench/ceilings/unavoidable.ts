@@ -16,7 +16,7 @@
 //   made durable before the answer, the event that way durable with it; then the event's body is
 //   made, signed twice (X-Signature, and Standard Webhooks' webhook-signature over id.timestamp.body)
 //   and POSTed to the receiver on 16 kept connections, written and read as resapi's poster does
-//   (node:http's client cost about 45 µs more a delivery here, measured); each outcome is framed into
+//   (node:http's client cost 30–45 µs more a delivery here, measured); each outcome is framed into
 //   a later group. Each item's last body and each delivery's outcome go into the compactions. `GET`
 //   tells how many deliveries are left, so a round waits for them as it waits for resapi's.
 //
