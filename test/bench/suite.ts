@@ -237,7 +237,7 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
   const bare = options.bare ? await spawnBare(sample.status, sample.body, contentType) : undefined;
   const unavoidableServer =
     options.unavoidable && scenario.unavoidable !== undefined
-      ? await spawnUnavoidable(scenario.unavoidable, sample, join(scratch, `${scenario.key}-unavoidable.json`), join(scratch, `${scenario.key}-unavoidable.log`), WEBHOOK_SECRET, new URL('/hook', servers.receiver))
+      ? await spawnUnavoidable(scenario.unavoidable, sample, join(scratch, `${scenario.key}-unavoidable.json`), join(scratch, `${scenario.key}-unavoidable.log`), WEBHOOK_SECRET, new URL('/hook', servers.receiver), size)
       : undefined;
   const timed = (url: URL, requests: readonly Buffer[], seconds: number): Promise<LoadResult> => load({ url, requests, connections: options.connections, seconds, scratch });
   // A warm-up, then the measured load, its server's CPU counted around it.

@@ -20,15 +20,19 @@
 //   a later group. Each item's last body and each delivery's outcome go into the compactions. `GET`
 //   tells how many deliveries are left, so a round waits for them as it waits for resapi's.
 //
-// Run as a process of its own: `node unavoidable.js webhook|delivery ANSWER.json FILE SECRET [RECEIVER]`
-// prints `listening on URL`; `GET` (any path) answers its totals as JSON.
+// Each starts holding the scenario's items (the bench's own, as resapi's store is seeded), as if its
+// last compaction had written them, so that at 1,000,000 items its compactions are as large as resapi's
+// snapshots.
+//
+// Run as a process of its own: `node unavoidable.js webhook|delivery ANSWER.json FILE SECRET RECEIVER
+// ITEMS` prints `listening on URL`; `GET` (any path) answers its totals as JSON.
 import { closeSync, fdatasync, openSync, renameSync, write } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { createHmac, createSecretKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { rawRequest, sendRaw } from '../load.js';
-import { spawnModule, type Child } from '../servers.js';
+import { benchItem, itemId, spawnModule, type Child } from '../servers.js';
 import { readAnswers, writeAnswers, type Answer } from './answers.js';
 import { GroupCommit, type GroupTotals } from './group-commit.js';
 
@@ -48,7 +52,10 @@ export interface UnavoidableTotals extends GroupTotals {
   readonly pending: number;
 }
 
-/** Starts the server of `kind` answering `answer`, appending to `journal`; `receiver` takes the deliveries. */
+/**
+ * Starts the server of `kind` answering `answer`, appending to `journal`, holding the bench's first
+ * `items` items; `receiver` takes the deliveries.
+ */
 export function spawnUnavoidable(
   kind: UnavoidableKind,
   answer: Answer,
@@ -56,9 +63,10 @@ export function spawnUnavoidable(
   journal: string,
   secret: string,
   receiver: URL,
+  items: number,
 ): Promise<Child> {
   writeAnswers(answerFile, new Map([['', answer]]));
-  return spawnModule(SELF, [kind, answerFile, journal, secret, receiver.href]);
+  return spawnModule(SELF, [kind, answerFile, journal, secret, receiver.href, String(items)]);
 }
 
 export async function unavoidableTotals(url: URL): Promise<UnavoidableTotals> {
@@ -73,11 +81,19 @@ function readBody(request: IncomingMessage, done: (body: Buffer) => void): void 
   request.on('end', () => done(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
 }
 
-function serve(kind: UnavoidableKind, answerFile: string, journal: string, secret: string, receiver: URL): void {
+function serve(
+  kind: UnavoidableKind,
+  answerFile: string,
+  journal: string,
+  secret: string,
+  receiver: URL,
+  items: number,
+): void {
   const answer = readAnswers(answerFile).get('') as Answer;
   const group = new GroupCommit(journal);
   const key = createSecretKey(Buffer.from(secret));
   const kept = new Kept(group, `${journal}.compacted`);
+  for (let n = 0; n < items; n++) kept.seed(itemId(n), JSON.stringify(benchItem(n)));
   const accept = kind === 'webhook' ? webhookAccept(group, key, kept) : deliveryAccept(group, key, receiver, kept);
   const server = createServer((request, response) => {
     if (request.method === 'GET') {
@@ -126,6 +142,12 @@ class Kept {
     private readonly group: GroupCommit,
     private readonly path: string,
   ) {}
+
+  /** Holds `text` as if the last compaction had written it (the items resapi's store starts with). */
+  seed(id: string, text: string): void {
+    this.texts.set(id, text);
+    this.compacted += text.length + 1;
+  }
 
   has(id: string): boolean {
     return this.texts.has(id);
@@ -288,7 +310,7 @@ function deliveryAccept(group: GroupCommit, key: KeyObject, receiver: URL, kept:
 }
 
 if (process.argv[1] === SELF) {
-  const [kind, answerFile, journal, secret, receiver] = process.argv.slice(2);
-  if (kind !== 'webhook' && kind !== 'delivery') throw new Error('usage: unavoidable.js webhook|delivery ANSWER.json FILE SECRET RECEIVER');
-  serve(kind, answerFile ?? '', journal ?? '', secret ?? '', new URL(receiver ?? ''));
+  const [kind, answerFile, journal, secret, receiver, items] = process.argv.slice(2);
+  if (kind !== 'webhook' && kind !== 'delivery') throw new Error('usage: unavoidable.js webhook|delivery ANSWER.json FILE SECRET RECEIVER ITEMS');
+  serve(kind, answerFile ?? '', journal ?? '', secret ?? '', new URL(receiver ?? ''), Number(items ?? 0));
 }
