@@ -22,7 +22,8 @@
 //
 // Each starts holding the scenario's items (the bench's own, as resapi's store is seeded), as if its
 // last compaction had written them, so that at 1,000,000 items its compactions are as large as resapi's
-// snapshots.
+// snapshots. They write every kept text again, where resapi's snapshots copy unchanged frames: at
+// that size this is the simplest program, not the best one, and its ratio is no limit.
 //
 // Run as a process of its own: `node unavoidable.js webhook|delivery ANSWER.json FILE SECRET RECEIVER
 // ITEMS` prints `listening on URL`; `GET` (any path) answers its totals as JSON.
