@@ -1,7 +1,6 @@
 // `npm run bench [-- section ... | all] [--items N] [--memory] [--bare] [--unavoidable] [--profile DIR]`:
 // the benchmarks, never part of `npm test` (README, Performance). With no section named, performance
-// and recovery run
-// (a few minutes on two cores); `all` runs every section. Sections: performance (the HTTP scenarios
+// and recovery run (a few minutes on two cores); `all` runs every section. Sections: performance (the HTTP scenarios
 // against the two real limits: the same-bytes server for reads, the ideal durable server for writes;
 // suite.ts), recovery (1M records: time and memory), filter (the compiled $filter against an
 // interpreter), deliveries (the webhook sender's rate), subscriptions (the bytes and time of a write
@@ -13,7 +12,8 @@
 //   --memory          each write scenario also against `resapi serve --memory`
 //   --bare            each scenario also against the bare server of earlier runs (status and body size only)
 //   --unavoidable     the webhook and the write with a subscription also against a server that does only
-//                     their unavoidable work (ceilings/unavoidable.ts): the highest ratio reachable
+//                     their unavoidable work (ceilings/unavoidable.ts): about the highest ratio reachable
+//                     (at 10,000 items; at 1,000,000 its compactions are simpler than resapi's snapshots)
 //   --profile DIR     a CPU profile of resapi's measured loads, one per scenario and round, into DIR (keep
 //                     it out of the repository, /tmp say; a new one each run, or an earlier run's rounds
 //                     are summed in), and each scenario's top 10 functions by self time over its rounds printed
