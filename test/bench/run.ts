@@ -1,9 +1,9 @@
 // `npm run bench [-- section ... | all] [--items N] [--memory] [--bare] [--unavoidable] [--profile DIR]`:
 // the benchmarks, never part of `npm test` (README, Performance). With no section named, performance
-// and recovery run (a few minutes on two cores); `all` runs every section. Sections: performance (the HTTP scenarios
-// against the two real limits: the same-bytes server for reads, the ideal durable server for writes;
-// suite.ts), recovery (1M records: time and memory), filter (the compiled $filter against an
-// interpreter), deliveries (the webhook sender's rate), subscriptions (the bytes and time of a write
+// and recovery run (a few minutes on two cores); `all` runs every section. Sections: performance (the
+// HTTP scenarios against the two real limits: the same-bytes server for reads, the ideal durable server
+// for writes; suite.ts), recovery (1M records: time and memory), filter (the compiled $filter against
+// an interpreter), deliveries (the webhook sender's rate), subscriptions (the bytes and time of a write
 // as its subscriptions grow), slow-readers (memory and /$health under 1,000 non-reading sockets),
 // head-of-line (how soon a third kind of work is served while two others hang), page-budget (a page of
 // wide items as JSON, CSV and HTML), field-names (a PUT adding a property name to a collection that
