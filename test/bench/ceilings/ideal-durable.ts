@@ -10,12 +10,11 @@
 // Run as a process of its own: `node ideal-durable.js ANSWER.json FILE` prints `listening on URL`.
 // `GET` (any path) answers its totals as JSON: writes acknowledged, durable writes, bytes appended.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { rawRequest, sendRaw } from '../load.js';
 import { spawnModule, type Child } from '../servers.js';
 import { readAnswers, writeAnswers, type Answer } from './answers.js';
 import { GroupCommit, type GroupTotals } from './group-commit.js';
+import { answerTotals, limitTotals, listenOnLoopback, readBody } from './limit-server.js';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -27,9 +26,8 @@ export function spawnIdealDurable(answer: Answer, answerFile: string, journal: s
   return spawnModule(SELF, [answerFile, journal]);
 }
 
-export async function idealTotals(server: Child): Promise<IdealTotals> {
-  const answer = await sendRaw(server.url, rawRequest('GET', server.url, '/'));
-  return JSON.parse(answer.body.toString('utf8')) as IdealTotals;
+export function idealTotals(server: Child): Promise<IdealTotals> {
+  return limitTotals<IdealTotals>(server.url);
 }
 
 function serve(answerFile: string, journal: string): void {
@@ -37,26 +35,17 @@ function serve(answerFile: string, journal: string): void {
   const group = new GroupCommit(journal);
   const server = createServer((request, response) => {
     if (request.method === 'GET') {
-      const text = JSON.stringify(group.totals);
-      response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+      answerTotals(response, group.totals);
       return;
     }
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      group.append(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks), () => {
+    readBody(request, (body) => {
+      group.append(body, () => {
         response.writeHead(answer.status, answer.reason, answer.fields as string[]);
         response.end(answer.body);
       });
     });
   });
-  server.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
-  });
-  process.once('SIGTERM', () => {
-    server.closeAllConnections();
-    server.close(() => process.exit(0));
-  });
+  listenOnLoopback(server);
 }
 
 if (process.argv[1] === SELF) serve(process.argv[2] ?? '', process.argv[3] ?? '');

@@ -8,10 +8,10 @@
 // Run as a process of its own: `node same-bytes.js ANSWERS.json` prints `listening on URL`. A request
 // it holds no answer for gets a 404, which the load generator counts as a failure.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { spawnModule, type Child } from '../servers.js';
 import { answerKey, readAnswers, writeAnswers, type Answer } from './answers.js';
+import { listenOnLoopback } from './limit-server.js';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -33,13 +33,7 @@ function serve(file: string): void {
     response.writeHead(answer.status, answer.reason, answer.fields as string[]);
     response.end(answer.body);
   });
-  server.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
-  });
-  process.once('SIGTERM', () => {
-    server.closeAllConnections();
-    server.close(() => process.exit(0));
-  });
+  listenOnLoopback(server);
 }
 
 if (process.argv[1] === SELF) serve(process.argv[2] ?? '');

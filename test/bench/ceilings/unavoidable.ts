@@ -30,12 +30,12 @@
 import { closeSync, fdatasync, openSync, renameSync, write } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { createHmac, createSecretKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { rawRequest, sendRaw } from '../load.js';
 import { benchItem, itemId, spawnModule, type Child } from '../servers.js';
 import { readAnswers, writeAnswers, type Answer } from './answers.js';
 import { GroupCommit, type GroupTotals } from './group-commit.js';
+import { answerTotals, limitTotals, listenOnLoopback, readBody } from './limit-server.js';
 
 const SELF = fileURLToPath(import.meta.url);
 /** resapi's default `outbox.inFlight`. */
@@ -70,16 +70,8 @@ export function spawnUnavoidable(
   return spawnModule(SELF, [kind, answerFile, journal, secret, receiver.href, String(items)]);
 }
 
-export async function unavoidableTotals(url: URL): Promise<UnavoidableTotals> {
-  const answer = await sendRaw(url, rawRequest('GET', url, '/'));
-  return JSON.parse(answer.body.toString('utf8')) as UnavoidableTotals;
-}
-
-/** Reads a request's body whole, then calls `done` with it. */
-function readBody(request: IncomingMessage, done: (body: Buffer) => void): void {
-  const chunks: Buffer[] = [];
-  request.on('data', (chunk: Buffer) => chunks.push(chunk));
-  request.on('end', () => done(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+export function unavoidableTotals(url: URL): Promise<UnavoidableTotals> {
+  return limitTotals<UnavoidableTotals>(url);
 }
 
 function serve(
@@ -98,8 +90,7 @@ function serve(
   const accept = kind === 'webhook' ? webhookAccept(group, key, kept) : deliveryAccept(group, key, receiver, kept);
   const server = createServer((request, response) => {
     if (request.method === 'GET') {
-      const text = JSON.stringify({ ...group.totals, pending: accept.pending() });
-      response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+      answerTotals(response, { ...group.totals, pending: accept.pending() });
       return;
     }
     readBody(request, (body) => {
@@ -110,14 +101,7 @@ function serve(
       if (refused !== undefined) response.writeHead(refused, { 'Content-Length': 0 }).end();
     });
   });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
-  });
-  process.once('SIGTERM', () => {
-    server.closeAllConnections();
-    server.close(() => process.exit(0));
-  });
+  listenOnLoopback(server);
 }
 
 interface Accept {
