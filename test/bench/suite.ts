@@ -6,9 +6,9 @@
 // same status and body size, nothing kept: `--bare`), a webhook and a write with a subscription beside
 // a server that does only their unavoidable work (`--unavoidable`: how near the ceiling any program
 // can come), and a write also against `resapi serve --memory` (`--memory`). All are measured in the
-// same run with the same connections and the same generator, and they take turns, round after round (the machines this runs on are shared and their
-// speed drifts from one minute to the next); the round whose ratio to the ceiling is the median is
-// reported. Each load is preceded by a warm-up its figures leave out. The p99 latency of each server
+// same run with the same connections and the same generator, and they take turns, round after round
+// (the machines this runs on are shared and their speed drifts from one minute to the next); the
+// round whose ratio to the ceiling is the median is reported. Each load is preceded by a warm-up its figures leave out. The p99 latency of each server
 // is the median of its own rounds' p99s, not the median round's: the p99 of three seconds is made by
 // a few dozen worst stalls in them (with 32 connections a stall of the disk, or of the CPU the
 // machine's other work takes, holds 32 requests at most), so it swings between rounds far more than a
