@@ -326,10 +326,15 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
   return summarize(scenario, size, rounds);
 }
 
+/** The item whose `key` is the median (the upper middle of an even count), or undefined when there is none. */
+function middleBy<T>(items: readonly T[], key: (item: T) => number): T | undefined {
+  return [...items].sort((a, b) => key(a) - key(b))[Math.floor(items.length / 2)];
+}
+
 /** The median round's figures; the other ratios' own medians; the worst health and delivery time. */
 function summarize(scenario: Scenario, size: number, rounds: readonly Round[]): ScenarioResult {
-  const median = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)] as Round;
-  const medianOf = (values: number[]): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+  const median = middleBy(rounds, (round) => round.ratio) as Round;
+  const medianOf = (values: number[]): number => middleBy(values, (value) => value) as number;
   const result: ScenarioResult = {
     scenario: scenario.key,
     label: scenario.label,
@@ -356,11 +361,9 @@ function summarize(scenario: Scenario, size: number, rounds: readonly Round[]): 
             vsFile: medianOf(rounds.map((round) => (round.memory as LoadResult).perSecond / round.resapi.load.perSecond)),
           },
         };
-  // The unavoidable-work server's rounds, by its ratio to the ceiling: the middle one is its median round.
-  const unavoidable = rounds
-    .flatMap((round) => (round.unavoidable === undefined ? [] : [{ ...round.unavoidable, round, ratio: round.unavoidable.load.perSecond / round.ceiling.load.perSecond }]))
-    .sort((a, b) => a.ratio - b.ratio);
-  const middle = unavoidable[Math.floor(unavoidable.length / 2)];
+  // The unavoidable-work server's rounds; the one whose ratio to the ceiling is the median is its median round.
+  const unavoidable = rounds.flatMap((round) => (round.unavoidable === undefined ? [] : [{ ...round.unavoidable, round, ratio: round.unavoidable.load.perSecond / round.ceiling.load.perSecond }]));
+  const middle = middleBy(unavoidable, (one) => one.ratio);
   const withUnavoidable =
     middle === undefined
       ? withMemory
