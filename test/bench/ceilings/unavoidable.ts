@@ -12,13 +12,16 @@
 //   provider's content type made durable before the answer; then a no-op handler runs and its outcome
 //   is framed into a later group (nothing waits for it); what is kept of the event for its dedup window
 //   (all but the body and fields once processed) goes into the compactions (`Kept`).
-// - `delivery` (CONVENTIONS.md#deliveries): the PUT's body parsed (the event carries the resource) and
-//   made durable before the answer, the event that way durable with it; then the event's body is
-//   made, signed twice (X-Signature, and Standard Webhooks' webhook-signature over id.timestamp.body)
-//   and POSTed to the receiver on 16 kept connections, written and read as resapi's poster does
-//   (node:http's client cost 30–45 µs more a delivery here, measured); each outcome is framed into
-//   a later group. Each item's last body and each delivery's outcome go into the compactions. `GET`
-//   tells how many deliveries are left, so a round waits for them as it waits for resapi's.
+// - `delivery` (CONVENTIONS.md#deliveries, #transactional-outbox): the PUT's body parsed and its event
+//   made around it (its id, time, the representation's ETag, a sequence, the body as its `resource`:
+//   one text, the change and the event in it) and made durable before the answer, so the event's id
+//   and bytes survive a crash as the conventions require (with one subscription, the delivery is
+//   the event); then those bytes are signed twice (X-Signature, and Standard Webhooks'
+//   webhook-signature over id.timestamp.body) and POSTed to the receiver on 16 kept connections,
+//   written and read as resapi's poster does (node:http's client cost 30–45 µs more a delivery here,
+//   measured); each outcome is framed into a later group. Each item's last body, each event not yet
+//   delivered and each delivery's outcome go into the compactions. `GET` tells how many deliveries
+//   are left, so a round waits for them as it waits for resapi's.
 //
 // Each starts holding the scenario's items (the bench's own, as resapi's store is seeded), as if its
 // last compaction had written them, so that at 1,000,000 items its compactions are as large as resapi's
@@ -32,6 +35,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { createHmac, createSecretKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { strongEtag } from '../../../lib/protocol/etag.js';
 import { benchItem, itemId, spawnModule, type Child } from '../servers.js';
 import { readAnswers, writeAnswers, type Answer } from './answers.js';
 import { GroupCommit, type GroupTotals } from './group-commit.js';
@@ -253,15 +257,14 @@ class Connection {
 
 function deliveryAccept(group: GroupCommit, key: KeyObject, receiver: URL, kept: Kept): Accept {
   const idle = Array.from({ length: IN_FLIGHT }, () => new Connection(receiver));
-  const due: { id: string; resource: unknown }[] = [];
+  const due: { id: string; eventId: string; body: string }[] = [];
   let pending = 0;
+  let sequence = 0;
   const deliver = (): void => {
     while (idle.length > 0 && due.length > 0) {
-      const { id, resource } = due.shift() as { id: string; resource: unknown };
+      const { id, eventId, body } = due.shift() as { id: string; eventId: string; body: string };
       const connection = idle.pop() as Connection;
-      const eventId = randomUUID();
       const timestamp = String(Math.floor(Date.now() / 1000));
-      const body = JSON.stringify({ id: eventId, type: 'items.updated', occurredAt: new Date().toISOString(), data: { collection: 'items', id, resource } });
       const signature = createHmac('sha256', key).update(body).digest('hex');
       const standard = createHmac('sha256', key).update(`${eventId}.${timestamp}.${body}`).digest('base64');
       const request =
@@ -282,12 +285,21 @@ function deliveryAccept(group: GroupCommit, key: KeyObject, receiver: URL, kept:
   return {
     take(body, _headers, answer) {
       const text = body.toString('utf8');
-      const resource = JSON.parse(text) as { id: string };
-      kept.set(resource.id, text);
+      const { id } = JSON.parse(text) as { id: string };
+      const eventId = randomUUID();
+      // The body is the item's JSON representation as sent, so it goes into the event as it is.
+      const etag = JSON.stringify(strongEtag(body));
+      const occurredAt = new Date().toISOString();
+      const event =
+        `{"id":"${eventId}","event":"items.replaced","type":"items.replaced","occurredAt":"${occurredAt}",` +
+        `"data":{"collection":"items","id":${JSON.stringify(id)},"etag":${etag},"sequence":${++sequence},` +
+        `"resource":${text}}}`;
+      kept.set(id, text);
+      kept.set(eventId, event);
       pending++;
-      group.append(body, () => {
+      group.append(Buffer.from(event), () => {
         answer();
-        due.push({ id: resource.id, resource });
+        due.push({ id, eventId, body: event });
         deliver();
       });
       return undefined;
