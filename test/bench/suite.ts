@@ -1,23 +1,23 @@
 // The HTTP benchmark suite (README, Performance): every scenario of scenarios.ts against `resapi serve`
-// on a data dir of 10k items (and of 1M with `--items 1000000`), each beside the real limit of its
-// kind on this machine (ceilings/): a read beside the same-bytes server, which answers resapi's own
-// captured answer to each request; a durable write beside the ideal durable server, an ideal group
-// commit that keeps nothing but the request's body. Optionally also beside the old bare server (the
-// same status and body size, nothing kept: `--bare`), a webhook and a write with a subscription beside
-// a server that does only their unavoidable work (`--unavoidable`: how near the ceiling any program
-// can come), and a write also against `resapi serve --memory` (`--memory`). All are measured in the
-// same run with the same connections and the same generator, and they take turns, round after round
-// (the machines this runs on are shared and their speed drifts from one minute to the next); the
-// round whose ratio to the ceiling is the median is reported. Each load is preceded by a warm-up its figures leave out. The p99 latency of each server
-// is the median of its own rounds' p99s, not the median round's: the p99 of three seconds is made by
-// a few dozen worst stalls in them (with 32 connections a stall of the disk, or of the CPU the
-// machine's other work takes, holds 32 requests at most), so it swings between rounds far more than a
-// rate: over seven alternating rounds with the load average at 5, the ideal server's own ran from 6.8
-// to 57.9 ms, and a round's pair put resapi's anywhere from 0.1 to 5.8 times the ideal's. A write's
-// median latency is printed beside it (the same median of rounds): with a fixed number of connections
-// the mean latency is the connections over the rate (Little's law), so a server at a third of the
-// ideal's rate waits three times as long per request before any tail, and a p99 ratio is read
-// against that.
+// on a data dir of 10k items (and of 1M with `--items 1000000`), each beside the real limit of its kind
+// on this machine (ceilings/): a read beside the same-bytes server, which answers resapi's own captured
+// answer to each request; a durable write beside the ideal durable server, an ideal group commit that
+// keeps nothing but the request's body. Optionally also beside the old bare server (the same status and
+// body size, nothing kept: `--bare`), a webhook and a write with a subscription beside a server that
+// does only their unavoidable work (`--unavoidable`: how near the ceiling any program can come), and a
+// write also against `resapi serve --memory` (`--memory`). All are measured in the same run with the
+// same connections and the same generator, and they take turns, round after round (the machines this
+// runs on are shared and their speed drifts from one minute to the next); the round whose ratio to the
+// ceiling is the median is reported. Each load is preceded by a warm-up its figures leave out. The p99
+// latency of each server is the median of its own rounds' p99s, not the median round's: the p99 of
+// three seconds is made by a few dozen worst stalls in them (with 32 connections a stall of the disk,
+// or of the CPU the machine's other work takes, holds 32 requests at most), so it swings between rounds
+// far more than a rate: over seven alternating rounds with the load average at 5, the ideal server's
+// own ran from 6.8 to 57.9 ms, and a round's pair put resapi's anywhere from 0.1 to 5.8 times the
+// ideal's. A write's median latency is printed beside it (the same median of rounds): with a fixed
+// number of connections the mean latency is the connections over the rate (Little's law), so a server
+// at a third of the ideal's rate waits three times as long per request before any tail, and a p99 ratio
+// is read against that.
 //
 // For writes the suite also reports, for resapi and for the ideal server, the bytes written per
 // acknowledged write and the writes per fdatasync (resapi's from /$metrics: the journal's bytes and its

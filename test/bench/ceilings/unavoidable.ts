@@ -255,14 +255,21 @@ class Connection {
   }
 }
 
+/** An event made durable and waiting for its POST: the item it announces, its id and its bytes. */
+interface DueEvent {
+  readonly id: string;
+  readonly eventId: string;
+  readonly body: string;
+}
+
 function deliveryAccept(group: GroupCommit, key: KeyObject, receiver: URL, kept: Kept): Accept {
   const idle = Array.from({ length: IN_FLIGHT }, () => new Connection(receiver));
-  const due: { id: string; eventId: string; body: string }[] = [];
+  const due: DueEvent[] = [];
   let pending = 0;
   let sequence = 0;
   const deliver = (): void => {
     while (idle.length > 0 && due.length > 0) {
-      const { id, eventId, body } = due.shift() as { id: string; eventId: string; body: string };
+      const { id, eventId, body } = due.shift() as DueEvent;
       const connection = idle.pop() as Connection;
       const timestamp = String(Math.floor(Date.now() / 1000));
       const signature = createHmac('sha256', key).update(body).digest('hex');
