@@ -237,7 +237,15 @@ async function measure(scenario: Scenario, servers: Servers, size: number, scrat
   const bare = options.bare ? await spawnBare(sample.status, sample.body, contentType) : undefined;
   const unavoidableServer =
     options.unavoidable && scenario.unavoidable !== undefined
-      ? await spawnUnavoidable(scenario.unavoidable, sample, join(scratch, `${scenario.key}-unavoidable.json`), join(scratch, `${scenario.key}-unavoidable.log`), WEBHOOK_SECRET, new URL('/hook', servers.receiver), size)
+      ? await spawnUnavoidable(
+          scenario.unavoidable,
+          sample,
+          join(scratch, `${scenario.key}-unavoidable.json`),
+          join(scratch, `${scenario.key}-unavoidable.log`),
+          WEBHOOK_SECRET,
+          new URL('/hook', servers.receiver),
+          size,
+        )
       : undefined;
   const timed = (url: URL, requests: readonly Buffer[], seconds: number): Promise<LoadResult> => load({ url, requests, connections: options.connections, seconds, scratch });
   // A warm-up, then the measured load, its server's CPU counted around it.
@@ -361,8 +369,12 @@ function summarize(scenario: Scenario, size: number, rounds: readonly Round[]): 
             vsFile: medianOf(rounds.map((round) => (round.memory as LoadResult).perSecond / round.resapi.load.perSecond)),
           },
         };
-  // The unavoidable-work server's rounds; the one whose ratio to the ceiling is the median is its median round.
-  const unavoidable = rounds.flatMap((round) => (round.unavoidable === undefined ? [] : [{ ...round.unavoidable, round, ratio: round.unavoidable.load.perSecond / round.ceiling.load.perSecond }]));
+  // The unavoidable-work server's rounds, each with its ratio to the ceiling: the median one is its median round.
+  const unavoidable = rounds.flatMap((round) => {
+    if (round.unavoidable === undefined) return [];
+    const ratio = round.unavoidable.load.perSecond / round.ceiling.load.perSecond;
+    return [{ ...round.unavoidable, round, ratio }];
+  });
   const middle = middleBy(unavoidable, (one) => one.ratio);
   const withUnavoidable =
     middle === undefined

@@ -200,7 +200,8 @@ function webhookAccept(group: GroupCommit, key: KeyObject, kept: Kept): Accept {
       const receivedAt = Date.now();
       const head = `{"id":${JSON.stringify(event.id)},"event":${JSON.stringify(event.event)}`;
       const fields = `{"content-type":${JSON.stringify(headers['content-type'] ?? '')}}`;
-      const record = `${head},"status":"accepted","receivedAt":${receivedAt},"body":${JSON.stringify(text)},"headers":${fields}}`;
+      const record =
+        `${head},"status":"accepted","receivedAt":${receivedAt},"body":${JSON.stringify(text)},"headers":${fields}}`;
       kept.set(event.id, record);
       group.append(Buffer.from(record), () => {
         answer();
@@ -317,6 +318,8 @@ function deliveryAccept(group: GroupCommit, key: KeyObject, receiver: URL, kept:
 
 if (process.argv[1] === SELF) {
   const [kind, answerFile, journal, secret, receiver, items] = process.argv.slice(2);
-  if (kind !== 'webhook' && kind !== 'delivery') throw new Error('usage: unavoidable.js webhook|delivery ANSWER.json FILE SECRET RECEIVER ITEMS');
+  if (kind !== 'webhook' && kind !== 'delivery') {
+    throw new Error('usage: unavoidable.js webhook|delivery ANSWER.json FILE SECRET RECEIVER ITEMS');
+  }
   serve(kind, answerFile ?? '', journal ?? '', secret ?? '', new URL(receiver ?? ''), Number(items ?? 0));
 }
