@@ -69,9 +69,20 @@ const RETRY_UNSET = ['lastError'];
 /** Log lines a second, at most, saying a job is dead: a flood of them is counted, not written (log.ts). */
 const DEAD_LINES_PER_SECOND = 10;
 
-/** The mutation that adds a job's item alone, due `now`: its body shared, or in the item (policy.ts). */
-export function jobItem(spaces: JobSpaces, id: string, item: JsonObject, now: number, expiresAt: number): Mutation {
-  return { kind: 'put', collection: spaces.space, id, doc: item, expect: { absent: true }, expiresAt, dueAt: now };
+/**
+ * The mutation that adds a job's item alone, due at `dueAt`, or parked from the start when it is
+ * undefined (a job the policy cannot run yet: see `park` above): its body shared, or in the item
+ * (policy.ts).
+ */
+export function jobItem(
+  spaces: JobSpaces,
+  id: string,
+  item: JsonObject,
+  dueAt: number | undefined,
+  expiresAt: number,
+): Mutation {
+  const put = { kind: 'put', collection: spaces.space, id, doc: item, expect: { absent: true }, expiresAt } as const;
+  return dueAt === undefined ? put : { ...put, dueAt };
 }
 
 /** The jobs a `requeueWindow` takes: failed or dead, their time within [since, until], chosen by `where`. */

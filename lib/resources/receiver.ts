@@ -36,7 +36,7 @@ import { unavailableReply } from './common.js';
 
 /** What receiving an event needs: the secrets, the settings, the inbox and the write path. */
 type Receiving = Pick<App, 'webhookSecrets' | 'webhookSources' | 'refusals' | 'config' | 'clock' | 'random'> &
-  Pick<App, 'store' | 'writer' | 'inbox' | 'log' | 'receiverAnswers'>;
+  Pick<App, 'store' | 'inbox' | 'log' | 'receiverAnswers'>;
 
 const SCHEMES: Readonly<Record<WebhookScheme, Scheme>> = {
   resapi: resapiScheme,
@@ -78,7 +78,7 @@ export async function receiveWebhook(app: Receiving, rq: RequestContext, source:
     source: source.name, scheme: source.scheme, id: eventId, kind, body: body.bytes,
     fields: (name) => headers.get(name),
   });
-  const written = await app.writer.write([app.inbox.acceptance(accepted), ...forward]);
+  const written = await app.inbox.accept(accepted, forward);
   if (written.ok) return app.receiverAnswers.accepted;
   if (written.reason === 'conflict') {
     // Its address holds an item already: this event's, or one another source left there.

@@ -17,7 +17,8 @@
 //
 // One run is one call of the handler for the event's kind, else the `*` handler
 // (CONVENTIONS.md#webhook-handlers). An event with no handler is parked (`accepted`, not due) until one
-// is registered, so an event that arrives before the library's `webhooks.on()` call is not lost. A
+// is registered, so an event that arrives before the library's `webhooks.on()` call is not lost; it
+// is stored parked when accepted (`acceptance`), so it costs no run and no second write meanwhile. A
 // handler that throws, rejects or passes `webhooks.handlerTimeoutMs` is retried on the inbox's
 // backoff (1 s × 2^n, 5 min cap, 8 attempts, full jitter; lib/retry.ts INBOX_BACKOFF); after the last
 // attempt the event is `dead`, keeps its body, and has a line in `dead-letter.jsonl`
@@ -53,7 +54,7 @@ import { limitedLogger, type Logger } from '../log.js';
 import { INBOX_BACKOFF, withSchedule, type Backoff } from '../retry.js';
 import type { RecordSource } from '../query/execute.js';
 import type { Mutation, ScanOptions, Store, StoredRecord } from '../store/types.js';
-import type { Writer } from '../writes/writer.js';
+import type { Writer, WriteResult } from '../writes/writer.js';
 import { DEFAULT_SOURCE } from './sources.js';
 import { TimeTexts } from './time-texts.js';
 
@@ -150,7 +151,25 @@ export class Inbox implements WebhookHandlers {
     this.queue = new JobQueue(new InboxPolicy(options, this.handlers), options);
   }
 
-  /** The mutation that records an accepted event: its item, due now, holding its body and the provider's fields. */
+  /**
+   * Records an accepted event durably, with `also` (a forward, CONVENTIONS.md#forwarding) in the same
+   * write. An event that no handler takes is written parked (`acceptance`); a handler registered while
+   * that write was under way looked for parked events before this one was stored, so the write looks
+   * again once it is, and the event is not left parked until the next start.
+   */
+  async accept(event: AcceptedEvent, also: readonly Mutation[]): Promise<WriteResult> {
+    const item = this.acceptance(event);
+    const written = await this.options.writer.write([item, ...also]);
+    const parked = item.kind === 'put' && item.dueAt === undefined;
+    if (written.ok && parked && handlerOf(this.handlers, event.kind) !== undefined) this.queue.resume();
+    return written;
+  }
+
+  /**
+   * The mutation that records an accepted event: its item, holding its body and the provider's fields,
+   * due now when a handler takes its kind, else parked until one is registered (CONVENTIONS.md#inbox):
+   * an event no handler can run costs no run and no second write, as it would if it were due.
+   */
   acceptance(event: AcceptedEvent): Mutation {
     const now = this.options.clock.now();
     const id = inboxItemId(event.source, event.eventId);
@@ -165,7 +184,8 @@ export class Inbox implements WebhookHandlers {
       ? { id, event: kind, status: 'accepted', attempts: 0, receivedAt, body: text, headers }
       : { id, source, eventId, event: kind, status: 'accepted', attempts: 0, receivedAt, body: text, headers };
     const expiresAt = now + this.options.config.dedupDays * DAY_MS;
-    return jobItem(INBOX_SPACES, id, item, now, expiresAt);
+    const dueAt = handlerOf(this.handlers, kind) === undefined ? undefined : now;
+    return jobItem(INBOX_SPACES, id, item, dueAt, expiresAt);
   }
 
   /**
@@ -319,8 +339,7 @@ class InboxPolicy implements JobPolicy {
   }
 
   private handlerFor(record: StoredRecord): WebhookHandler | undefined {
-    const kind = typeof record.doc['event'] === 'string' ? record.doc['event'] : '';
-    return this.handlers.get(kind) ?? this.handlers.get('*');
+    return handlerOf(this.handlers, typeof record.doc['event'] === 'string' ? record.doc['event'] : '');
   }
 
   /**
@@ -479,6 +498,11 @@ interface RunningCall {
   readonly deadline: number;
   readonly stop: () => void;
   readonly timeOut: () => void;
+}
+
+/** The handler of `kind`, else the `*` handler (CONVENTIONS.md#webhook-handlers). */
+function handlerOf(handlers: ReadonlyMap<string, WebhookHandler>, kind: string): WebhookHandler | undefined {
+  return handlers.get(kind) ?? handlers.get('*');
 }
 
 /** Does `value` have a `then` method (a promise, or any thenable an async handler may return)? */
