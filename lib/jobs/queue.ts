@@ -81,8 +81,11 @@ export function jobItem(
   dueAt: number | undefined,
   expiresAt: number,
 ): Mutation {
-  const put = { kind: 'put', collection: spaces.space, id, doc: item, expect: { absent: true }, expiresAt } as const;
-  return dueAt === undefined ? put : { ...put, dueAt };
+  // Two literals rather than a spread: every delivery and every event is made here.
+  const { space } = spaces;
+  return dueAt === undefined
+    ? { kind: 'put', collection: space, id, doc: item, expect: { absent: true }, expiresAt }
+    : { kind: 'put', collection: space, id, doc: item, expect: { absent: true }, expiresAt, dueAt };
 }
 
 /** The jobs a `requeueWindow` takes: failed or dead, their time within [since, until], chosen by `where`. */
