@@ -34,7 +34,7 @@ import type { WebhookScheme } from '../config.js';
 import type { App, RequestContext } from './context.js';
 import { unavailableReply } from './common.js';
 
-/** What receiving an event needs: the secrets, the settings, the inbox and the write path. */
+/** What receiving an event needs: the secrets, the settings, and the inbox, which writes what it accepts. */
 type Receiving = Pick<App, 'webhookSecrets' | 'webhookSources' | 'refusals' | 'config' | 'clock' | 'random'> &
   Pick<App, 'store' | 'inbox' | 'log' | 'receiverAnswers'>;
 

@@ -167,8 +167,9 @@ export class Inbox implements WebhookHandlers {
 
   /**
    * The mutation that records an accepted event: its item, holding its body and the provider's fields,
-   * due now when a handler takes its kind, else parked until one is registered (CONVENTIONS.md#inbox):
-   * an event no handler can run costs no run and no second write, as it would if it were due.
+   * due now when a handler takes its kind, else parked until one is registered
+   * (CONVENTIONS.md#webhook-handlers): an event no handler can run then costs no run and no second
+   * write, as it would if it were stored due.
    */
   acceptance(event: AcceptedEvent): Mutation {
     const now = this.options.clock.now();
