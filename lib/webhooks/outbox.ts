@@ -59,7 +59,8 @@ import { EventBodies } from './event-bodies.js';
 import { OUTBOX_SPACES } from './events.js';
 import { FORWARD_SUBSCRIPTION, forwardRequest } from './forward.js';
 import { sendPing, type PingResult } from './ping.js';
-import { WebhookPoster, type FailureClass, type PostRequest } from './post.js';
+import type { FailureClass, Poster, PostRequest } from './post.js';
+import { ThreadPoster } from './post-thread.js';
 import { signingSecrets, SigningKeys } from './secrets.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, subscriptionOf } from './subscriptions.js';
 import { TimeTexts } from './time-texts.js';
@@ -134,7 +135,7 @@ class OutboxPolicy implements JobPolicy {
   readonly releaseWhileRecording = 'worker';
   /** A delivery sent again from its first attempt keeps its last status and error until it has new ones. */
   readonly forgetOnRestart = [];
-  private readonly poster: WebhookPoster;
+  private readonly poster: Poster;
   /**
    * Attempts' `at` and deliveries' `deliveredAt`: one text per millisecond each, shared by the
    * deliveries kept for 30 days instead of one string each (time-texts.ts).
@@ -166,7 +167,7 @@ class OutboxPolicy implements JobPolicy {
     const { workers, inFlight } = options.config;
     this.workers = workers * inFlight;
     this.perGroup = inFlight;
-    this.poster = new WebhookPoster(options.clock);
+    this.poster = new ThreadPoster(options.clock);
     this.sharedBodies = new EventBodies({ ...options, done: this.words.done });
     this.detail = options.config.errorDetail;
     const { disableAfterS } = options.config;

@@ -13,7 +13,7 @@ import type { ErrorDetail } from '../config.js';
 import { newId } from '../ids.js';
 import type { JsonObject } from '../json.js';
 import type { Store } from '../store/types.js';
-import type { WebhookPoster } from './post.js';
+import type { Poster } from './post.js';
 import { signingSecrets } from './secrets.js';
 import { SECRET_SPACE, SUBSCRIPTION_SPACE, subscriptionOf } from './subscriptions.js';
 
@@ -25,7 +25,7 @@ export interface PingOptions {
   readonly store: Store;
   readonly clock: Clock;
   readonly random: Random;
-  readonly poster: WebhookPoster;
+  readonly poster: Poster;
   readonly timeoutMs: number;
   readonly refusePrivateAddresses: boolean;
   readonly errorDetail: ErrorDetail;

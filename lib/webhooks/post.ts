@@ -43,6 +43,12 @@ export type PostResult =
   /** The receiver's address is one `refusePrivateAddresses` keeps deliveries from; nothing was sent. */
   | { readonly kind: 'not-allowed' };
 
+/** What makes the POSTs: a WebhookPoster, or the same on a thread of its own (post-thread.ts). */
+export interface Poster {
+  post(request: PostRequest): Promise<PostResult>;
+  close(): void;
+}
+
 export interface PostRequest {
   readonly url: string;
   /** The request's fields but Host, Content-Length and Connection, which the poster writes. */
@@ -219,7 +225,7 @@ class Delivery implements Exchange {
   }
 }
 
-export class WebhookPoster {
+export class WebhookPoster implements Poster {
   private readonly targets = new Map<string, Target>();
   private readonly connections = new Set<Connection>();
   /** Where every TCP connection's bytes are read, each read handed over before the next (see `connection`). */
@@ -278,6 +284,11 @@ export class WebhookPoster {
     signal.addEventListener('abort', () => {
       for (const delivery of this.live) if (delivery.request.shutdown === signal) delivery.stopped();
     }, { once: true });
+  }
+
+  /** Settles `request` as stopped and drops its connection, if it is still under way. */
+  stop(request: PostRequest): void {
+    for (const delivery of this.live) if (delivery.request === request) delivery.stopped();
   }
 
   /** Closes every kept connection, and those carrying a request (it fails as cut). */
