@@ -2,8 +2,8 @@
 // post.ts makes, written and read by a WebhookPoster on a worker thread, so that the sockets'
 // writes and reads (the kernel's loopback wake-up of each receiver, answer parsing) run beside the
 // main thread instead of on it. Measured with one subscription and a bare receiver (10,000 items,
-// 32 connections of PUTs): 7,800-9,300 writes a second with the poster on the main thread, 11,000-
-// 13,800 with it here, every delivery made 2 s after the load.
+// 32 connections of PUTs, the two builds alternating): 8,000-9,800 writes a second with it here,
+// 7,100-8,200 with the poster on the main thread, every delivery made within 2 s of the load's end.
 //
 // What stays on the main thread is every decision: the attempt's timeout runs on the injected clock
 // (so `outbox.timeoutMs` is what it says, and a test's manual clock drives it), and the shutdown
