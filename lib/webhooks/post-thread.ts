@@ -30,8 +30,8 @@ interface ThreadRequest {
 
 /** One turn's message to the thread: attempts to start, and attempts to drop (timed out, stopped). */
 interface ToThread {
-  readonly posts: readonly ThreadRequest[];
-  readonly drops: readonly number[];
+  readonly posts: ThreadRequest[];
+  readonly drops: number[];
 }
 
 /** One turn's message from the thread: each settled attempt's number and result. */
@@ -78,16 +78,16 @@ export class ThreadPoster implements Poster {
   }
 
   /** This turn's message, sent at the turn's end (one per turn, whatever it carries). */
-  private send(): { posts: ThreadRequest[]; drops: number[] } {
+  private send(): ToThread {
     if (this.outgoing === undefined) {
-      const message = { posts: [], drops: [] };
+      const message: ToThread = { posts: [], drops: [] };
       this.outgoing = message;
       setImmediate(() => {
         this.outgoing = undefined;
         if (!this.closed) this.thread().postMessage(message);
       });
     }
-    return this.outgoing as { posts: ThreadRequest[]; drops: number[] };
+    return this.outgoing;
   }
 
   /** The thread, started on first use and again after it died. */
