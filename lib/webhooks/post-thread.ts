@@ -13,7 +13,7 @@
 // dies, every attempt it carried fails as unreachable (the outbox retries them) and the next POST
 // starts a new thread.
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import type { Clock, Timer } from '../clock.js';
+import { systemClock, type Clock, type Timer } from '../clock.js';
 import { WebhookPoster, type Poster, type PostRequest, type PostResult } from './post.js';
 
 /** What a worker thread of this module is told, so that it knows it is one. */
@@ -137,7 +137,7 @@ export class ThreadPoster implements Poster {
 /** The thread's side: one WebhookPoster, no timers (the main thread keeps them), one message a turn back. */
 function serveThread(port: NonNullable<typeof parentPort>): void {
   const never: Timer = { cancel: () => {} };
-  const clock: Clock = { now: () => Date.now(), monotonic: () => performance.now(), setTimer: () => never };
+  const clock: Clock = { ...systemClock, setTimer: () => never };
   const poster = new WebhookPoster(clock);
   const shutdown = new AbortController().signal;
   const live = new Map<number, PostRequest>();
