@@ -98,10 +98,13 @@ export class ThreadPoster implements Poster {
     worker.on('message', (settled: FromThread) => {
       for (const [n, result] of settled) this.settle(n, result);
     });
+    // What this turn's message holds was never carried by the dead thread: it goes to the next one,
+    // so it is left pending (settled here, it would be retried by the outbox and sent all the same).
     const gone = (): void => {
       if (this.worker !== worker) return;
       this.worker = undefined;
-      for (const n of [...this.pending.keys()]) this.settle(n, THREAD_GONE);
+      const unsent = new Set(this.outgoing?.posts.map((post) => post.n));
+      for (const n of [...this.pending.keys()]) if (!unsent.has(n)) this.settle(n, THREAD_GONE);
     };
     worker.on('error', gone);
     worker.on('exit', gone);
