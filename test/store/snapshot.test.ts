@@ -2,7 +2,8 @@
 // snapshot, including documents that are still the text they were loaded as when the next snapshot is
 // written; a format-1 snapshot (documents inline) still opens; a records frame whose lengths do not
 // add up refuses the start, even though its checksum holds; and the next snapshot waits for journals
-// of a quarter of the last snapshot's size when that is more than the threshold (lib/store/file.ts).
+// of a quarter of the last snapshot's size when that is more than the threshold (lib/store/file.ts);
+// and a large snapshot is flushed to the disk as it is written, not all by its last fsync.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -433,6 +434,74 @@ describe('snapshots', () => {
       const reopened = await open(dir);
       assert.equal(reopened.store.count('items'), n);
       for (let k = 0; k < n; k++) assert.deepEqual(reopened.store.get('items', `r${k}`)?.doc, doc(k));
+      await reopened.store.close();
+    }));
+
+  it('should flush a large snapshot to the disk as it is written, leaving its last fsync little to do', () =>
+    withTempDir('snapshot', async (dir) => {
+      // ~40 MiB of records in the journal, below the default threshold: no snapshot yet.
+      const seeding = await open(dir);
+      const text = 'x'.repeat(1000);
+      for (let batch = 0; batch < 40; batch++) {
+        const mutations: Mutation[] = [];
+        for (let n = 0; n < 1000; n++) mutations.push({ kind: 'put', collection: 'items', id: `r${batch}-${n}`, doc: { n, text } });
+        await commitOk(seeding.store, ...mutations);
+      }
+      await seeding.store.close();
+      // Reopened with a threshold the journal passes: a snapshot of ~40 MiB right after recovery,
+      // through a file I/O that counts the bytes of the snapshot's temp file not yet flushed.
+      const real = nodeFileIO();
+      const flushes: number[] = [];
+      let lastSync: number | undefined;
+      const io: FileIO = {
+        ...real,
+        async open(path, mode, options) {
+          const handle = await real.open(path, mode, options);
+          if (!path.includes('snapshot.dat.tmp')) return handle;
+          let unflushed = 0;
+          return {
+            read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
+            write: async (buffer, offset, length, position) => {
+              const wrote = await handle.write(buffer, offset, length, position);
+              unflushed += wrote;
+              return wrote;
+            },
+            datasync: async () => {
+              flushes.push(unflushed);
+              unflushed = 0;
+              await handle.datasync();
+            },
+            sync: async () => {
+              lastSync = unflushed;
+              unflushed = 0;
+              await handle.sync();
+            },
+            truncate: (length) => handle.truncate(length),
+            size: () => handle.size(),
+            close: () => handle.close(),
+          };
+        },
+      };
+      let written: (bytes: number) => void = () => {};
+      const snapshot = new Promise<number>((resolve) => (written = resolve));
+      const opened = await openFileStore({
+        dir,
+        io,
+        clock: clockAt(() => T0),
+        snapshotThresholdBytes: 1,
+        progress: () => {},
+        log: (_level, message, fields) => void (message === 'snapshot written' && written(Number(fields?.bytes))),
+      });
+      assert.ok(opened.ok, opened.ok ? '' : opened.message);
+      const bytes = await snapshot;
+      await opened.store.close();
+      assert.ok(bytes > 40_000_000, `a snapshot of ${bytes} bytes`);
+      const MIB = 1 << 20;
+      assert.ok(flushes.length >= 2, `flushed ${flushes.length} times as it went`);
+      for (const unflushed of flushes) assert.ok(unflushed <= 18 * MIB, `${unflushed} bytes flushed at once`);
+      assert.ok(lastSync !== undefined && lastSync <= 18 * MIB, `${String(lastSync)} bytes left for the last fsync`);
+      const reopened = await open(dir);
+      assert.equal(reopened.store.count('items'), 40_000);
       await reopened.store.close();
     }));
 
