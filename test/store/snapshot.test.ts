@@ -460,7 +460,7 @@ describe('snapshots', () => {
           if (!path.includes('snapshot.dat.tmp')) return handle;
           let unflushed = 0;
           return {
-            read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
+            ...handle,
             write: async (buffer, offset, length, position) => {
               const wrote = await handle.write(buffer, offset, length, position);
               unflushed += wrote;
@@ -476,9 +476,6 @@ describe('snapshots', () => {
               unflushed = 0;
               await handle.sync();
             },
-            truncate: (length) => handle.truncate(length),
-            size: () => handle.size(),
-            close: () => handle.close(),
           };
         },
       };
