@@ -12,7 +12,7 @@ import type { JsonObject } from '../../lib/json.js';
 import { Crc32c, encodeFrame, FRAME_HEADER_BYTES } from '../../lib/store/codec.js';
 import type { FileStore, OpenResult } from '../../lib/store/file.js';
 import { openFileStore } from '../../lib/store/file.js';
-import type { FileIO } from '../../lib/store/fs-io.js';
+import type { FileHandleIO, FileIO } from '../../lib/store/fs-io.js';
 import { nodeFileIO } from '../../lib/store/fs-io.js';
 import { loadedFrame, peekDocument } from '../../lib/store/state.js';
 import type { Mutation, Store, StoredRecord } from '../../lib/store/types.js';
@@ -31,7 +31,12 @@ interface Opened {
   readonly warnings: readonly string[];
 }
 
-async function open(dir: string, snapshotThresholdBytes = 64 << 20, now: () => number = () => T0): Promise<Opened> {
+async function open(
+  dir: string,
+  snapshotThresholdBytes = 64 << 20,
+  now: () => number = () => T0,
+  io: FileIO = nodeFileIO(),
+): Promise<Opened> {
   let written: () => void = () => {};
   const snapshotWritten = new Promise<void>((resolve) => {
     written = resolve;
@@ -39,6 +44,7 @@ async function open(dir: string, snapshotThresholdBytes = 64 << 20, now: () => n
   const warnings: string[] = [];
   const opened = await openFileStore({
     dir,
+    io,
     clock: clockAt(now),
     snapshotThresholdBytes,
     progress: () => {},
@@ -49,6 +55,18 @@ async function open(dir: string, snapshotThresholdBytes = 64 << 20, now: () => n
   });
   assert.ok(opened.ok, opened.ok ? '' : opened.message);
   return { store: opened.store, snapshotWritten, warnings };
+}
+
+/** The real file I/O, with the handles of the files `which` picks wrapped by `wrap` (to count what the store does). */
+function wrappingIO(which: (path: string) => boolean, wrap: (handle: FileHandleIO) => FileHandleIO): FileIO {
+  const real = nodeFileIO();
+  return {
+    ...real,
+    open: async (path, mode, options) => {
+      const handle = await real.open(path, mode, options);
+      return which(path) ? wrap(handle) : handle;
+    },
+  };
 }
 
 async function openResult(dir: string): Promise<OpenResult> {
@@ -234,23 +252,15 @@ describe('snapshots', () => {
   it('should copy the frames of unchanged records from the last snapshot, and write anew what reads back wrong', () =>
     withTempDir('snapshot-copy', async (dir) => {
       // The real file I/O, counting the bytes read from the snapshot in place.
-      const real = nodeFileIO();
       let snapshotReads = 0;
-      const io: FileIO = {
-        ...real,
-        open: async (path, mode) => {
-          const handle = await real.open(path, mode);
-          if (!path.endsWith(`${sep}snapshot.dat`)) return handle;
-          return {
-            ...handle,
-            read: async (buffer, offset, length, position) => {
-              const read = await handle.read(buffer, offset, length, position);
-              snapshotReads += read;
-              return read;
-            },
-          };
+      const io = wrappingIO((path) => path.endsWith(`${sep}snapshot.dat`), (handle) => ({
+        ...handle,
+        read: async (buffer, offset, length, position) => {
+          const read = await handle.read(buffer, offset, length, position);
+          snapshotReads += read;
+          return read;
         },
-      };
+      }));
       const warnings: string[] = [];
       let written = 0;
       let waiting: (() => void) | undefined;
@@ -450,48 +460,33 @@ describe('snapshots', () => {
       await seeding.store.close();
       // Reopened with a threshold the journal passes: a snapshot of ~40 MiB right after recovery,
       // through a file I/O that counts the bytes of the snapshot's temp file not yet flushed.
-      const real = nodeFileIO();
       const flushes: number[] = [];
       let lastSync: number | undefined;
-      const io: FileIO = {
-        ...real,
-        async open(path, mode, options) {
-          const handle = await real.open(path, mode, options);
-          if (!path.includes('snapshot.dat.tmp')) return handle;
-          let unflushed = 0;
-          return {
-            ...handle,
-            write: async (buffer, offset, length, position) => {
-              const wrote = await handle.write(buffer, offset, length, position);
-              unflushed += wrote;
-              return wrote;
-            },
-            datasync: async () => {
-              flushes.push(unflushed);
-              unflushed = 0;
-              await handle.datasync();
-            },
-            sync: async () => {
-              lastSync = unflushed;
-              unflushed = 0;
-              await handle.sync();
-            },
-          };
-        },
-      };
-      let written: (bytes: number) => void = () => {};
-      const snapshot = new Promise<number>((resolve) => (written = resolve));
-      const opened = await openFileStore({
-        dir,
-        io,
-        clock: clockAt(() => T0),
-        snapshotThresholdBytes: 1,
-        progress: () => {},
-        log: (_level, message, fields) => void (message === 'snapshot written' && written(Number(fields?.bytes))),
+      const io = wrappingIO((path) => path.includes('snapshot.dat.tmp'), (handle) => {
+        let unflushed = 0;
+        return {
+          ...handle,
+          write: async (buffer, offset, length, position) => {
+            const wrote = await handle.write(buffer, offset, length, position);
+            unflushed += wrote;
+            return wrote;
+          },
+          datasync: async () => {
+            flushes.push(unflushed);
+            unflushed = 0;
+            await handle.datasync();
+          },
+          sync: async () => {
+            lastSync = unflushed;
+            unflushed = 0;
+            await handle.sync();
+          },
+        };
       });
-      assert.ok(opened.ok, opened.ok ? '' : opened.message);
-      const bytes = await snapshot;
+      const opened = await open(dir, 1, () => T0, io);
+      await opened.snapshotWritten;
       await opened.store.close();
+      const { size: bytes } = await stat(join(dir, 'snapshot.dat'));
       assert.ok(bytes > 40_000_000, `a snapshot of ${bytes} bytes`);
       const MIB = 1 << 20;
       assert.ok(flushes.length >= 2, `flushed ${flushes.length} times as it went`);
